@@ -1,0 +1,78 @@
+//! One engine launch found in an input: which engine, its argv tokens with spans, and where it runs.
+
+use crate::source::Loc;
+use serde::Serialize;
+
+/// A serving engine kvlint understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    Sglang,
+    Vllm,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sglang => "sglang",
+            Engine::Vllm => "vllm",
+        }
+    }
+}
+
+/// One argv token after shell unquoting. `unresolved` names the variables (`$VAR`, `${VAR}`,
+/// `$(VAR)`) the token still contains because their value is not known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    pub text: String,
+    pub loc: Loc,
+    pub unresolved: Vec<String>,
+}
+
+impl Arg {
+    pub fn new(text: impl Into<String>, loc: Loc) -> Self {
+        Arg { text: text.into(), loc, unresolved: Vec::new() }
+    }
+}
+
+/// Kubernetes identity of the object a launch came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ObjectRef {
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub container: Option<String>,
+}
+
+/// What the deployment around the launch tells about its hardware. Every field is optional:
+/// unknown stays unknown and is filled from `--gpu` or reported.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placement {
+    /// GPU type as the input names it (node label, resource name), with where it was read.
+    pub gpu: Option<(String, Loc)>,
+    pub gpus_per_pod: Option<u32>,
+    pub pods: Option<u32>,
+    /// Container image, e.g. `lmsysorg/sglang:v0.5.20-cu129`.
+    pub image: Option<(String, Loc)>,
+}
+
+/// An engine launch as found in an input file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    pub engine: Engine,
+    /// The command words that select the engine (`python3 -m sglang.launch_server`, `vllm serve`).
+    pub command: Loc,
+    /// Arguments after the command words; for `vllm serve MODEL` the model is the first one.
+    pub args: Vec<Arg>,
+    /// Environment known at the launch (`KEY=value` prefixes, container env).
+    pub env: Vec<(String, Arg)>,
+    pub object: Option<ObjectRef>,
+    pub placement: Placement,
+}
+
+impl Launch {
+    /// The span from the command words to the last argument.
+    pub fn loc(&self) -> Loc {
+        self.args.iter().fold(self.command, |acc, a| acc.join(a.loc))
+    }
+}

@@ -1,0 +1,14 @@
+//! kvlint: refuses LLM serving deploys whose KV-cache pool is smaller than the context they advertise.
+//!
+//! Pipeline: `extract` (inputs → launches) → `engine` (argv → settings) → `model` + `gpu`
+//! (geometry, hardware) → `capacity` (plans) → `rules` (findings) → `report` (outputs).
+
+pub mod engine;
+pub mod extract;
+pub mod finding;
+pub mod gpu;
+pub mod launch;
+pub mod model;
+pub mod source;
+pub mod version;
+pub mod yaml;

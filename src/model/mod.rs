@@ -1,0 +1,155 @@
+//! Model geometry: what an engine needs from `config.json` to size the KV cache and the weights.
+//! Sources: a `config.json` path, a local model directory, or the embedded catalog.
+
+use serde::Serialize;
+
+/// Storage type of weights or KV elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    F32,
+    Bf16,
+    F16,
+    Fp8,
+    Fp4,
+}
+
+impl Dtype {
+    pub fn bytes(self) -> f64 {
+        match self {
+            Dtype::F32 => 4.0,
+            Dtype::Bf16 | Dtype::F16 => 2.0,
+            Dtype::Fp8 => 1.0,
+            Dtype::Fp4 => 0.5,
+        }
+    }
+}
+
+/// Multi-head latent attention (DeepSeek V2/V3, Kimi K2, GLM-5): one latent per token and layer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mla {
+    pub kv_lora_rank: u32,
+    pub qk_rope_head_dim: u32,
+}
+
+/// DeepSeek sparse attention indexer (DeepSeek-V3.2, GLM-5.x).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dsa {
+    pub index_head_dim: u32,
+    pub index_topk: u32,
+    /// Layers with their own indexer keys (`indexer_types[i] != "shared"`).
+    pub indexer_layers: u32,
+}
+
+/// What one decoder layer does with past tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerKind {
+    /// Attends to every past token: KV grows with the context.
+    Full,
+    /// Sliding-window attention over the last `window` tokens.
+    Sliding { window: u32 },
+    /// Chunked local attention (Llama 4).
+    Chunked { size: u32 },
+    /// Linear attention / SSM (Gated DeltaNet, Mamba): a fixed state per request.
+    Linear,
+}
+
+/// KV head layout of sliding-window layers where it differs from the full layers (Gemma 4).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SwaHeads {
+    pub num_kv_heads: u32,
+    pub head_dim: u32,
+    pub v_head_dim: u32,
+}
+
+/// Gated DeltaNet / Mamba state geometry (Qwen3-Next).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinearAttn {
+    pub num_key_heads: u32,
+    pub num_value_heads: u32,
+    pub key_head_dim: u32,
+    pub value_head_dim: u32,
+    pub conv_kernel: u32,
+}
+
+/// RoPE scaling as config.json states it (`rope_scaling` or `rope_parameters`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RopeScaling {
+    pub rope_type: String,
+    pub factor: f64,
+    pub original_max_position_embeddings: Option<u64>,
+}
+
+/// Weight quantization as the checkpoint declares it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Quantization {
+    /// `fp8`, `compressed-tensors`, `awq`, `gptq`, `mxfp4`, `quark`, `modelopt`, ...
+    pub method: String,
+    /// Bits per quantized weight (4 or 8), scales excluded.
+    pub weight_bits: u32,
+    /// Checkpoint says the KV cache is FP8 (ModelOpt `kv_cache_quant_algo`, compressed-tensors `kv_cache_scheme`).
+    pub kv_cache_fp8: bool,
+}
+
+/// Where the weight byte count came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeightsSource {
+    /// `model.safetensors.index.json` `metadata.total_size`: measured.
+    SafetensorsIndex,
+    /// Computed from the parameter count and the dtype or quantization: estimated.
+    ParamCount,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Geometry {
+    /// Hugging Face id or path the geometry was read for.
+    pub id: String,
+    /// Where the facts come from (file path, or the catalog entry's public source).
+    pub source: String,
+    pub architectures: Vec<String>,
+    pub model_type: String,
+    /// Decoder layers of the text model (`num_hidden_layers`).
+    pub num_layers: u32,
+    pub hidden_size: u64,
+    pub num_attention_heads: u32,
+    /// Total KV heads, read in the engines' alias order (`n_head_kv`, `num_kv_heads`,
+    /// `num_key_value_heads`, `multi_query_group_num`, `num_attention_groups`, else attention heads).
+    pub num_kv_heads: u32,
+    /// `head_dim`, else `hidden_size / num_attention_heads`.
+    pub head_dim: u32,
+    /// `v_head_dim` for non-MLA models, else `head_dim`.
+    pub v_head_dim: u32,
+    pub mla: Option<Mla>,
+    pub dsa: Option<Dsa>,
+    /// One entry per decoder layer.
+    pub layers: Vec<LayerKind>,
+    pub swa_heads: Option<SwaHeads>,
+    pub linear: Option<LinearAttn>,
+    /// MTP / NextN layers (`num_nextn_predict_layers`).
+    pub nextn_layers: u32,
+    /// Context-length keys present in the text config, in file order (`max_position_embeddings`, ...).
+    pub length_keys: Vec<(String, u64)>,
+    pub rope_scaling: Option<RopeScaling>,
+    pub dtype: Dtype,
+    pub quantization: Option<Quantization>,
+    pub vocab_size: u64,
+    /// Total parameters computed from the config (all experts counted).
+    pub params: u64,
+    /// Bytes of all weights on disk (all ranks together).
+    pub weight_bytes: u64,
+    pub weight_bytes_source: WeightsSource,
+    /// Has a vision tower (VLM).
+    pub multimodal: bool,
+    pub moe: bool,
+}
+
+impl Geometry {
+    pub fn max_position_embeddings(&self) -> Option<u64> {
+        self.length_keys.iter().find(|(k, _)| k == "max_position_embeddings").map(|(_, v)| *v)
+    }
+    pub fn full_layers(&self) -> u32 {
+        self.layers.iter().filter(|l| matches!(l, LayerKind::Full)).count() as u32
+    }
+}

@@ -1,0 +1,301 @@
+//! YAML with a span on every node (serde-saphyr), for engine `--config` files and manifests.
+
+use crate::source::{FileId, Loc, SourceFile};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned;
+use std::fmt;
+
+/// A YAML value; every child keeps the byte range it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+/// A value and where it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub loc: Loc,
+}
+
+impl Node {
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| matches!(&k.value, Value::Str(s) if s == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The scalar as the text a command line would carry (`true`, `8`, `0.9`).
+    pub fn scalar_text(&self) -> Option<String> {
+        match &self.value {
+            Value::Null => None,
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Float(f) => Some(f.to_string()),
+            Value::Str(s) => Some(s.clone()),
+            Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+    /// The value as JSON (for dict-valued flags that engines pass JSON-encoded).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.scalar_text().unwrap_or_default(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A YAML error with the place it happened.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct YamlError {
+    pub message: String,
+    pub loc: Loc,
+}
+
+/// Parses every document of a YAML file. Each document is parsed on its own so that one broken
+/// document does not hide the others.
+pub fn parse_documents(file: FileId, src: &SourceFile) -> Vec<Result<Node, YamlError>> {
+    split_documents(&src.text)
+        .into_iter()
+        .filter(|(start, end)| !is_blank_document(&src.text[*start..*end]))
+        .map(|(start, end)| parse_at(file, src, start, end))
+        .collect()
+}
+
+/// Parses a single-document YAML file.
+pub fn parse_document(file: FileId, src: &SourceFile) -> Result<Node, YamlError> {
+    parse_at(file, src, 0, src.text.len())
+}
+
+fn parse_at(file: FileId, src: &SourceFile, start: usize, end: usize) -> Result<Node, YamlError> {
+    let text = &src.text[start..end];
+    match serde_saphyr::from_str::<Spanned<RawNode>>(text) {
+        Ok(root) => Ok(root_node(file, text, start, root)),
+        Err(e) => {
+            let offset = error_offset(&e, text).map_or(start, |o| start + o);
+            let message = first_line(&e.to_string());
+            Err(YamlError { message, loc: Loc { file, start: offset, end: offset } })
+        }
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or(s).trim().to_string()
+}
+
+fn error_offset(e: &serde_saphyr::Error, text: &str) -> Option<usize> {
+    let loc = e.location()?;
+    let line = usize::try_from(loc.line()).ok()?;
+    let col = usize::try_from(loc.column()).ok()?;
+    Some(SourceFile::new("", text).offset_of(line, col))
+}
+
+fn is_blank_document(text: &str) -> bool {
+    text.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#') || t == "---" || t == "..."
+    })
+}
+
+/// Byte ranges of the documents, split at `---` lines at column 0.
+fn split_documents(text: &str) -> Vec<(usize, usize)> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end();
+        if offset > 0 && (bare == "---" || bare.starts_with("--- ")) {
+            docs.push((start, offset));
+            start = offset;
+        }
+        offset += line.len();
+    }
+    docs.push((start, text.len()));
+    docs
+}
+
+/// The tree as serde-saphyr hands it over: children carry their own locations.
+#[derive(Debug)]
+enum RawValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Spanned<RawNode>>),
+    Map(Vec<(Spanned<RawNode>, Spanned<RawNode>)>),
+}
+
+#[derive(Debug)]
+struct RawNode(RawValue);
+
+impl<'de> Deserialize<'de> for RawNode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RawVisitor).map(RawNode)
+    }
+}
+
+struct RawVisitor;
+
+impl<'de> Visitor<'de> for RawVisitor {
+    type Value = RawValue;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<RawValue, E> {
+        Ok(RawValue::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<RawValue, E> {
+        Ok(RawValue::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<RawValue, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawValue, E> {
+        Ok(RawValue::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawValue, E> {
+        Ok(RawValue::Int(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawValue, E> {
+        Ok(i64::try_from(v).map_or(RawValue::Float(v as f64), RawValue::Int))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawValue, E> {
+        Ok(RawValue::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawValue, E> {
+        Ok(RawValue::Str(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<RawValue, E> {
+        Ok(RawValue::Str(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Spanned<RawNode>>()? {
+            items.push(item);
+        }
+        Ok(RawValue::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawValue, A::Error> {
+        let mut entries = Vec::new();
+        while let Some((k, v)) = map.next_entry::<Spanned<RawNode>, Spanned<RawNode>>()? {
+            entries.push((k, v));
+        }
+        Ok(RawValue::Map(entries))
+    }
+}
+
+/// Converts saphyr locations (1-based line/column within the document) to byte ranges of the file.
+struct Locator<'a> {
+    file: FileId,
+    doc: SourceFile,
+    base: usize,
+    _text: &'a str,
+}
+
+impl Locator<'_> {
+    fn loc(&self, l: &serde_saphyr::Location) -> Loc {
+        let start = match l.span().byte_offset() {
+            Some(b) => usize::try_from(b).unwrap_or(0),
+            None => self.doc.offset_of(
+                usize::try_from(l.line()).unwrap_or(1),
+                usize::try_from(l.column()).unwrap_or(1),
+            ),
+        };
+        let len = l.span().byte_len().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+        let start = start.min(self.doc.text.len());
+        let end = scalar_end(&self.doc.text, start, len);
+        Loc { file: self.file, start: self.base + start, end: self.base + end }
+    }
+
+    fn node(&self, n: Spanned<RawNode>) -> Node {
+        let loc = self.loc(&n.referenced);
+        let value = match n.value.0 {
+            RawValue::Null => Value::Null,
+            RawValue::Bool(b) => Value::Bool(b),
+            RawValue::Int(i) => Value::Int(i),
+            RawValue::Float(f) => Value::Float(f),
+            RawValue::Str(s) => Value::Str(s),
+            RawValue::Seq(items) => Value::Seq(items.into_iter().map(|i| self.node(i)).collect()),
+            RawValue::Map(entries) => {
+                Value::Map(entries.into_iter().map(|(k, v)| (self.node(k), self.node(v))).collect())
+            }
+        };
+        Node { value, loc }
+    }
+}
+
+/// End of a scalar: the parser's length when it gave one, else the rest of the token on that line.
+fn scalar_end(text: &str, start: usize, len: usize) -> usize {
+    if len > 0 {
+        return (start + len).min(text.len());
+    }
+    let rest = &text[start..];
+    let line = rest.split('\n').next().unwrap_or("");
+    let token = line.split(" #").next().unwrap_or(line).trim_end();
+    start + token.len()
+}
+
+fn root_node(file: FileId, text: &str, base: usize, root: Spanned<RawNode>) -> Node {
+    let locator = Locator { file, doc: SourceFile::new("", text), base, _text: text };
+    locator.node(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Sources;
+
+    #[test]
+    fn every_value_keeps_its_line_and_column() {
+        let mut s = Sources::default();
+        let id = s.add("c.yaml", "model-path: zai-org/GLM-5\ntp-size: 8\nlist:\n  - a\n  - 'b c'\n");
+        let doc = parse_document(id, s.get(id)).unwrap();
+        let tp = doc.get("tp-size").unwrap();
+        assert_eq!(tp.value, Value::Int(8));
+        assert_eq!(s.text(tp.loc), "8");
+        assert_eq!((s.position(tp.loc).line, s.position(tp.loc).column), (2, 10));
+        let Value::Seq(items) = &doc.get("list").unwrap().value else { panic!("not a list") };
+        assert_eq!(s.position(items[1].loc).line, 5);
+    }
+
+    #[test]
+    fn a_broken_document_does_not_hide_the_next() {
+        let mut s = Sources::default();
+        let id = s.add("m.yaml", "a: 1\n---\nb: [unclosed\n---\nc: 3\n");
+        let docs = parse_documents(id, s.get(id));
+        assert_eq!(docs.len(), 3);
+        assert!(docs[0].is_ok() && docs[2].is_ok());
+        let err = docs[1].as_ref().unwrap_err();
+        assert_eq!(s.position(err.loc).line, 3);
+        let c = docs[2].as_ref().unwrap().get("c").unwrap();
+        assert_eq!(s.position(c.loc).line, 5);
+    }
+}
