@@ -12,3 +12,8 @@ pub mod model;
 pub mod source;
 pub mod version;
 pub mod yaml;
+pub mod capacity;
+pub mod pipeline;
+pub mod report;
+pub mod rules;
+pub mod cli;

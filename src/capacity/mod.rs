@@ -1,0 +1,248 @@
+//! Capacity plans: how many tokens an engine's KV pool will hold on the GPUs it runs on.
+//! One file per engine mirrors that engine's own sizing code, per version; this file holds
+//! what they share: the plan, its band and assumptions, and the inputs.
+
+pub mod sglang;
+pub mod vllm;
+
+use crate::engine::EngineArgs;
+use crate::finding::Finding;
+use crate::gpu::GpuSpec;
+use crate::launch::Engine;
+use crate::model::Geometry;
+use crate::source::Loc;
+use serde::Serialize;
+
+pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+pub const MIB: f64 = 1024.0 * 1024.0;
+
+/// Which half of a deployment a launch serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Prefill and decode in one server.
+    Unified,
+    Prefill,
+    Decode,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Unified => "unified",
+            Role::Prefill => "prefill",
+            Role::Decode => "decode",
+        }
+    }
+}
+
+/// A quantity the engine measures at start-up, so kvlint can only estimate it: a point value
+/// and the range it is believed to lie in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub point: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Estimate {
+    pub fn exact(v: f64) -> Self {
+        Estimate { point: v, low: v, high: v }
+    }
+    /// `v` with a relative uncertainty of `rel` either way.
+    pub fn rel(v: f64, rel: f64) -> Self {
+        Estimate { point: v, low: v * (1.0 - rel), high: v * (1.0 + rel) }
+    }
+    pub fn range(point: f64, low: f64, high: f64) -> Self {
+        Estimate { point, low: low.min(point), high: high.max(point) }
+    }
+}
+
+/// One estimated or defaulted term of a plan and where its value came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Assumption {
+    pub term: String,
+    pub value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub low: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high: Option<f64>,
+    pub source: String,
+}
+
+/// Where the context window a launch advertises comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContextSource {
+    /// Set by a flag at this place.
+    Flag(Loc),
+    /// Derived from the model's config.json.
+    Model,
+    /// vLLM `--max-model-len auto`: the engine fits it to the pool.
+    Auto(Loc),
+}
+
+/// The KV-pool plan of one launch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub engine: Engine,
+    pub engine_version: String,
+    pub role: Role,
+    pub model: String,
+    pub gpu: String,
+    pub gpu_count: u32,
+    pub tp: u32,
+    pub pp: u32,
+    pub dp: u32,
+    pub context_length: u64,
+    #[serde(skip)]
+    pub context_source: ContextSource,
+    /// Largest context the model's config allows (rope scaling included).
+    pub model_max_context: u64,
+    pub kv_cache_dtype: String,
+    pub page_size: u32,
+    /// KV bytes per token on one GPU rank.
+    pub kv_bytes_per_token: u64,
+    /// The number the engine logs at start-up (SGLang `#tokens`, vLLM `GPU KV cache size`).
+    pub pool_tokens: u64,
+    pub pool_tokens_low: u64,
+    pub pool_tokens_high: u64,
+    /// Tokens one request can hold: what the advertised context is checked against.
+    pub usable_tokens: u64,
+    pub usable_tokens_low: u64,
+    pub usable_tokens_high: u64,
+    /// KV bytes per rank (may be negative when the weights do not fit).
+    pub budget_bytes: i64,
+    /// Weight bytes held by one rank.
+    pub weights_bytes: u64,
+    /// The memory fraction in force (`--mem-fraction-static` / `--gpu-memory-utilization`).
+    pub memory_fraction: f64,
+    #[serde(skip)]
+    pub memory_fraction_loc: Option<Loc>,
+    /// The flag that sets the fraction, as the engine spells it.
+    pub memory_fraction_flag: &'static str,
+    /// Fraction at which even the low end of the band holds the context (None: no fraction does).
+    pub needed_fraction: Option<f64>,
+    /// Largest context the low end of the band holds.
+    pub max_context_fit: u64,
+    pub assumptions: Vec<Assumption>,
+}
+
+/// What a plan is made from.
+pub struct Inputs<'a> {
+    pub args: &'a EngineArgs,
+    pub model: &'a Geometry,
+    pub gpu: &'a GpuSpec,
+    /// GPUs the launch gets, when the input says (else TP × PP × DP is assumed).
+    pub gpu_count: Option<u32>,
+    /// The launch's source location, for findings without a flag to point at.
+    pub at: Loc,
+}
+
+/// Builds the plan for a launch, or the findings that say why none can be made.
+pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+    match inp.args.engine {
+        Engine::Sglang => sglang::plan(inp),
+        Engine::Vllm => vllm::plan(inp),
+    }
+}
+
+/// Records assumptions as a plan is built.
+#[derive(Default)]
+pub struct Notes(pub Vec<Assumption>);
+
+impl Notes {
+    pub fn exact(&mut self, term: &str, value: f64, source: impl Into<String>) {
+        self.0.push(Assumption {
+            term: term.into(),
+            value,
+            low: None,
+            high: None,
+            source: source.into(),
+        });
+    }
+    pub fn estimate(&mut self, term: &str, e: Estimate, source: impl Into<String>) {
+        let band = e.low != e.high;
+        self.0.push(Assumption {
+            term: term.into(),
+            value: e.point,
+            low: band.then_some(e.low),
+            high: band.then_some(e.high),
+            source: source.into(),
+        });
+    }
+}
+
+/// Rounds down to a multiple of `page` (the engines align pools to whole pages).
+pub fn page_floor(tokens: u64, page: u32) -> u64 {
+    let page = u64::from(page.max(1));
+    tokens / page * page
+}
+
+/// Findings for a setting the math needs whose value is a variable nobody resolved.
+pub fn unresolved(args: &EngineArgs, dests: &[&str]) -> Vec<Finding> {
+    dests
+        .iter()
+        .filter_map(|d| args.get(d))
+        .filter(|s| !s.unresolved.is_empty())
+        .map(|s| {
+            Finding::new("INP004", Some(s.value_loc))
+                .var("flag", &s.dest)
+                .var("vars", s.unresolved.join(", "))
+                .label("value not known before deploy")
+        })
+        .collect()
+}
+
+/// Bytes per KV element for a KV-cache dtype name shared by the engines.
+pub fn kv_dtype_bytes(name: &str) -> Option<f64> {
+    match name {
+        "bf16" | "bfloat16" | "float16" | "fp16" | "half" => Some(2.0),
+        "float32" | "fp32" => Some(4.0),
+        "fp8" | "fp8_e4m3" | "fp8_e5m2" | "fp8_inc" | "mxfp8" | "int8_per_token_head"
+        | "fp8_per_token_head" | "fp8_ds_mla" => Some(1.0),
+        _ => None,
+    }
+}
+
+/// Bytes of weights a rank holds: the checkpoint (or its online-quantized form) split over
+/// TP × PP, with a band for estimated checkpoints.
+pub fn weights_per_rank(
+    model: &Geometry,
+    online_quant: Option<&str>,
+    shards: u32,
+    notes: &mut Notes,
+) -> Estimate {
+    use crate::model::WeightsSource;
+    let (total, rel, how) = match online_quant.and_then(|q| online_quant_bytes(model, q)) {
+        Some(bytes) => (bytes, 0.05, "online quantization of the checkpoint's parameters"),
+        None => match model.weight_bytes_source {
+            WeightsSource::SafetensorsIndex => {
+                (model.weight_bytes as f64, 0.02, "model.safetensors.index.json total_size")
+            }
+            WeightsSource::ParamCount => {
+                (model.weight_bytes as f64, 0.04, "parameter count from config.json × dtype/quantization")
+            }
+        },
+    };
+    let per = total / f64::from(shards.max(1));
+    // Sharding is never perfect (norms, routers and some embeddings are replicated): the
+    // low end stays at the even split, the high end carries the estimate's error.
+    let e = Estimate::range(per, per * (1.0 - rel / 2.0), per * (1.0 + rel));
+    notes.estimate("weights_bytes_per_rank", e, format!("{how}, split over {shards} ranks"));
+    e
+}
+
+/// Weight bytes after `--quantization fp8`-style online quantization of a 16-bit checkpoint:
+/// linear layers go to 8 bits, embeddings and the LM head stay in 16 bits.
+fn online_quant_bytes(model: &Geometry, method: &str) -> Option<f64> {
+    let bits = match method {
+        "fp8" | "fbgemm_fp8" | "modelopt" | "ptpc_fp8" => 8.0,
+        _ => return None,
+    };
+    if model.quantization.is_some() {
+        return None; // already quantized: the checkpoint's bytes stand
+    }
+    let embed = (model.vocab_size * model.hidden_size) as f64 * 2.0;
+    let linear = (model.params as f64 - embed).max(0.0);
+    Some(linear * bits / 8.0 + embed * 2.0)
+}

@@ -1,0 +1,362 @@
+//! vLLM V1's KV pool, mirroring `vllm/v1/worker/gpu_worker.py :: Worker.determine_available_memory`,
+//! `vllm/v1/worker/utils.py :: request_memory`, `vllm/v1/core/kv_cache_planning.py ::
+//! get_kv_cache_configs / _get_kv_cache_groups_uniform_page_size` and
+//! `vllm/v1/core/kv_cache_utils.py :: get_max_concurrency_for_kv_cache_config` of 0.33.0, with the
+//! 0.11–0.27 differences. Reference: `vllm-trtllm-capacity.md`.
+
+use super::{
+    kv_dtype_bytes, unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes, Plan,
+    Role, GIB,
+};
+use crate::engine::{EngineArgs, SettingValue};
+use crate::finding::Finding;
+use crate::gpu::GpuSpec;
+use crate::launch::Engine;
+use crate::model::{Geometry, LayerKind};
+use crate::version::Version;
+
+const V0_16: Version = Version::new(0, 16, 0);
+const V0_17: Version = Version::new(0, 17, 0);
+const V0_21: Version = Version::new(0, 21, 0);
+const V0_33: Version = Version::new(0, 33, 0);
+
+const NEEDED: &[&str] = &[
+    "model",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "max_model_len",
+    "gpu_memory_utilization",
+    "kv_cache_dtype",
+    "block_size",
+    "kv_cache_memory_bytes",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "num_gpu_blocks_override",
+];
+
+fn int_or(args: &EngineArgs, dest: &str, default: u32) -> u32 {
+    args.int(dest).and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0).unwrap_or(default)
+}
+
+/// Role from `--kv-transfer-config {"kv_role": ...}`.
+fn role(args: &EngineArgs) -> Role {
+    let json = match args.get("kv_transfer_config").map(|s| &s.value) {
+        Some(SettingValue::Text(t)) => serde_json::from_str::<serde_json::Value>(t).ok(),
+        _ => None,
+    };
+    match json.as_ref().and_then(|j| j.get("kv_role")).and_then(|r| r.as_str()) {
+        Some("kv_producer") => Role::Prefill,
+        Some("kv_consumer") => Role::Decode,
+        _ => Role::Unified,
+    }
+}
+
+/// `--gpu-memory-utilization`: 0.9 up to 0.16 (confirmed in the wheels), 0.92 from 0.21;
+/// releases between were not inspected and the validation logs of 0.19 fit 0.9.
+fn utilization(args: &EngineArgs, notes: &mut Notes) -> Estimate {
+    if let Some(u) = args.float("gpu_memory_utilization") {
+        notes.exact("gpu_memory_utilization", u, "--gpu-memory-utilization");
+        return Estimate::exact(u);
+    }
+    let v = &args.version;
+    let e = if *v >= V0_21 {
+        Estimate::exact(0.92)
+    } else if *v >= V0_17 {
+        Estimate::range(0.9, 0.9, 0.92)
+    } else {
+        Estimate::exact(0.9)
+    };
+    notes.estimate("gpu_memory_utilization", e, "engine default for this version (CacheConfig.gpu_memory_utilization)");
+    e
+}
+
+/// `get_batch_defaults` for the API server: by GPU memory and whether it is an A100.
+fn batch_defaults(gpu: &GpuSpec) -> (i64, i64) {
+    let gib = gpu.cuda_total_bytes as f64 / GIB;
+    let a100 = gpu.name.starts_with("A100");
+    if gib >= 160.0 {
+        (16384, 1024)
+    } else if gib >= 70.0 && !a100 {
+        (8192, 1024)
+    } else {
+        (2048, 256)
+    }
+}
+
+/// KV element type after `resolve_kv_cache_dtype_string` / `kv_cache_dtype_str_to_dtype`.
+fn kv_dtype(args: &EngineArgs, m: &Geometry) -> (String, f64) {
+    let flag = args.text("kv_cache_dtype").unwrap_or("auto");
+    if flag != "auto" {
+        return (flag.to_string(), kv_dtype_bytes(flag).unwrap_or(2.0));
+    }
+    if m.dsa.is_some() && m.mla.is_some() {
+        return ("fp8_ds_mla".into(), 1.0); // "Some models (namely DeepSeekV3.2) default to fp8"
+    }
+    let modelopt_fp8 = m.quantization.as_ref().is_some_and(|q| q.method.starts_with("modelopt") && q.kv_cache_fp8);
+    if modelopt_fp8 {
+        return ("fp8_e4m3".into(), 1.0);
+    }
+    let name = match args.text("dtype") {
+        Some("float16" | "half") => "float16",
+        _ => "bfloat16",
+    };
+    (name.into(), 2.0)
+}
+
+/// Default block size: 16, unless the attention backend only takes larger pages
+/// (`Platform.update_block_size_for_backend`, 0.11 `platforms/cuda.py`).
+fn block_size(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec) -> u32 {
+    if let Some(b) = args.int("block_size").filter(|b| *b > 0) {
+        return b as u32;
+    }
+    let sparse = m.dsa.is_some() && m.mla.is_some();
+    match (m.mla.is_some(), gpu.compute_capability.0) {
+        (true, _) if sparse => 64,
+        (true, cc) if cc >= 10 => 128,            // CUTLASS_MLA
+        (true, _) if args.version < V0_16 => 64, // FlashMLA was the Hopper default in 0.11
+        _ => 16,
+    }
+}
+
+/// One KV cache spec kind and how many layers of it the binding rank holds.
+struct LayerGroup {
+    kind: LayerKind,
+    layers: u32,
+    /// Page bytes of one layer for one block.
+    page: f64,
+}
+
+/// Bytes per token of one attention layer on one rank (`AttentionSpec.page_size_bytes / block_size`).
+fn layer_bytes(m: &Geometry, tp: u32, dcp: u32, kv: &str, kvb: f64) -> f64 {
+    if let Some(mla) = &m.mla {
+        let latent = if kv == "fp8_ds_mla" { 656.0 } else { f64::from(mla.kv_lora_rank + mla.qk_rope_head_dim) * kvb };
+        return latent / f64::from(dcp.max(1));
+    }
+    let heads = (m.num_kv_heads / tp.max(1)).max(1);
+    2.0 * f64::from(heads) * f64::from(m.head_dim) * kvb
+}
+
+/// Layer groups of the binding PP stage (`get_pp_indices`: the remainder goes to later stages).
+fn groups(m: &Geometry, tp: u32, pp: u32, dcp: u32, kv: &str, kvb: f64, bs: u32, hma: bool) -> Vec<LayerGroup> {
+    let per_token = layer_bytes(m, tp, dcp, kv, kvb);
+    let page = per_token * f64::from(bs);
+    let stage = |n: u32| n.div_ceil(pp.max(1));
+    let mut count = |pred: fn(&LayerKind) -> bool| m.layers.iter().filter(|l| pred(l)).count() as u32;
+    let full = count(|l| matches!(l, LayerKind::Full));
+    let mut out = Vec::new();
+    let windowed: Vec<LayerKind> = m.layers.iter().copied().filter(|l| !matches!(l, LayerKind::Full | LayerKind::Linear)).collect();
+    if hma && !windowed.is_empty() {
+        out.push(LayerGroup { kind: LayerKind::Full, layers: stage(full), page });
+        out.push(LayerGroup { kind: windowed[0], layers: stage(windowed.len() as u32), page });
+    } else {
+        let attn = full + if hma { 0 } else { windowed.len() as u32 };
+        out.push(LayerGroup { kind: LayerKind::Full, layers: stage(attn), page });
+    }
+    let linear = count(|l| matches!(l, LayerKind::Linear));
+    if linear > 0 {
+        out.push(LayerGroup { kind: LayerKind::Linear, layers: stage(linear), page });
+    }
+    if let Some(dsa) = m.dsa.as_ref().filter(|_| m.mla.is_some()) {
+        // DeepSeek-V3.2 indexer keys: fp8 plus an fp32 scale per 128 elements, one spec per layer.
+        let idx = f64::from(dsa.index_head_dim + dsa.index_head_dim / 128 * 4) * f64::from(bs);
+        out[0].page += idx * f64::from(stage(dsa.indexer_layers)) / f64::from(stage(full).max(1));
+    }
+    out
+}
+
+/// The request-capacity model of `_get_kv_cache_groups_uniform_page_size`: each spec kind is
+/// split into groups of `group_size` layers; one physical block holds `group_size` pages.
+struct Grouping {
+    group_size: u32,
+    /// (kind, number of groups of that kind)
+    kinds: Vec<(LayerKind, u32)>,
+    bytes_per_block: f64,
+}
+
+fn grouping(groups: &[LayerGroup]) -> Grouping {
+    let sizes: Vec<u32> = groups.iter().map(|g| g.layers).filter(|n| *n > 0).collect();
+    let (min, max) = (sizes.iter().copied().min().unwrap_or(1), sizes.iter().copied().max().unwrap_or(1));
+    let group_size = if f64::from(max) < 1.5 * f64::from(min) { max } else { min };
+    let kinds = groups.iter().filter(|g| g.layers > 0).map(|g| (g.kind, g.layers.div_ceil(group_size))).collect();
+    let page = groups.iter().map(|g| g.page).fold(0.0, f64::max);
+    Grouping { group_size, kinds, bytes_per_block: f64::from(group_size) * page }
+}
+
+/// Blocks one request of `len` tokens needs, summed over groups (`max_memory_usage_bytes`).
+fn blocks_per_request(g: &Grouping, len: u64, bs: u32, in_flight: u64, v: &Version, prefix: bool) -> u64 {
+    let bs = u64::from(bs.max(1));
+    g.kinds
+        .iter()
+        .map(|(kind, n)| {
+            let per = match kind {
+                LayerKind::Full => len.div_ceil(bs),
+                LayerKind::Sliding { window: w } | LayerKind::Chunked { size: w } => {
+                    let want = u64::from(*w).saturating_sub(1) + in_flight;
+                    let n = want.min(len);
+                    n.div_ceil(bs) + u64::from(n < len || *v < V0_17)
+                }
+                // MambaSpec: one state block, two more with prefix caching ("align" mode).
+                LayerKind::Linear => 1 + if prefix { 2 } else { 0 },
+            };
+            per * u64::from(*n)
+        })
+        .sum()
+}
+
+/// Memory the profile run takes besides weights: activation peak, sampler buffers, NCCL and
+/// CUDA-graph pools. vLLM measures these; kvlint estimates them from the shapes the dummy run
+/// uses (`max_num_batched_tokens` tokens through the model, `max_num_seqs` rows of logits).
+fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, pp: u32, notes: &mut Notes) -> Estimate {
+    let (tokens_default, seqs_default) = batch_defaults(gpu);
+    let tokens = args.int("max_num_batched_tokens").unwrap_or(tokens_default) as f64;
+    let seqs = args.int("max_num_seqs").unwrap_or(seqs_default) as f64;
+    // Forward activations: a handful of hidden-sized bf16 tensors per token.
+    let act = tokens * m.hidden_size as f64 * 12.0;
+    // Sampler dummy run: fp32 logits, probabilities and sort buffers over the vocabulary.
+    let per_entry = if args.version < V0_17 { 13.6 * 2.8 } else { 13.6 };
+    let sampler = seqs * m.vocab_size as f64 * per_entry;
+    let comm = if tp * pp > 1 { 1.8 * GIB } else { 0.0 };
+    let moe = if m.moe { 0.5 * GIB } else { 0.0 };
+    let eager = args.flag("enforce_eager");
+    let graphs = if !eager && args.version >= V0_21 { 0.5 * GIB } else { 0.0 };
+    let point = act + sampler + comm + moe + graphs + 0.1 * GIB;
+    let e = Estimate::range(point, point * 0.6, point * 1.6 + 0.3 * GIB);
+    notes.estimate(
+        "non_kv_bytes",
+        e,
+        format!(
+            "estimated profile-run peak: activations for {tokens} batched tokens, sampler over {seqs} sequences × {} vocabulary, {}{}{}",
+            m.vocab_size,
+            if comm > 0.0 { "NCCL/all-reduce buffers, " } else { "" },
+            if moe > 0.0 { "MoE workspace, " } else { "" },
+            if graphs > 0.0 { "CUDA-graph estimate" } else { "no CUDA graphs counted" },
+        ),
+    );
+    e
+}
+
+/// Largest context one request can use with `blocks` free blocks (the startup check of
+/// `_check_enough_kv_cache_memory`, which keeps one null block back from 0.33).
+fn max_len(g: &Grouping, blocks: u64, bs: u32, in_flight: u64, v: &Version, prefix: bool) -> u64 {
+    let avail = if *v >= V0_33 { blocks.saturating_sub(1) } else { blocks };
+    let (mut lo, mut hi) = (0u64, 1u64 << 32);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if blocks_per_request(g, mid, bs, in_flight, v, prefix) <= avail {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+    let args = inp.args;
+    let missing = unresolved(args, NEEDED);
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    let (m, gpu) = (inp.model, inp.gpu);
+    let v = &args.version;
+    let mut notes = Notes::default();
+    let tp = int_or(args, "tensor_parallel_size", 1);
+    let pp = int_or(args, "pipeline_parallel_size", 1);
+    let dp = int_or(args, "data_parallel_size", 1);
+    let dcp = int_or(args, "decode_context_parallel_size", 1);
+
+    let (kv_name, kvb) = kv_dtype(args, m);
+    let bs = block_size(args, m, gpu);
+    // The hybrid allocator is off when a connector without HMA support is configured (always in 0.11).
+    let hma = !args.flag("disable_hybrid_kv_cache_manager")
+        && !(args.get("kv_transfer_config").is_some() && *v < V0_16);
+    let groups = groups(m, tp, pp, dcp, &kv_name, kvb, bs, hma);
+    let g = grouping(&groups);
+    let per_token: f64 = groups.iter().map(|x| x.page / f64::from(bs) * f64::from(x.layers)).sum();
+    notes.exact("kv_bytes_per_token", per_token, format!("{} layer group(s) of {} layers, block {bs}", g.kinds.len(), g.group_size));
+
+    let util = utilization(args, &mut notes);
+    let total = gpu.cuda_total_bytes as f64;
+    let w = weights_per_rank(m, args.text("quantization"), tp * pp, &mut notes);
+    let other = non_kv(args, m, gpu, tp, pp, &mut notes);
+    let fixed = args.int("kv_cache_memory_bytes").map(|b| b as f64);
+    let budget = |u: f64, w: f64, o: f64| fixed.unwrap_or_else(|| (total * u).ceil() - w - o);
+    let kv = Estimate::range(
+        budget(util.point, w.point, other.point),
+        budget(util.low, w.high, other.high),
+        budget(util.high, w.low, other.low),
+    );
+    let block_count = |kv: f64| match args.int("num_gpu_blocks_override") {
+        Some(n) => n.max(0) as u64,
+        None if kv > 0.0 => (kv / g.bytes_per_block).floor() as u64,
+        None => 0,
+    };
+
+    let model_max = crate::model::derived_max_model_len_vllm(m, v);
+    let mml_setting = args.get("max_model_len");
+    let (tokens_default, _) = batch_defaults(gpu);
+    let batched = args.int("max_num_batched_tokens").unwrap_or(tokens_default).max(1) as u64;
+    let in_flight = if *v >= V0_17 { 2 * batched } else { batched };
+    let prefix = !matches!(args.get("enable_prefix_caching").map(|s| &s.value), Some(SettingValue::Flag(false)));
+    let fit = |kv: f64| max_len(&g, block_count(kv), bs, in_flight, v, prefix) * u64::from(dcp);
+    let (context_length, context_source) = match mml_setting.map(|s| (&s.value, s.loc())) {
+        Some((SettingValue::Int(n), loc)) if *n > 0 => (*n as u64, ContextSource::Flag(loc)),
+        Some((SettingValue::Auto | SettingValue::Int(_), loc)) => {
+            (fit(kv.low).min(model_max), ContextSource::Auto(loc))
+        }
+        _ => (model_max, ContextSource::Model),
+    };
+
+    // "GPU KV cache size": concurrency × max_model_len from 0.21 (the 0.19 logs agree);
+    // num_blocks // groups × block_size before.
+    let logged = |kv: f64| {
+        let blocks = block_count(kv);
+        if *v >= V0_17 {
+            let per_req = blocks_per_request(&g, context_length.max(1), bs, in_flight, v, prefix).max(1);
+            (blocks as f64 / per_req as f64 * context_length as f64) as u64
+        } else {
+            blocks / g.kinds.iter().map(|(_, n)| u64::from(*n)).sum::<u64>().max(1) * u64::from(bs) * u64::from(dcp)
+        }
+    };
+
+    let util_loc = args.get("gpu_memory_utilization").map(|s| s.loc());
+    let needed_fraction = {
+        let need_blocks = blocks_per_request(&g, context_length, bs, in_flight, v, prefix) + 1;
+        let need = need_blocks as f64 * g.bytes_per_block + w.high + other.high;
+        let f = need / total;
+        (fixed.is_none() && f < 0.99).then_some((f * 1000.0).ceil() / 1000.0)
+    };
+
+    Ok(Plan {
+        engine: Engine::Vllm,
+        engine_version: v.to_string(),
+        role: role(args),
+        model: m.id.clone(),
+        gpu: gpu.name.clone(),
+        gpu_count: inp.gpu_count.unwrap_or(tp * pp * dp),
+        tp,
+        pp,
+        dp,
+        context_length,
+        context_source,
+        model_max_context: model_max,
+        kv_cache_dtype: kv_name,
+        page_size: bs,
+        kv_bytes_per_token: per_token.round() as u64,
+        pool_tokens: logged(kv.point),
+        pool_tokens_low: logged(kv.low),
+        pool_tokens_high: logged(kv.high),
+        usable_tokens: fit(kv.point),
+        usable_tokens_low: fit(kv.low),
+        usable_tokens_high: fit(kv.high),
+        budget_bytes: kv.point.round() as i64,
+        weights_bytes: w.point.round() as u64,
+        memory_fraction: util.point,
+        memory_fraction_loc: util_loc,
+        memory_fraction_flag: "--gpu-memory-utilization",
+        needed_fraction,
+        max_context_fit: fit(kv.low).min(model_max),
+        assumptions: notes.0,
+    })
+}

@@ -1,0 +1,195 @@
+//! The check pipeline: inputs → launches → engine settings → model and GPU → plans → findings.
+//! A problem with one launch becomes a finding on that launch; it never hides the others.
+
+use crate::capacity::{self, Inputs, Plan};
+use crate::engine::{self, EngineArgs, ParseContext};
+use crate::extract;
+use crate::finding::Finding;
+use crate::gpu::{self, GpuSpec};
+use crate::launch::{Engine, Launch};
+use crate::model::{self, Geometry};
+use crate::rules;
+use crate::source::{FileId, Sources};
+use crate::version::Version;
+use std::path::{Path, PathBuf};
+
+/// Settings of a run that apply to every launch.
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    /// `--gpu SPEC`.
+    pub gpu: Option<gpu::GpuSelection>,
+    /// `--model-config PATH` (a config.json or a model directory).
+    pub model_config: Option<PathBuf>,
+    /// `--engine-version V`.
+    pub engine_version: Option<Version>,
+}
+
+/// Everything kvlint learned about one launch.
+#[derive(Debug)]
+pub struct LaunchOutcome {
+    pub launch: Launch,
+    pub file: FileId,
+    pub args: EngineArgs,
+    pub model: Option<Geometry>,
+    pub gpu: Option<GpuSpec>,
+    pub plan: Option<Plan>,
+}
+
+/// The result of a run.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub sources: Sources,
+    pub launches: Vec<LaunchOutcome>,
+    pub findings: Vec<Finding>,
+}
+
+/// A whole-run failure (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Model(#[from] model::ModelError),
+}
+
+impl Outcome {
+    /// Extracts and checks every launch of one loaded file.
+    pub fn check_file(&mut self, file: FileId, opts: &Options, base_dir: Option<&Path>) {
+        let found = extract::extract(file, &self.sources);
+        self.findings.extend(found.findings);
+        for launch in found.launches {
+            self.check_launch(launch, file, opts, base_dir);
+        }
+    }
+
+    /// Parses, plans and evaluates one launch.
+    pub fn check_launch(&mut self, launch: Launch, file: FileId, opts: &Options, base_dir: Option<&Path>) {
+        let index = self.launches.len();
+        let mut findings = Vec::new();
+        let version = self.version(&launch, opts, &mut findings);
+        let mut cx = ParseContext { sources: &mut self.sources, base_dir: base_dir.map(Path::to_path_buf) };
+        let parsed = engine::parse(&launch, Some(&version), &mut cx);
+        findings.extend(parsed.findings);
+        let args = parsed.args;
+        let model = resolve_model(&launch, &args, opts, &mut findings);
+        let gpu = resolve_gpu(&launch, opts, &mut findings);
+        let mut plan = None;
+        if let (Some(m), Some(g)) = (&model, &gpu) {
+            let count = gpu_count(&launch, opts);
+            let inputs = Inputs { args: &args, model: m, gpu: g, gpu_count: count, at: launch.command };
+            match capacity::plan(&inputs) {
+                Ok(p) => {
+                    let subject = rules::eval::Subject { plan: &p, args: &args, model: m, at: launch.command };
+                    findings.extend(rules::evaluate(&subject));
+                    plan = Some(p);
+                }
+                Err(f) => findings.extend(f),
+            }
+        }
+        for f in &mut findings {
+            f.launch = Some(index);
+            f.object = f.object.take().or_else(|| launch.object.clone());
+        }
+        self.findings.extend(findings);
+        self.launches.push(LaunchOutcome { launch, file, args, model, gpu, plan });
+    }
+
+    /// The engine version the launch runs: `--engine-version`, else the latest modelled.
+    fn version(&self, launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> Version {
+        let (oldest, latest) = engine::supported(launch.engine);
+        let Some(v) = opts.engine_version.clone() else { return latest };
+        if v.release() < oldest || v.release() > latest {
+            let used = if v < oldest { oldest.clone() } else { latest.clone() };
+            findings.push(
+                Finding::new("INP005", Some(launch.command))
+                    .var("engine", launch.engine.name())
+                    .var("version", &v)
+                    .var("oldest", &oldest)
+                    .var("latest", &latest)
+                    .var("used", &used),
+            );
+            return used;
+        }
+        v
+    }
+}
+
+/// The model the launch serves, from `--model-config`, a local directory, or the catalog.
+fn resolve_model(launch: &Launch, args: &EngineArgs, opts: &Options, findings: &mut Vec<Finding>) -> Option<Geometry> {
+    let dest = match launch.engine {
+        Engine::Sglang => "model_path",
+        Engine::Vllm => "model",
+    };
+    let setting = args.get(dest);
+    let id = setting.and_then(|s| match &s.value {
+        engine::SettingValue::Text(t) if s.unresolved.is_empty() => Some(t.clone()),
+        _ => None,
+    });
+    let at = setting.map_or(launch.command, |s| s.value_loc);
+    if let Some(path) = &opts.model_config {
+        return match load_model_path(path, id.as_deref()) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                findings.push(Finding::new("INP002", Some(at)).var("model", e.to_string()));
+                None
+            }
+        };
+    }
+    let Some(id) = id else {
+        match setting {
+            Some(s) if !s.unresolved.is_empty() => findings.extend(capacity::unresolved(args, &[dest])),
+            _ => findings.push(Finding::new("INP002", Some(at)).var("model", "(none given)")),
+        }
+        return None;
+    };
+    let local = Path::new(&id);
+    if local.join("config.json").is_file() {
+        match model::load_model_dir(local) {
+            Ok(g) => return Some(g),
+            Err(e) => {
+                findings.push(Finding::new("INP002", Some(at)).var("model", format!("{id} ({e})")));
+                return None;
+            }
+        }
+    }
+    model::catalog_lookup(&id).or_else(|| {
+        findings.push(Finding::new("INP002", Some(at)).var("model", &id));
+        None
+    })
+}
+
+/// Loads `--model-config`: a config.json file or a model directory.
+pub fn load_model_path(path: &Path, id: Option<&str>) -> Result<Geometry, model::ModelError> {
+    let mut g = if path.is_dir() { model::load_model_dir(path)? } else { model::load_config_file(path)? };
+    if let Some(id) = id {
+        g.id = id.to_string();
+    }
+    Ok(g)
+}
+
+/// The GPU: `--gpu`, else what the input says.
+fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> Option<GpuSpec> {
+    if let Some(sel) = &opts.gpu {
+        return Some(sel.spec.clone());
+    }
+    match &launch.placement.gpu {
+        Some((name, loc)) => gpu::lookup(name).cloned().or_else(|| {
+            findings.push(Finding::new("INP003", Some(*loc)).var("detail", format!(": {name} is not in the catalog")));
+            None
+        }),
+        None => {
+            findings.push(
+                Finding::new("INP003", Some(launch.command)).var("detail", " (no --gpu given and the input names none)"),
+            );
+            None
+        }
+    }
+}
+
+fn gpu_count(launch: &Launch, opts: &Options) -> Option<u32> {
+    let p = &launch.placement;
+    match (p.gpus_per_pod, p.pods) {
+        (Some(g), pods) => Some(g * pods.unwrap_or(1)),
+        _ => opts.gpu.as_ref().and_then(|s| s.count),
+    }
+}

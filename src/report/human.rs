@@ -1,0 +1,167 @@
+//! Human output: miette code frames on the offending flags, then one line per launch.
+
+use super::Rendered;
+use crate::pipeline::Outcome;
+use crate::rules::{thousands, Level};
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, Severity};
+use std::fmt;
+
+/// One finding as a miette diagnostic.
+#[derive(Debug)]
+struct Diag {
+    message: String,
+    code: String,
+    severity: Severity,
+    help: String,
+    source: Option<NamedSource<String>>,
+    labels: Vec<LabeledSpan>,
+}
+
+impl fmt::Display for Diag {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Diag {}
+
+impl Diagnostic for Diag {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(&self.code))
+    }
+    fn severity(&self) -> Option<Severity> {
+        Some(self.severity)
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(&self.help))
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        (!self.labels.is_empty()).then(|| Box::new(self.labels.iter().cloned()) as Box<dyn Iterator<Item = _>>)
+    }
+}
+
+fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
+    let (source, labels) = match r.primary {
+        Some(loc) => {
+            let file = outcome.sources.get(loc.file);
+            let mut labels = vec![LabeledSpan::new_primary_with_span(r.finding.primary_label.clone(), loc.range())];
+            labels.extend(
+                r.finding
+                    .labels
+                    .iter()
+                    .filter(|l| l.loc.file == loc.file)
+                    .map(|l| LabeledSpan::new_with_span(Some(l.text.clone()), l.loc.range())),
+            );
+            (Some(NamedSource::new(&file.name, file.text.clone())), labels)
+        }
+        None => (None, Vec::new()),
+    };
+    Diag {
+        message: r.message.clone(),
+        code: format!("{} {}", r.rule, r.name),
+        severity: match r.level {
+            Level::Deny => Severity::Error,
+            Level::Warn => Severity::Warning,
+            Level::Allow => Severity::Advice,
+        },
+        help: r.help.clone(),
+        source,
+        labels,
+    }
+}
+
+/// The printed report. `color` selects ANSI colours (a terminal) or plain text.
+pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
+    let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(100).with_links(false);
+    let mut out = String::new();
+    for r in findings {
+        let _ = handler.render_report(&mut out, &diag(r, outcome));
+        out.push('\n');
+    }
+    out.push_str(&launch_lines(outcome, findings));
+    out.push_str(&summary(findings));
+    out
+}
+
+/// One line per launch: what runs where, the pool against the context, and the verdict.
+fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
+    let mut out = String::new();
+    for (i, lo) in outcome.launches.iter().enumerate() {
+        let pos = outcome.sources.position(lo.launch.command);
+        let file = &outcome.sources.get(lo.file).name;
+        let worst = findings.iter().filter(|f| f.finding.launch == Some(i)).map(|f| f.level).max();
+        let verdict = match worst {
+            Some(Level::Deny) => "refused",
+            Some(Level::Warn) => "passes with warnings",
+            _ => "passes",
+        };
+        let what = match &lo.plan {
+            Some(p) => format!(
+                "{} {} {} {} on {}×{} (TP {}): pool {} tokens (band {}–{}) for a context of {}",
+                p.engine.name(),
+                p.engine_version,
+                p.role.name(),
+                p.model,
+                p.gpu_count,
+                p.gpu,
+                p.tp,
+                thousands(p.usable_tokens),
+                thousands(p.usable_tokens_low),
+                thousands(p.usable_tokens_high),
+                thousands(p.context_length),
+            ),
+            None => format!("{} {}: no plan (see findings)", lo.launch.engine.name(), lo.args.version),
+        };
+        out.push_str(&format!("{file}:{}: {what}: {verdict}\n", pos.line));
+    }
+    out
+}
+
+fn summary(findings: &[Rendered]) -> String {
+    let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
+    let (e, w) = (count(Level::Deny), count(Level::Warn));
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!("{}, {}\n", plural(e, "error"), plural(w, "warning"))
+}
+
+/// `kvlint capacity` in human form: the plan, its terms and assumptions, then any findings.
+pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
+    let gib = |b: f64| format!("{:.2} GiB", b / crate::capacity::GIB);
+    let mut out = String::new();
+    for lo in &outcome.launches {
+        let Some(p) = &lo.plan else { continue };
+        out.push_str(&format!(
+            "{} {} · {} · {} on {}×{} (TP {}, PP {}, DP {})\n",
+            p.engine.name(), p.engine_version, p.role.name(), p.model, p.gpu_count, p.gpu, p.tp, p.pp, p.dp
+        ));
+        let rows = [
+            ("KV pool", format!("{} tokens (band {} – {})", thousands(p.pool_tokens), thousands(p.pool_tokens_low), thousands(p.pool_tokens_high))),
+            ("one request fits", format!("{} tokens (band {} – {})", thousands(p.usable_tokens), thousands(p.usable_tokens_low), thousands(p.usable_tokens_high))),
+            ("context", format!("{} tokens (model allows {})", thousands(p.context_length), thousands(p.model_max_context))),
+            ("KV bytes per token", format!("{} per GPU ({}, page {})", thousands(p.kv_bytes_per_token), p.kv_cache_dtype, p.page_size)),
+            ("KV budget per GPU", gib(p.budget_bytes as f64)),
+            ("weights per GPU", gib(p.weights_bytes as f64)),
+            ("memory fraction", format!("{} ({})", p.memory_fraction, p.memory_fraction_flag)),
+        ];
+        for (k, v) in rows {
+            out.push_str(&format!("  {k:<20} {v}\n"));
+        }
+        out.push_str("  assumptions:\n");
+        for a in &p.assumptions {
+            let band = match (a.low, a.high) {
+                (Some(l), Some(h)) => format!(" [{l:.4e} – {h:.4e}]"),
+                _ => String::new(),
+            };
+            out.push_str(&format!("    - {} = {:.6}{band}: {}\n", a.term, a.value, a.source));
+        }
+    }
+    if !findings.is_empty() {
+        out.push('\n');
+        out.push_str(&render(outcome, findings, color));
+    }
+    out
+}

@@ -1,0 +1,91 @@
+//! Reports: findings rendered with their rule's level and wording, and one printer per format.
+//! Checks never format output; printers never compute.
+
+pub mod human;
+pub mod json;
+
+use crate::finding::Finding;
+use crate::launch::ObjectRef;
+use crate::pipeline::Outcome;
+use crate::rules::{self, Level};
+use crate::source::{Loc, Sources};
+use serde::Serialize;
+
+/// A finding with its rule's level and wording filled in, and its place as line and column.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rendered {
+    pub rule: String,
+    pub name: String,
+    pub level: Level,
+    pub message: String,
+    pub help: String,
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub end_line: Option<usize>,
+    pub end_column: Option<usize>,
+    pub object: Option<ObjectRef>,
+    pub fingerprint: String,
+    #[serde(skip)]
+    pub primary: Option<Loc>,
+    #[serde(skip)]
+    pub finding: Finding,
+}
+
+/// Renders every finding of a run, worst first, then by file and line.
+pub fn render_all(outcome: &Outcome) -> Vec<Rendered> {
+    let mut out: Vec<Rendered> = outcome.findings.iter().filter_map(|f| render(f, &outcome.sources)).collect();
+    out.sort_by(|a, b| {
+        b.level.cmp(&a.level).then_with(|| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)))
+    });
+    out
+}
+
+fn render(f: &Finding, sources: &Sources) -> Option<Rendered> {
+    let rule = rules::find(f.rule)?;
+    if rule.level == Level::Allow {
+        return None;
+    }
+    let pos = f.primary.map(|l| (sources.get(l.file).name.clone(), sources.position(l)));
+    let flag_text = f.primary.map_or("", |l| sources.text(l));
+    let object = f.object.as_ref().map(|o| format!("{}/{}/{}", o.kind, o.namespace.as_deref().unwrap_or(""), o.name));
+    Some(Rendered {
+        rule: rule.id.clone(),
+        name: rule.name.clone(),
+        level: rule.level,
+        message: rules::render(&rule.message, &f.vars),
+        help: rules::render(&rule.help, &f.vars),
+        file: pos.as_ref().map(|(n, _)| n.clone()),
+        line: pos.as_ref().map(|(_, p)| p.line),
+        column: pos.as_ref().map(|(_, p)| p.column),
+        end_line: pos.as_ref().map(|(_, p)| p.end_line),
+        end_column: pos.as_ref().map(|(_, p)| p.end_column),
+        object: f.object.clone(),
+        fingerprint: fingerprint(&[
+            &rule.id,
+            pos.as_ref().map_or("", |(n, _)| n.as_str()),
+            object.as_deref().unwrap_or(""),
+            flag_text.split_whitespace().next().unwrap_or(""),
+        ]),
+        primary: f.primary,
+        finding: f.clone(),
+    })
+}
+
+/// A stable id for a finding that survives line moves: FNV-1a over rule, file, object and the
+/// option the finding points at.
+fn fingerprint(parts: &[&str]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain(std::iter::once(0)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// The exit code of `check`: 1 when a finding is at or above `fail_on`.
+pub fn exit_code(findings: &[Rendered], fail_on: Level) -> i32 {
+    i32::from(findings.iter().any(|f| f.level >= fail_on))
+}
