@@ -26,3 +26,55 @@ pub struct GpuSpec {
     /// Where the numbers come from.
     pub source: String,
 }
+
+pub mod catalog;
+
+pub use catalog::{catalog, lookup, parse_spec};
+
+/// A `--gpu SPEC` value: the GPU and, when written (`h200x8`, `8xH200`), how many.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSelection {
+    pub spec: GpuSpec,
+    pub count: Option<u32>,
+}
+
+/// Errors from the catalog, `--gpu` parsing and the NVML inventory.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GpuError {
+    #[error("unknown GPU `{name}`{}", did_you_mean(suggestions))]
+    Unknown {
+        name: String,
+        suggestions: Vec<String>,
+    },
+    #[error(
+        "bad GPU count in `{spec}`: expected a positive whole number, as in `h200x8` or `8xH200`"
+    )]
+    BadCount { spec: String },
+    /// The NVML library is missing: no NVIDIA driver on this machine.
+    #[error("no NVIDIA driver: {0}")]
+    NoDriver(String),
+    /// NVML loaded but a call failed.
+    #[error("NVML: {0}")]
+    Nvml(String),
+    /// An inventory JSON (fixture or captured `kvlint gpus --format json`) could not be read.
+    #[error("GPU inventory: {0}")]
+    Inventory(String),
+}
+
+impl GpuError {
+    /// Process exit code: 2 for bad input, 4 when the GPU could not be queried.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            GpuError::Unknown { .. } | GpuError::BadCount { .. } | GpuError::Inventory(_) => 2,
+            GpuError::NoDriver(_) | GpuError::Nvml(_) => 4,
+        }
+    }
+}
+
+fn did_you_mean(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", suggestions.join(", "))
+    }
+}

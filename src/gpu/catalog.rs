@@ -1,0 +1,419 @@
+//! The embedded GPU catalog (`catalog.toml`) and name resolution.
+
+use super::{GpuError, GpuSelection, GpuSpec, Vendor};
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// One catalog row: the spec plus every name the GPU goes by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogEntry {
+    pub spec: GpuSpec,
+    pub aliases: Vec<String>,
+    /// Exact NVML product names (`nvidia-smi --query-gpu=name`).
+    pub nvml_names: Vec<String>,
+    /// GPU Feature Discovery `nvidia.com/gpu.product` label values.
+    pub k8s_labels: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCatalog {
+    gpu: Vec<RawEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    name: String,
+    vendor: RawVendor,
+    aliases: Vec<String>,
+    nvml_names: Vec<String>,
+    k8s_labels: Vec<String>,
+    memory_mib: u64,
+    cuda_total_bytes: u64,
+    compute_capability: [u32; 2],
+    bandwidth_gbs: f64,
+    source: String,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum RawVendor {
+    Nvidia,
+    Amd,
+}
+
+const CATALOG_TOML: &str = include_str!("catalog.toml");
+
+/// Every catalog row, parsed once from the embedded TOML.
+pub fn entries() -> &'static [CatalogEntry] {
+    static ENTRIES: OnceLock<Vec<CatalogEntry>> = OnceLock::new();
+    ENTRIES.get_or_init(|| {
+        // The catalog is compiled in and checked by the tests, so a parse failure is a build bug.
+        let raw: RawCatalog = toml::from_str(CATALOG_TOML).expect("embedded catalog.toml is valid");
+        raw.gpu.into_iter().map(CatalogEntry::from).collect()
+    })
+}
+
+impl From<RawEntry> for CatalogEntry {
+    fn from(r: RawEntry) -> Self {
+        let vendor = match r.vendor {
+            RawVendor::Nvidia => Vendor::Nvidia,
+            RawVendor::Amd => Vendor::Amd,
+        };
+        CatalogEntry {
+            spec: GpuSpec {
+                name: r.name,
+                vendor,
+                memory_mib: r.memory_mib,
+                cuda_total_bytes: r.cuda_total_bytes,
+                compute_capability: (r.compute_capability[0], r.compute_capability[1]),
+                bandwidth_gbs: r.bandwidth_gbs,
+                source: r.source,
+            },
+            aliases: r.aliases,
+            nvml_names: r.nvml_names,
+            k8s_labels: r.k8s_labels,
+        }
+    }
+}
+
+/// The catalog's GPU specs, in catalog order.
+pub fn catalog() -> &'static [GpuSpec] {
+    static SPECS: OnceLock<Vec<GpuSpec>> = OnceLock::new();
+    SPECS.get_or_init(|| entries().iter().map(|e| e.spec.clone()).collect())
+}
+
+/// Lower-case and drop `-`, `_` and spaces, so `NVIDIA H100 80GB HBM3` matches `nvidia-h100-80gb-hbm3`.
+fn normalize(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, '-' | '_' | ' ' | '\t'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+impl CatalogEntry {
+    /// Every name this entry answers to: catalog name, aliases, NVML names, k8s labels.
+    pub fn all_names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.spec.name.as_str())
+            .chain(self.aliases.iter().map(String::as_str))
+            .chain(self.nvml_names.iter().map(String::as_str))
+            .chain(self.k8s_labels.iter().map(String::as_str))
+    }
+}
+
+fn lookup_entry(name: &str) -> Option<&'static CatalogEntry> {
+    let key = normalize(name);
+    if key.is_empty() {
+        return None;
+    }
+    entries()
+        .iter()
+        .find(|e| e.all_names().any(|n| normalize(n) == key))
+}
+
+/// Resolves a catalog name, alias, NVML product name or k8s product label.
+pub fn lookup(name: &str) -> Option<&'static GpuSpec> {
+    let entry = lookup_entry(name)?;
+    catalog().iter().find(|s| s.name == entry.spec.name)
+}
+
+/// Catalog names closest to `name`, best first (at most three).
+pub fn suggestions(name: &str) -> Vec<String> {
+    let key = normalize(name);
+    let mut scored: Vec<(f64, &str)> = entries()
+        .iter()
+        .map(|e| {
+            let best = e
+                .all_names()
+                .map(|n| strsim::normalized_damerau_levenshtein(&key, &normalize(n)))
+                .fold(0.0, f64::max);
+            (best, e.spec.name.as_str())
+        })
+        .filter(|(score, _)| *score >= 0.5)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+fn resolve(name: &str) -> Result<GpuSpec, GpuError> {
+    lookup(name).cloned().ok_or_else(|| GpuError::Unknown {
+        name: name.trim().to_string(),
+        suggestions: suggestions(name),
+    })
+}
+
+fn is_count_sep(c: char) -> bool {
+    matches!(c, 'x' | 'X' | '×' | '*' | ':')
+}
+
+/// `h200x8`, `H100-80GB x8`, `H200:8` → (`h200`, "8").
+fn split_suffix_count(s: &str) -> Option<(&str, &str)> {
+    let digits_start = s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (rest, digits) = s.split_at(digits_start);
+    let rest = rest.trim_end();
+    let name = rest.strip_suffix(is_count_sep)?.trim_end();
+    (!digits.is_empty() && !name.is_empty()).then_some((name, digits))
+}
+
+/// `8xH200`, `8 x H200` → (`H200`, "8").
+fn split_prefix_count(s: &str) -> Option<(&str, &str)> {
+    let digits_end = s.len() - s.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (digits, rest) = s.split_at(digits_end);
+    let name = rest.trim_start().strip_prefix(is_count_sep)?.trim_start();
+    (!digits.is_empty() && !name.is_empty()).then_some((name, digits))
+}
+
+fn parse_count(digits: &str, spec: &str) -> Result<u32, GpuError> {
+    match digits.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(GpuError::BadCount {
+            spec: spec.to_string(),
+        }),
+    }
+}
+
+/// Parses a `--gpu SPEC` value: a GPU name, optionally with a count (`h200x8`, `8xH200`).
+pub fn parse_spec(s: &str) -> Result<GpuSelection, GpuError> {
+    let s = s.trim();
+    // A whole-string match wins, so names that end in digits are never split.
+    if let Some(spec) = lookup(s) {
+        return Ok(GpuSelection {
+            spec: spec.clone(),
+            count: None,
+        });
+    }
+    let split = split_suffix_count(s)
+        .filter(|(name, _)| lookup(name).is_some())
+        .or_else(|| split_prefix_count(s));
+    match split {
+        Some((name, digits)) => {
+            let spec = resolve(name)?;
+            let count = parse_count(digits, s)?;
+            Ok(GpuSelection {
+                spec,
+                count: Some(count),
+            })
+        }
+        None => Err(GpuError::Unknown {
+            name: s.to_string(),
+            suggestions: suggestions(s),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn every_name_resolves_to_its_entry() {
+        for e in entries() {
+            for n in e.all_names() {
+                assert_eq!(lookup(n).map(|s| &s.name), Some(&e.spec.name), "{n}");
+                let spaced = n.replace('-', " ").to_uppercase();
+                assert_eq!(
+                    lookup(&spaced).map(|s| &s.name),
+                    Some(&e.spec.name),
+                    "{spaced}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn no_name_belongs_to_two_entries() {
+        let mut owner: HashMap<String, &str> = HashMap::new();
+        for e in entries() {
+            for n in e.all_names() {
+                if let Some(prev) = owner.insert(normalize(n), &e.spec.name) {
+                    assert_eq!(
+                        prev, e.spec.name,
+                        "`{n}` is claimed by {prev} and {}",
+                        e.spec.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn brief_aliases_resolve() {
+        let cases = [
+            ("h200", "H200"),
+            ("H100-80GB", "H100-80GB"),
+            ("NVIDIA-H100-80GB-HBM3", "H100-80GB"),
+            ("NVIDIA H100 80GB HBM3", "H100-80GB"),
+            ("nvidia_h100_80gb_hbm3", "H100-80GB"),
+            ("NVIDIA H100 PCIe", "H100-PCIe"),
+            ("NVIDIA H100 NVL", "H100-NVL"),
+            ("A100-40GB", "A100-40GB"),
+            ("NVIDIA A100-SXM4-40GB", "A100-40GB"),
+            ("NVIDIA A100-PCIE-40GB", "A100-40GB"),
+            ("NVIDIA A100-SXM4-80GB", "A100-80GB"),
+            ("NVIDIA A100 80GB PCIe", "A100-80GB"),
+            ("NVIDIA-A100-SXM4-80GB", "A100-80GB"),
+            ("RTX-3090", "RTX-3090"),
+            ("3090", "RTX-3090"),
+            ("NVIDIA GeForce RTX 3090", "RTX-3090"),
+            ("Tesla T4", "T4"),
+            ("mi355x", "MI355X"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                lookup(input).map(|s| s.name.as_str()),
+                Some(want),
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
+    fn observed_public_names_resolve() {
+        // The `gpu` values used in ../shared/validation/observed-public.jsonl.
+        for n in [
+            "A10",
+            "A100-80GB-PCIe",
+            "A10G",
+            "B200",
+            "H100-80GB",
+            "H20",
+            "H200",
+            "L4",
+            "MI300X",
+            "MI355X",
+            "RTX-3090",
+            "T4",
+        ] {
+            assert!(lookup(n).is_some(), "{n}");
+        }
+    }
+
+    #[test]
+    fn required_entries_exist() {
+        for n in [
+            "H100-80GB",
+            "H100-PCIe",
+            "H100-NVL",
+            "H200",
+            "H20",
+            "B200",
+            "GB200",
+            "A100-40GB",
+            "A100-80GB",
+            "L40S",
+            "L4",
+            "A10",
+            "A10G",
+            "RTX-4090",
+            "RTX-3090",
+            "T4",
+            "MI300X",
+            "MI325X",
+            "MI355X",
+        ] {
+            assert!(catalog().iter().any(|s| s.name == n), "{n}");
+        }
+    }
+
+    #[test]
+    fn every_entry_is_sourced_and_consistent() {
+        for e in entries() {
+            let s = &e.spec;
+            assert!(s.source.len() > 20, "{}: source", s.name);
+            assert!(s.bandwidth_gbs > 0.0, "{}", s.name);
+            // CUDA can never see more than the NVML total, and the reserve is under 3 %.
+            let nvml_bytes = s.memory_mib * 1024 * 1024;
+            assert!(s.cuda_total_bytes <= nvml_bytes, "{}", s.name);
+            assert!(s.cuda_total_bytes * 100 >= nvml_bytes * 97, "{}", s.name);
+            // GFD labels are the NVML names with spaces as '-'.
+            let labels: Vec<String> = e.nvml_names.iter().map(|n| n.replace(' ', "-")).collect();
+            assert_eq!(labels, e.k8s_labels, "{}", s.name);
+            assert_eq!(
+                s.vendor == Vendor::Amd,
+                e.nvml_names.is_empty(),
+                "{}",
+                s.name
+            );
+        }
+    }
+
+    #[test]
+    fn published_memory_figures() {
+        let h100 = lookup("H100-80GB").unwrap();
+        assert_eq!(h100.memory_mib, 81559);
+        // torch reports 79.19 GiB total on an H100 80GB HBM3.
+        assert!((h100.cuda_total_bytes as f64 / (1u64 << 30) as f64 - 79.19).abs() < 0.01);
+        assert_eq!(lookup("H200").unwrap().memory_mib, 143771);
+        assert_eq!(lookup("B200").unwrap().memory_mib, 183359);
+        assert!(
+            (lookup("RTX-3090").unwrap().cuda_total_bytes as f64 / (1u64 << 30) as f64 - 23.58)
+                .abs()
+                < 0.01
+        );
+        assert_eq!(lookup("H200").unwrap().compute_capability, (9, 0));
+        assert_eq!(lookup("B200").unwrap().compute_capability, (10, 0));
+    }
+
+    #[test]
+    fn spec_forms() {
+        let cases: [(&str, &str, Option<u32>); 8] = [
+            ("h200", "H200", None),
+            ("H100-80GB", "H100-80GB", None),
+            ("h200x8", "H200", Some(8)),
+            ("H100-80GB x8", "H100-80GB", Some(8)),
+            ("8xH200", "H200", Some(8)),
+            ("8 x H200", "H200", Some(8)),
+            ("MI300Xx8", "MI300X", Some(8)),
+            ("3090", "RTX-3090", None),
+        ];
+        for (input, name, count) in cases {
+            let sel = parse_spec(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(
+                (sel.spec.name.as_str(), sel.count),
+                (name, count),
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_names_suggest() {
+        let err = parse_spec("H100-80G").unwrap_err();
+        match &err {
+            GpuError::Unknown { name, suggestions } => {
+                assert_eq!(name, "H100-80G");
+                assert_eq!(suggestions.first().map(String::as_str), Some("H100-80GB"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(err.to_string().contains("did you mean H100-80GB"));
+        assert_eq!(err.exit_code(), 2);
+        assert!(matches!(
+            parse_spec("h2000x8"),
+            Err(GpuError::Unknown { .. })
+        ));
+        assert!(matches!(parse_spec(""), Err(GpuError::Unknown { .. })));
+        match parse_spec("zzzzzzzz") {
+            Err(GpuError::Unknown { suggestions, .. }) => assert!(suggestions.is_empty()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_counts_error() {
+        assert!(matches!(
+            parse_spec("h200x0"),
+            Err(GpuError::BadCount { .. })
+        ));
+        assert!(matches!(
+            parse_spec("h200x99999999999"),
+            Err(GpuError::BadCount { .. })
+        ));
+    }
+}
