@@ -1,0 +1,128 @@
+//! A YAML file that is itself an engine config (what `--config FILE` would load), as a launch.
+//!
+//! SGLang and vLLM both read a flat mapping of option names to values; which engine a file is for
+//! is told by the keys only one of them has.
+
+use crate::launch::{Arg, Engine, Launch, Placement};
+use crate::source::Loc;
+use crate::yaml::{Node, Value};
+
+/// Keys only SGLang's `ServerArgs` has (dashes or underscores).
+const SGLANG_KEYS: &[&str] = &[
+    "model-path",
+    "tp-size",
+    "dp-size",
+    "pp-size",
+    "ep-size",
+    "mem-fraction-static",
+    "context-length",
+    "max-running-requests",
+    "max-total-tokens",
+    "chunked-prefill-size",
+    "disaggregation-mode",
+    "attention-backend",
+    "page-size",
+    "cuda-graph-max-bs",
+];
+
+/// Keys only vLLM's `EngineArgs` has.
+const VLLM_KEYS: &[&str] = &[
+    "max-model-len",
+    "gpu-memory-utilization",
+    "tensor-parallel-size",
+    "pipeline-parallel-size",
+    "data-parallel-size",
+    "max-num-seqs",
+    "max-num-batched-tokens",
+    "block-size",
+    "enforce-eager",
+    "kv-cache-memory-bytes",
+];
+
+/// The engine a mapping configures, if its keys say so. `model-path` is SGLang's; otherwise the
+/// engine with more of its own keys wins. Kubernetes objects (`apiVersion`, `kind`) never match.
+pub fn detect(node: &Node) -> Option<Engine> {
+    let Value::Map(entries) = &node.value else {
+        return None;
+    };
+    let keys: Vec<String> = entries
+        .iter()
+        .filter_map(|(k, _)| k.as_str())
+        .map(|k| k.replace('_', "-"))
+        .collect();
+    if keys.iter().any(|k| k == "apiVersion" || k == "kind") {
+        return None;
+    }
+    let count = |table: &[&str]| keys.iter().filter(|k| table.contains(&k.as_str())).count();
+    let (sglang, vllm) = (count(SGLANG_KEYS), count(VLLM_KEYS));
+    if keys.iter().any(|k| k == "model-path") || (sglang > vllm) {
+        Some(Engine::Sglang)
+    } else if vllm > 0 {
+        Some(Engine::Vllm)
+    } else {
+        None
+    }
+}
+
+/// The launch an engine-config document stands for: no command words (an empty span at the start
+/// of the mapping) and the mapping's entries as argv tokens.
+pub fn launch(node: &Node) -> Option<Result<Launch, String>> {
+    let engine = detect(node)?;
+    let args = match config_file_args(engine, node) {
+        Ok(args) => args,
+        Err(e) => return Some(Err(e)),
+    };
+    let start = Loc {
+        end: node.loc.start,
+        ..node.loc
+    };
+    Some(Ok(Launch {
+        engine,
+        command: start,
+        args,
+        env: Vec::new(),
+        object: None,
+        placement: Placement::default(),
+    }))
+}
+
+/// A flat config mapping as argv tokens: `key` → `--key` spanning the key, the value spanning the
+/// value; `true` → a bare flag, `false` and null → omitted; a list → the flag then each item; a
+/// mapping → its JSON text.
+// Placeholder: to be replaced by `crate::engine::config_file_args` (same signature) once it lands
+// on main; that one follows SGLang `srt/utils/server_args_config_parser.py` `ConfigArgumentMerger`
+// and vLLM `FlexibleArgumentParser.load_config_file` exactly. This one only keeps spans right.
+fn config_file_args(_engine: Engine, node: &Node) -> Result<Vec<Arg>, String> {
+    let Value::Map(entries) = &node.value else {
+        return Err("the config file is not a mapping".into());
+    };
+    let mut args = Vec::new();
+    for (key, value) in entries {
+        let name = key
+            .scalar_text()
+            .ok_or_else(|| "a config key is not a scalar".to_string())?;
+        let flag = Arg::new(format!("--{name}"), key.loc);
+        match &value.value {
+            Value::Null | Value::Bool(false) => {}
+            Value::Bool(true) => args.push(flag),
+            Value::Seq(items) => {
+                args.push(flag);
+                for item in items {
+                    let text = item
+                        .scalar_text()
+                        .unwrap_or_else(|| item.to_json().to_string());
+                    args.push(Arg::new(text, item.loc));
+                }
+            }
+            Value::Map(_) => {
+                args.push(flag);
+                args.push(Arg::new(value.to_json().to_string(), value.loc));
+            }
+            _ => {
+                args.push(flag);
+                args.push(Arg::new(value.scalar_text().unwrap_or_default(), value.loc));
+            }
+        }
+    }
+    Ok(args)
+}
