@@ -1065,7 +1065,7 @@ pub fn is_dockerfile(name: &str, text: &str) -> bool {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'));
-    first.is_some_and(|l| l.len() > 5 && l[..5].eq_ignore_ascii_case("from "))
+    first.is_some_and(|l| l.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("from ")))
 }
 
 /// How a `CMD` / `ENTRYPOINT` is written.
