@@ -539,3 +539,16 @@ fn garbage_never_panics() {
         let _ = parse_command_line(id, &s);
     }
 }
+
+#[test]
+fn crlf_scripts_and_trailing_continuations() {
+    let script = "vllm serve m\\\r\n  --max-model-len 8192 \\\r\n  --tp 2\\\n\r\n";
+    let (s, out) = run("w.sh", script);
+    let l = only(&out);
+    assert_eq!(
+        texts(&l.args),
+        ["m", "--max-model-len", "8192", "--tp", "2"]
+    );
+    assert_eq!(s.text(l.args[0].loc), "m");
+    assert_eq!(s.text(l.args[4].loc), "2");
+}
