@@ -1270,3 +1270,121 @@ fn json_string(file: FileId, chars: &[Ch], i: usize) -> Option<(Field, usize)> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn python_interpreter_options_before_dash_m() {
+        let cases = [
+            (
+                &["python3", "-m", "sglang.launch_server", "--tp", "2"][..],
+                Some((Engine::Sglang, 3)),
+            ),
+            (
+                &[
+                    "python3.12",
+                    "-u",
+                    "-O",
+                    "-X",
+                    "dev",
+                    "-m",
+                    "sglang.launch_server",
+                ][..],
+                Some((Engine::Sglang, 7)),
+            ),
+            (
+                &[
+                    "python",
+                    "-Wignore",
+                    "-m",
+                    "vllm.entrypoints.openai.api_server",
+                ][..],
+                Some((Engine::Vllm, 4)),
+            ),
+            (
+                &["sglang", "serve", "--model-path", "x"][..],
+                Some((Engine::Sglang, 2)),
+            ),
+            (&["python3", "-m", "vllm.entrypoints.api_server"][..], None),
+            (
+                &["python3", "serve.py", "-m", "sglang.launch_server"][..],
+                None,
+            ),
+            (&["pythonista", "-m", "sglang.launch_server"][..], None),
+            (&["vllm", "bench"][..], None),
+        ];
+        for (words, want) in cases {
+            assert_eq!(match_launch(&argv(words), 0), want, "{words:?}");
+        }
+    }
+
+    #[test]
+    fn shell_dash_c_takes_the_word_after_the_option_cluster() {
+        assert_eq!(
+            shell_script_index(&argv(&["bash", "-o", "pipefail", "-ec", "s"]), 0),
+            Some(4)
+        );
+        assert_eq!(
+            shell_script_index(&argv(&["/bin/sh", "--login", "-c", "s"]), 0),
+            Some(3)
+        );
+        assert_eq!(shell_script_index(&argv(&["bash", "run.sh"]), 0), None);
+        assert_eq!(shell_script_index(&argv(&["bash", "-c"]), 0), None);
+    }
+
+    #[test]
+    fn json_strings_decode_escapes_and_keep_their_bytes() {
+        let text = r#" ["a\"b", "\u00e7", "x\\y"] "#;
+        let fields = json_array(FileId(0), &chars_of(text, 0)).expect("an array");
+        let got: Vec<(String, &str)> = fields
+            .iter()
+            .map(|f| (f.text(), &text[f.loc.range()]))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a\"b".to_string(), r#""a\"b""#),
+                ("ç".to_string(), r#""\u00e7""#),
+                ("x\\y".to_string(), r#""x\\y""#),
+            ]
+        );
+        assert!(json_array(FileId(0), &chars_of(r#"["a", b]"#, 0)).is_none());
+        assert!(json_array(FileId(0), &chars_of(r#"["a"] x"#, 0)).is_none());
+        assert!(json_array(FileId(0), &chars_of(r#"["\u12"]"#, 0)).is_none());
+    }
+
+    #[test]
+    fn dockerfiles_are_known_by_name_or_first_instruction() {
+        assert!(is_dockerfile("deploy/Dockerfile", ""));
+        assert!(is_dockerfile("sglang.Dockerfile", ""));
+        assert!(is_dockerfile(
+            "<stdin>",
+            "# syntax=docker/dockerfile:1\n\nfrom ubuntu\n"
+        ));
+        assert!(!is_dockerfile("run.sh", "#!/bin/sh\nfrom=1\n"));
+    }
+
+    #[test]
+    fn redirections_and_their_targets_are_not_arguments() {
+        let launches = script_launches(
+            FileId(0),
+            "vllm serve m 2>/dev/null >>log <in 3<>f &>all >&2 --x 1\n",
+        );
+        let texts: Vec<&str> = launches[0].args.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(texts, ["m", "--x", "1"]);
+    }
+
+    #[test]
+    fn assignment_default_sets_the_variable() {
+        let text = ": ${CTX:=4096}\nA=${UNSET-}x\nvllm serve m --max-model-len $CTX --y $A\n";
+        let launches = script_launches(FileId(0), text);
+        let texts: Vec<&str> = launches[0].args.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(texts, ["m", "--max-model-len", "4096", "--y", "x"]);
+    }
+}
