@@ -126,3 +126,66 @@ fn config_file_args(_engine: Engine, node: &Node) -> Result<Vec<Arg>, String> {
     }
     Ok(args)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Sources;
+    use crate::yaml::parse_document;
+
+    fn engine_of(text: &str) -> Option<Engine> {
+        let mut s = Sources::default();
+        let id = s.add("c.yaml", text);
+        parse_document(id, s.get(id)).ok().and_then(|n| detect(&n))
+    }
+
+    #[test]
+    fn keys_tell_the_engine() {
+        assert_eq!(engine_of("model_path: x\n"), Some(Engine::Sglang));
+        assert_eq!(
+            engine_of("tp-size: 2\ncontext-length: 4096\n"),
+            Some(Engine::Sglang)
+        );
+        assert_eq!(
+            engine_of("model: x\nmax-model-len: 4096\n"),
+            Some(Engine::Vllm)
+        );
+        assert_eq!(
+            engine_of("model: x\ntensor_parallel_size: 2\n"),
+            Some(Engine::Vllm)
+        );
+        assert_eq!(engine_of("model: x\nport: 8000\n"), None);
+        assert_eq!(
+            engine_of("apiVersion: v1\nkind: Pod\nmodel-path: x\n"),
+            None
+        );
+        assert_eq!(engine_of("- model-path\n"), None);
+    }
+
+    #[test]
+    fn a_list_value_gives_the_flag_then_each_item() {
+        let mut s = Sources::default();
+        let id = s.add(
+            "c.yaml",
+            "model: m\nmax-model-len: 8\nserved-model-name: [a, b]\n",
+        );
+        let node = parse_document(id, s.get(id)).expect("valid YAML");
+        let Some(Ok(launch)) = launch(&node) else {
+            panic!("not a launch")
+        };
+        let texts: Vec<&str> = launch.args.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "--model",
+                "m",
+                "--max-model-len",
+                "8",
+                "--served-model-name",
+                "a",
+                "b"
+            ]
+        );
+        assert_eq!(s.text(launch.args[6].loc), "b");
+    }
+}

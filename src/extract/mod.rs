@@ -1,8 +1,12 @@
 //! Finding engine launches in inputs. One submodule per input kind; `extract` picks by content.
 
+pub mod engine_config;
+pub mod shell;
+
 use crate::finding::Finding;
 use crate::launch::Launch;
 use crate::source::{FileId, Sources};
+use crate::yaml;
 
 /// Launches found in one file, and the problems met on the way (invalid YAML, ...).
 #[derive(Debug, Default)]
@@ -10,11 +14,6 @@ pub struct Extracted {
     pub launches: Vec<Launch>,
     pub findings: Vec<Finding>,
 }
-
-pub mod engine_config;
-pub mod shell;
-
-use crate::yaml;
 
 /// Finds the launches in one input file, choosing the reader by name and content: YAML engine
 /// configs, Dockerfiles, and shell scripts for everything else.

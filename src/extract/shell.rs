@@ -12,7 +12,7 @@ const MAX_DEPTH: usize = 16;
 
 /// One character after unquoting, with the byte range of the source text it came from.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Ch {
+struct Ch {
     c: char,
     start: usize,
     end: usize,
@@ -20,7 +20,7 @@ pub(crate) struct Ch {
 }
 
 /// The characters of a text, each mapped to its own bytes.
-pub(crate) fn chars_of(text: &str, base: usize) -> Vec<Ch> {
+fn chars_of(text: &str, base: usize) -> Vec<Ch> {
     text.char_indices()
         .map(|(i, c)| Ch {
             c,
@@ -130,9 +130,12 @@ impl<'a> Lexer<'a> {
     fn next_tok(&mut self) -> Option<Tok> {
         loop {
             let c = self.peek(0)?;
+            if let Some(len) = self.continuation(self.i) {
+                self.i += len;
+                continue;
+            }
             match c {
                 _ if is_blank(c) => self.i += 1,
-                '\\' if self.peek(1) == Some('\n') => self.i += 2,
                 '#' => self.skip_line(),
                 '\n' => {
                     self.i += 1;
@@ -229,9 +232,26 @@ impl<'a> Lexer<'a> {
             }
             self.word_char(&mut parts, 0);
         }
+        // A continuation right before the blank that ends the word is not part of it.
+        let mut end = self.i;
+        while let Some(k) =
+            (end.saturating_sub(3)..end).find(|&k| self.continuation(k) == Some(end - k))
+        {
+            end = k;
+        }
         Word {
             parts,
-            loc: self.span(start, self.i),
+            loc: self.span(start, end.max(start)),
+        }
+    }
+
+    /// Length of a `\`-newline (or `\`-CRLF) line continuation at `at`.
+    fn continuation(&self, at: usize) -> Option<usize> {
+        let c = |k: usize| self.src.get(at + k).map(|ch| ch.c);
+        match (c(0), c(1), c(2)) {
+            (Some('\\'), Some('\n'), _) => Some(2),
+            (Some('\\'), Some('\r'), Some('\n')) => Some(3),
+            _ => None,
         }
     }
 
@@ -271,8 +291,11 @@ impl<'a> Lexer<'a> {
     /// `\x`: `x` taken literally when `escapes(x)`, else the backslash stays; `\`-newline vanishes.
     fn escape(&mut self, parts: &mut Vec<Part>, escapes: impl Fn(char) -> bool) {
         let bs = self.src[self.i];
+        if let Some(len) = self.continuation(self.i) {
+            self.i += len;
+            return;
+        }
         match self.src.get(self.i + 1).copied() {
-            Some(next) if next.c == '\n' => self.i += 2,
             Some(next) if escapes(next.c) => {
                 self.i += 2;
                 push_lit(
@@ -524,7 +547,7 @@ struct Var {
 /// One argv word after expansion: its characters (mapped to the file), its span as written and
 /// the variables it still contains.
 #[derive(Debug, Clone)]
-pub(crate) struct Field {
+struct Field {
     chars: Vec<Ch>,
     loc: Loc,
     /// Unresolved variables, by the index of the character where their reference starts.
@@ -536,7 +559,7 @@ impl Field {
         self.chars.iter().map(|ch| ch.c).collect()
     }
 
-    pub(crate) fn from_chars(chars: Vec<Ch>, loc: Loc) -> Self {
+    fn from_chars(chars: Vec<Ch>, loc: Loc) -> Self {
         Field {
             chars,
             loc,
@@ -578,6 +601,13 @@ impl Field {
     }
 }
 
+/// The characters a word expands to, and whether any of it was quoted (`""` is an empty word).
+#[derive(Default)]
+struct Expansion {
+    pieces: Vec<Piece>,
+    quoted: bool,
+}
+
 /// A character of an expanded word; `split` marks text from an unquoted expansion (field splitting).
 #[derive(Clone)]
 struct Piece {
@@ -587,15 +617,15 @@ struct Piece {
 }
 
 /// Walks a script's commands, tracking variables, and collects launches.
-pub(crate) struct Walker {
+struct Walker {
     file: FileId,
     vars: Vec<Var>,
-    pub(crate) launches: Vec<Launch>,
+    launches: Vec<Launch>,
     depth: usize,
 }
 
 impl Walker {
-    pub(crate) fn new(file: FileId) -> Self {
+    fn new(file: FileId) -> Self {
         Walker {
             file,
             vars: Vec::new(),
@@ -605,7 +635,7 @@ impl Walker {
     }
 
     /// Lexes and walks a script given as mapped characters.
-    pub(crate) fn script(&mut self, src: &[Ch]) {
+    fn script(&mut self, src: &[Ch]) {
         let mut words = Vec::new();
         for tok in Lexer::new(src).tokens() {
             match tok {
@@ -705,9 +735,9 @@ impl Walker {
 
     /// Word expansion: parameters substituted, quotes removed, unquoted expansions field-split.
     fn expand(&mut self, w: &Word, split: bool) -> Vec<Field> {
-        let mut pieces = Vec::new();
-        let mut quoted = false;
-        self.expand_parts(&w.parts, split, &mut pieces, &mut quoted, 0);
+        let mut exp = Expansion::default();
+        self.expand_parts(&w.parts, split, &mut exp, 0);
+        let (pieces, quoted) = (exp.pieces, exp.quoted);
         let loc = self.loc(w.loc);
         let mut fields = Vec::new();
         let mut cur: Vec<Piece> = Vec::new();
@@ -726,19 +756,12 @@ impl Walker {
         fields
     }
 
-    fn expand_parts(
-        &mut self,
-        parts: &[Part],
-        split: bool,
-        out: &mut Vec<Piece>,
-        quoted: &mut bool,
-        depth: usize,
-    ) {
+    fn expand_parts(&mut self, parts: &[Part], split: bool, exp: &mut Expansion, depth: usize) {
         for part in parts {
             match part {
                 Part::Lit(chs) => {
-                    *quoted |= chs.is_empty() || chs.iter().any(|ch| ch.quoted);
-                    out.extend(chs.iter().map(|&ch| Piece {
+                    exp.quoted |= chs.is_empty() || chs.iter().any(|ch| ch.quoted);
+                    exp.pieces.extend(chs.iter().map(|&ch| Piece {
                         ch,
                         split: false,
                         unresolved: None,
@@ -750,27 +773,27 @@ impl Walker {
                     raw,
                     quoted: q,
                 } => {
-                    *quoted |= *q;
-                    self.expand_param(name, op, raw, split && !q, out, quoted, depth);
+                    exp.quoted |= *q;
+                    self.expand_param(name, op, raw, split && !q, exp, depth);
                 }
                 Part::Subst { raw } => {
-                    push_unresolved(out, raw, raw.iter().map(|ch| ch.c).collect())
+                    push_unresolved(&mut exp.pieces, raw, raw.iter().map(|ch| ch.c).collect())
                 }
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// `$NAME` and `${NAME...}`: the known value, the default word, or the reference as written.
     fn expand_param(
         &mut self,
         name: &str,
         op: &ParamOp,
         raw: &[Ch],
         split: bool,
-        out: &mut Vec<Piece>,
-        quoted: &mut bool,
+        exp: &mut Expansion,
         depth: usize,
     ) {
+        let out = &mut exp.pieces;
         let known = self.var(name).map(|v| v.value.clone());
         match (op, known) {
             (ParamOp::Other, _) => push_unresolved(out, raw, name.to_string()),
@@ -785,9 +808,9 @@ impl Walker {
                 && value.as_ref().is_none_or(|v| *colon && v.chars.is_empty()) =>
             {
                 let from = out.len();
-                self.expand_parts(word, split, out, quoted, depth + 1);
+                self.expand_parts(word, split, exp, depth + 1);
                 if *assign {
-                    let chars = out[from..].iter().map(|p| p.ch).collect();
+                    let chars = exp.pieces[from..].iter().map(|p| p.ch).collect();
                     let (s, e) = (
                         raw.first().map_or(0, |c| c.start),
                         raw.last().map_or(0, |c| c.end),
@@ -911,12 +934,12 @@ impl Walker {
     }
 
     /// Defines an exported variable (Dockerfile `ENV`).
-    pub(crate) fn export(&mut self, name: &str, value: Field) {
+    fn export(&mut self, name: &str, value: Field) {
         self.set_var(name, value, true);
     }
 
     /// Walks an exec-form argv (Dockerfile `CMD [...]`): no expansion, no assignments.
-    pub(crate) fn argv(&mut self, fields: &[Field]) {
+    fn argv(&mut self, fields: &[Field]) {
         self.run(fields, Vec::new());
     }
 }
@@ -1065,7 +1088,7 @@ pub fn is_dockerfile(name: &str, text: &str) -> bool {
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'));
-    first.is_some_and(|l| l.len() > 5 && l[..5].eq_ignore_ascii_case("from "))
+    first.is_some_and(|l| l.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("from ")))
 }
 
 /// How a `CMD` / `ENTRYPOINT` is written.
@@ -1245,5 +1268,123 @@ fn json_string(file: FileId, chars: &[Ch], i: usize) -> Option<(Field, usize)> {
                 k += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn python_interpreter_options_before_dash_m() {
+        let cases = [
+            (
+                &["python3", "-m", "sglang.launch_server", "--tp", "2"][..],
+                Some((Engine::Sglang, 3)),
+            ),
+            (
+                &[
+                    "python3.12",
+                    "-u",
+                    "-O",
+                    "-X",
+                    "dev",
+                    "-m",
+                    "sglang.launch_server",
+                ][..],
+                Some((Engine::Sglang, 7)),
+            ),
+            (
+                &[
+                    "python",
+                    "-Wignore",
+                    "-m",
+                    "vllm.entrypoints.openai.api_server",
+                ][..],
+                Some((Engine::Vllm, 4)),
+            ),
+            (
+                &["sglang", "serve", "--model-path", "x"][..],
+                Some((Engine::Sglang, 2)),
+            ),
+            (&["python3", "-m", "vllm.entrypoints.api_server"][..], None),
+            (
+                &["python3", "serve.py", "-m", "sglang.launch_server"][..],
+                None,
+            ),
+            (&["pythonista", "-m", "sglang.launch_server"][..], None),
+            (&["vllm", "bench"][..], None),
+        ];
+        for (words, want) in cases {
+            assert_eq!(match_launch(&argv(words), 0), want, "{words:?}");
+        }
+    }
+
+    #[test]
+    fn shell_dash_c_takes_the_word_after_the_option_cluster() {
+        assert_eq!(
+            shell_script_index(&argv(&["bash", "-o", "pipefail", "-ec", "s"]), 0),
+            Some(4)
+        );
+        assert_eq!(
+            shell_script_index(&argv(&["/bin/sh", "--login", "-c", "s"]), 0),
+            Some(3)
+        );
+        assert_eq!(shell_script_index(&argv(&["bash", "run.sh"]), 0), None);
+        assert_eq!(shell_script_index(&argv(&["bash", "-c"]), 0), None);
+    }
+
+    #[test]
+    fn json_strings_decode_escapes_and_keep_their_bytes() {
+        let text = r#" ["a\"b", "\u00e7", "x\\y"] "#;
+        let fields = json_array(FileId(0), &chars_of(text, 0)).expect("an array");
+        let got: Vec<(String, &str)> = fields
+            .iter()
+            .map(|f| (f.text(), &text[f.loc.range()]))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a\"b".to_string(), r#""a\"b""#),
+                ("ç".to_string(), r#""\u00e7""#),
+                ("x\\y".to_string(), r#""x\\y""#),
+            ]
+        );
+        assert!(json_array(FileId(0), &chars_of(r#"["a", b]"#, 0)).is_none());
+        assert!(json_array(FileId(0), &chars_of(r#"["a"] x"#, 0)).is_none());
+        assert!(json_array(FileId(0), &chars_of(r#"["\u12"]"#, 0)).is_none());
+    }
+
+    #[test]
+    fn dockerfiles_are_known_by_name_or_first_instruction() {
+        assert!(is_dockerfile("deploy/Dockerfile", ""));
+        assert!(is_dockerfile("sglang.Dockerfile", ""));
+        assert!(is_dockerfile(
+            "<stdin>",
+            "# syntax=docker/dockerfile:1\n\nfrom ubuntu\n"
+        ));
+        assert!(!is_dockerfile("run.sh", "#!/bin/sh\nfrom=1\n"));
+    }
+
+    #[test]
+    fn redirections_and_their_targets_are_not_arguments() {
+        let launches = script_launches(
+            FileId(0),
+            "vllm serve m 2>/dev/null >>log <in 3<>f &>all >&2 --x 1\n",
+        );
+        let texts: Vec<&str> = launches[0].args.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(texts, ["m", "--x", "1"]);
+    }
+
+    #[test]
+    fn assignment_default_sets_the_variable() {
+        let text = ": ${CTX:=4096}\nA=${UNSET-}x\nvllm serve m --max-model-len $CTX --y $A\n";
+        let launches = script_launches(FileId(0), text);
+        let texts: Vec<&str> = launches[0].args.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(texts, ["m", "--max-model-len", "4096", "--y", "x"]);
     }
 }
