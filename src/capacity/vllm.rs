@@ -360,3 +360,55 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         assumptions: notes.0,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! Expected values come from real vLLM 0.19 startup logs (../shared/validation): given the
+    //! KV memory the engine logged, the block count and logged token count must follow.
+    use super::*;
+    use crate::capacity::testing::{args, dense};
+
+    fn tokens_for(m: &Geometry, tp: u32, kv_gib: f64) -> (u64, u64) {
+        let a = args(Engine::Vllm, "0.19.0", &[]);
+        let bs = 16;
+        let g = grouping(&groups(m, tp, 1, 1, "bfloat16", 2.0, bs, true));
+        let blocks = (kv_gib * GIB / g.bytes_per_block).floor() as u64;
+        let per_req = blocks_per_request(&g, 8192, bs, 2 * 8192, &a.version, false);
+        (blocks, (blocks as f64 / per_req as f64 * 8192.0) as u64)
+    }
+
+    fn near(got: u64, want: u64) -> bool {
+        (got as f64 - want as f64).abs() <= want as f64 * 0.002
+    }
+
+    #[test]
+    fn gemma3_groups_sliding_layers_in_tens() {
+        // 62 layers: 52 sliding (1024) and 10 global, 16 KV heads of 128: "Available KV cache
+        // memory: 19.53 GiB", "GPU KV cache size: 36,560 tokens", 15,997 blocks.
+        let mut m = dense(62, 32, 16, 128);
+        m.layers = (0..62).map(|i| if i % 6 == 5 { LayerKind::Full } else { LayerKind::Sliding { window: 1024 } }).collect();
+        m.layers.truncate(62);
+        let full = m.layers.iter().filter(|l| matches!(l, LayerKind::Full)).count();
+        assert_eq!(full, 10);
+        let (blocks, tokens) = tokens_for(&m, 1, 19.53);
+        assert!(near(blocks, 15_997), "{blocks}");
+        assert!(near(tokens, 36_560), "{tokens}");
+    }
+
+    #[test]
+    fn uniform_llama_pool_is_blocks_times_block_size() {
+        // Llama-3.1-8B TP1: 58.11 GiB → 29,751 blocks → 476,016 tokens.
+        let (blocks, tokens) = tokens_for(&dense(32, 32, 8, 128), 1, 58.11);
+        assert!(near(blocks, 29_751) && near(tokens, 476_016), "{blocks} {tokens}");
+    }
+
+    #[test]
+    fn llama4_chunked_layers_form_three_groups() {
+        // Llama-4-Scout TP4: 36 chunked (8192) + 12 global layers, 8 KV heads of 128:
+        // 16.75 GiB → 365,968 tokens.
+        let mut m = dense(48, 40, 8, 128);
+        m.layers = (0..48).map(|i| if i % 4 == 3 { LayerKind::Full } else { LayerKind::Chunked { size: 8192 } }).collect();
+        let (_, tokens) = tokens_for(&m, 4, 16.75);
+        assert!(near(tokens, 365_968), "{tokens}");
+    }
+}

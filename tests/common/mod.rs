@@ -1,0 +1,64 @@
+//! Runs the real `kvlint` binary from the repository root, as a user would.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The whole run as one text: command, exit code, stdout and stderr.
+    pub fn transcript(&self, args: &[&str]) -> String {
+        format!(
+            "$ kvlint {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
+            args.join(" "),
+            self.code,
+            self.stdout,
+            self.stderr
+        )
+    }
+}
+
+pub fn kvlint(args: &[&str]) -> Run {
+    kvlint_stdin(args, None)
+}
+
+pub fn kvlint_stdin(args: &[&str], stdin: Option<&str>) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("KVLINT_GPU")
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kvlint runs");
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        use std::io::Write;
+        pipe.write_all(text.as_bytes()).expect("stdin written");
+    }
+    let out = child.wait_with_output().expect("kvlint finishes");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Extra `kvlint check` arguments a fixture asks for in a `# kvlint-test: ARGS` line.
+pub fn directive(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("# kvlint-test:"))
+        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .collect()
+}
