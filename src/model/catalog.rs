@@ -25,14 +25,20 @@ struct Catalog {
 /// The parsed catalog; empty if the embedded file were malformed (a unit test guards that).
 pub(crate) fn entries() -> &'static [Entry] {
     static ENTRIES: OnceLock<Vec<Entry>> = OnceLock::new();
-    ENTRIES.get_or_init(|| serde_json::from_str::<Catalog>(CATALOG_JSON).map(|c| c.models).unwrap_or_default())
+    ENTRIES.get_or_init(|| {
+        serde_json::from_str::<Catalog>(CATALOG_JSON)
+            .map(|c| c.models)
+            .unwrap_or_default()
+    })
 }
 
 /// Geometry of a catalog model by Hugging Face id, compared case-insensitively. Only ids in
 /// the catalog resolve: a quantized variant (`-FP8`, `-AWQ`) never falls back to its base model,
 /// because its weights differ.
 pub fn catalog_lookup(hf_id: &str) -> Option<Geometry> {
-    let e = entries().iter().find(|e| e.id.eq_ignore_ascii_case(hf_id.trim()))?;
+    let e = entries()
+        .iter()
+        .find(|e| e.id.eq_ignore_ascii_case(hf_id.trim()))?;
     Geometry::from_config_json(&e.id, &format!("catalog: {}", e.source), &e.config).ok()
 }
 

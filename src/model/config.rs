@@ -64,7 +64,9 @@ pub(crate) struct Cfg<'a> {
 
 impl<'a> Cfg<'a> {
     fn new(json: &'a Value, file: &'a str) -> Result<Self, ModelError> {
-        let root = json.as_object().ok_or_else(|| invalid(file, "config.json is not a JSON object"))?;
+        let root = json
+            .as_object()
+            .ok_or_else(|| invalid(file, "config.json is not a JSON object"))?;
         // VLMs nest the language model: `text_config` (HF), `llm_config` (InternVL).
         let text = ["text_config", "llm_config"]
             .iter()
@@ -75,12 +77,17 @@ impl<'a> Cfg<'a> {
 
     /// A text-config value, falling back to the top level.
     pub fn get(&self, key: &str) -> Option<&'a Value> {
-        self.text.get(key).filter(|v| !v.is_null()).or_else(|| self.root.get(key).filter(|v| !v.is_null()))
+        self.text
+            .get(key)
+            .filter(|v| !v.is_null())
+            .or_else(|| self.root.get(key).filter(|v| !v.is_null()))
     }
 
     /// A non-negative integer at `key`; `Ok(None)` when absent or null.
     pub fn uint(&self, key: &str) -> Result<Option<u64>, ModelError> {
-        self.get(key).map(|v| as_uint(v).ok_or_else(|| self.bad(key, v))).transpose()
+        self.get(key)
+            .map(|v| as_uint(v).ok_or_else(|| self.bad(key, v)))
+            .transpose()
     }
 
     /// The first present key of `keys`.
@@ -98,7 +105,8 @@ impl<'a> Cfg<'a> {
     }
 
     pub fn required(&self, keys: &[&str]) -> Result<u64, ModelError> {
-        self.first_uint(keys)?.ok_or_else(|| invalid(self.file, format!("missing `{}`", keys[0])))
+        self.first_uint(keys)?
+            .ok_or_else(|| invalid(self.file, format!("missing `{}`", keys[0])))
     }
 
     pub fn u32(&self, key: &str, v: u64) -> Result<u32, ModelError> {
@@ -114,17 +122,27 @@ impl<'a> Cfg<'a> {
     }
 
     fn bad(&self, key: &str, v: &Value) -> ModelError {
-        invalid(self.file, format!("`{key}` should be a non-negative integer, found {v}"))
+        invalid(
+            self.file,
+            format!("`{key}` should be a non-negative integer, found {v}"),
+        )
     }
 }
 
 pub(crate) fn invalid(file: &str, cause: impl Into<String>) -> ModelError {
-    ModelError::Invalid { file: file.to_string(), cause: cause.into() }
+    ModelError::Invalid {
+        file: file.to_string(),
+        cause: cause.into(),
+    }
 }
 
 /// Integers, and floats that hold an integer (some exporters write `4096.0`).
 pub(crate) fn as_uint(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1e19).map(|f| f as u64))
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1e19)
+            .map(|f| f as u64)
+    })
 }
 
 impl Geometry {
@@ -144,20 +162,38 @@ impl Geometry {
 
 fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError> {
     let architectures = architectures(c);
-    let model_type = c.root.get("model_type").or_else(|| c.text.get("model_type"));
-    let model_type = model_type.and_then(Value::as_str).unwrap_or_default().to_string();
-    let num_layers = c.u32("num_hidden_layers", c.required(&["num_hidden_layers", "n_layer", "num_layers"])?)?;
+    let model_type = c
+        .root
+        .get("model_type")
+        .or_else(|| c.text.get("model_type"));
+    let model_type = model_type
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let num_layers = c.u32(
+        "num_hidden_layers",
+        c.required(&["num_hidden_layers", "n_layer", "num_layers"])?,
+    )?;
     let hidden_size = c.required(&["hidden_size", "d_model", "n_embd"])?;
-    let num_attention_heads = c.u32("num_attention_heads", c.required(&["num_attention_heads", "n_head", "num_heads"])?)?;
+    let num_attention_heads = c.u32(
+        "num_attention_heads",
+        c.required(&["num_attention_heads", "n_head", "num_heads"])?,
+    )?;
     if num_attention_heads == 0 || num_layers == 0 {
-        return Err(invalid(source, "`num_attention_heads` and `num_hidden_layers` must be positive"));
+        return Err(invalid(
+            source,
+            "`num_attention_heads` and `num_hidden_layers` must be positive",
+        ));
     }
     let heads = Heads::read(c, hidden_size, num_attention_heads)?;
     let mla = mla(c)?;
     let (head_dim, v_head_dim) = match &mla {
         // MLA: the per-head q/k and v sizes; the KV cache holds the latent instead.
         Some(_) => (
-            c.u32("qk_nope_head_dim", c.required(&["qk_nope_head_dim"])? + c.required(&["qk_rope_head_dim"])?)?,
+            c.u32(
+                "qk_nope_head_dim",
+                c.required(&["qk_nope_head_dim"])? + c.required(&["qk_rope_head_dim"])?,
+            )?,
             c.u32("v_head_dim", c.required(&["v_head_dim"])?)?,
         ),
         None => (heads.full_head_dim, heads.full_v_head_dim),
@@ -182,7 +218,10 @@ fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError
         layers,
         swa_heads: heads.swa,
         linear: linear(c)?,
-        nextn_layers: c.u32("num_nextn_predict_layers", c.uint_or("num_nextn_predict_layers", 0)?)?,
+        nextn_layers: c.u32(
+            "num_nextn_predict_layers",
+            c.uint_or("num_nextn_predict_layers", 0)?,
+        )?,
         length_keys: length_keys(c.text)?,
         rope_scaling: rope_scaling(c),
         dtype: dtype(c)?,
@@ -200,7 +239,11 @@ fn architectures(c: &Cfg) -> Vec<String> {
     let list = |o: &Obj| -> Vec<String> {
         o.get("architectures")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let mut archs = list(c.root);
@@ -257,9 +300,18 @@ impl Heads {
             Some(d) if d > 0 => c.u32("swa_v_head_dim", d)?,
             _ => swa_head_dim,
         };
-        let swa = SwaHeads { num_kv_heads: swa_kv, head_dim: swa_head_dim, v_head_dim: swa_v };
+        let swa = SwaHeads {
+            num_kv_heads: swa_kv,
+            head_dim: swa_head_dim,
+            v_head_dim: swa_v,
+        };
         let differs = (swa_kv, swa_head_dim, swa_v) != (full_kv, full_head_dim, v_head_dim);
-        Ok(Heads { full_kv, full_head_dim, full_v_head_dim: v_head_dim, swa: differs.then_some(swa) })
+        Ok(Heads {
+            full_kv,
+            full_head_dim,
+            full_v_head_dim: v_head_dim,
+            swa: differs.then_some(swa),
+        })
     }
 }
 
@@ -275,17 +327,27 @@ fn mla(c: &Cfg) -> Result<Option<Mla>, ModelError> {
 }
 
 fn dsa(c: &Cfg, archs: &[String], num_layers: u32) -> Result<Option<Dsa>, ModelError> {
-    let Some(topk) = c.uint("index_topk")? else { return Ok(None) };
+    let Some(topk) = c.uint("index_topk")? else {
+        return Ok(None);
+    };
     let text_archs = c.text.get("architectures").and_then(Value::as_array);
     let text_archs = text_archs.into_iter().flatten().filter_map(Value::as_str);
-    let is_dsa = archs.iter().map(String::as_str).chain(text_archs).any(|a| DSA_ARCHS.contains(&a));
+    let is_dsa = archs
+        .iter()
+        .map(String::as_str)
+        .chain(text_archs)
+        .any(|a| DSA_ARCHS.contains(&a));
     if !is_dsa {
         return Ok(None);
     }
     // Layers that reuse another layer's top-k keep no index keys
     // (SGLang `_compute_dsa_indexer_cell_size`: `indexer_types[i] == "shared"`).
     let indexer_layers = match c.get("indexer_types").and_then(Value::as_array) {
-        Some(types) => types.iter().take(num_layers as usize).filter(|t| t.as_str() != Some("shared")).count() as u32,
+        Some(types) => types
+            .iter()
+            .take(num_layers as usize)
+            .filter(|t| t.as_str() != Some("shared"))
+            .count() as u32,
         None => num_layers,
     };
     Ok(Some(Dsa {
@@ -296,37 +358,66 @@ fn dsa(c: &Cfg, archs: &[String], num_layers: u32) -> Result<Option<Dsa>, ModelE
 }
 
 fn linear(c: &Cfg) -> Result<Option<LinearAttn>, ModelError> {
-    let Some(nk) = c.uint("linear_num_key_heads")? else { return Ok(None) };
+    let Some(nk) = c.uint("linear_num_key_heads")? else {
+        return Ok(None);
+    };
     let field = |k: &str| -> Result<u32, ModelError> { c.u32(k, c.required(&[k])?) };
     Ok(Some(LinearAttn {
         num_key_heads: c.u32("linear_num_key_heads", nk)?,
         num_value_heads: field("linear_num_value_heads")?,
         key_head_dim: field("linear_key_head_dim")?,
         value_head_dim: field("linear_value_head_dim")?,
-        conv_kernel: c.u32("linear_conv_kernel_dim", c.uint_or("linear_conv_kernel_dim", 4)?)?,
+        conv_kernel: c.u32(
+            "linear_conv_kernel_dim",
+            c.uint_or("linear_conv_kernel_dim", 4)?,
+        )?,
     }))
 }
 
 /// One [`LayerKind`] per decoder layer.
 fn layer_kinds(c: &Cfg, n: u32, model_type: &str) -> Result<Vec<LayerKind>, ModelError> {
     let window = window(c)?;
-    let sliding = |w: Option<u32>| w.map_or(LayerKind::Full, |window| LayerKind::Sliding { window });
+    let sliding =
+        |w: Option<u32>| w.map_or(LayerKind::Full, |window| LayerKind::Sliding { window });
     if let Some(types) = c.get("layer_types").and_then(Value::as_array) {
         if types.len() < n as usize {
-            return Err(invalid(c.file, format!("`layer_types` has {} entries for {n} layers", types.len())));
+            return Err(invalid(
+                c.file,
+                format!("`layer_types` has {} entries for {n} layers", types.len()),
+            ));
         }
-        return Ok(types.iter().take(n as usize).map(|t| kind_from_name(t.as_str().unwrap_or(""), window)).collect());
+        return Ok(types
+            .iter()
+            .take(n as usize)
+            .map(|t| kind_from_name(t.as_str().unwrap_or(""), window))
+            .collect());
     }
     let text_type = c.str("model_type").unwrap_or(model_type);
     let idx = 0..n;
     if text_type == "gemma2" {
         // Gemma 2: even layers slide (transformers `Gemma2DecoderLayer`: `not bool(layer_idx % 2)`).
-        return Ok(idx.map(|i| if i % 2 == 0 { sliding(window) } else { LayerKind::Full }).collect());
+        return Ok(idx
+            .map(|i| {
+                if i % 2 == 0 {
+                    sliding(window)
+                } else {
+                    LayerKind::Full
+                }
+            })
+            .collect());
     }
     if text_type.starts_with("gemma3") {
         // Gemma 3: every `sliding_window_pattern`-th layer is global (transformers default 6).
         let p = c.uint_or("sliding_window_pattern", 6)?.max(1);
-        return Ok(idx.map(|i| if (u64::from(i) + 1) % p == 0 { LayerKind::Full } else { sliding(window) }).collect());
+        return Ok(idx
+            .map(|i| {
+                if (u64::from(i) + 1) % p == 0 {
+                    LayerKind::Full
+                } else {
+                    sliding(window)
+                }
+            })
+            .collect());
     }
     if let Some(chunk) = c.uint("attention_chunk_size")? {
         return llama4_layers(c, n, c.u32("attention_chunk_size", chunk)?);
@@ -334,15 +425,35 @@ fn layer_kinds(c: &Cfg, n: u32, model_type: &str) -> Result<Vec<LayerKind>, Mode
     if let Some(interval) = c.uint("full_attention_interval")? {
         // Qwen3-Next: one full-attention layer every `full_attention_interval`, the rest linear.
         let p = interval.max(1);
-        return Ok(idx.map(|i| if (u64::from(i) + 1) % p == 0 { LayerKind::Full } else { LayerKind::Linear }).collect());
+        return Ok(idx
+            .map(|i| {
+                if (u64::from(i) + 1) % p == 0 {
+                    LayerKind::Full
+                } else {
+                    LayerKind::Linear
+                }
+            })
+            .collect());
     }
     // Mistral-style `sliding_window` on every layer unless `use_sliding_window` is false (Qwen2);
     // Qwen2 with it on slides only from `max_window_layers` up.
     if c.flag("use_sliding_window") == Some(false) {
         return Ok(vec![LayerKind::Full; n as usize]);
     }
-    let from = if c.flag("use_sliding_window") == Some(true) { c.uint_or("max_window_layers", 0)? } else { 0 };
-    Ok(idx.map(|i| if u64::from(i) >= from { sliding(window) } else { LayerKind::Full }).collect())
+    let from = if c.flag("use_sliding_window") == Some(true) {
+        c.uint_or("max_window_layers", 0)?
+    } else {
+        0
+    };
+    Ok(idx
+        .map(|i| {
+            if u64::from(i) >= from {
+                sliding(window)
+            } else {
+                LayerKind::Full
+            }
+        })
+        .collect())
 }
 
 fn kind_from_name(name: &str, window: Option<u32>) -> LayerKind {
@@ -361,11 +472,33 @@ fn kind_from_name(name: &str, window: Option<u32>) -> LayerKind {
 /// layer NoPE.
 fn llama4_layers(c: &Cfg, n: u32, size: u32) -> Result<Vec<LayerKind>, ModelError> {
     let chunked = LayerKind::Chunked { size };
-    if let Some(list) = c.get("no_rope_layers").and_then(Value::as_array).filter(|l| l.len() >= n as usize) {
-        return Ok(list.iter().take(n as usize).map(|v| if as_uint(v) == Some(0) { LayerKind::Full } else { chunked }).collect());
+    if let Some(list) = c
+        .get("no_rope_layers")
+        .and_then(Value::as_array)
+        .filter(|l| l.len() >= n as usize)
+    {
+        return Ok(list
+            .iter()
+            .take(n as usize)
+            .map(|v| {
+                if as_uint(v) == Some(0) {
+                    LayerKind::Full
+                } else {
+                    chunked
+                }
+            })
+            .collect());
     }
     let p = c.uint_or("no_rope_layer_interval", 4)?.max(1);
-    Ok((0..u64::from(n)).map(|i| if (i + 1) % p == 0 { LayerKind::Full } else { chunked }).collect())
+    Ok((0..u64::from(n))
+        .map(|i| {
+            if (i + 1) % p == 0 {
+                LayerKind::Full
+            } else {
+                chunked
+            }
+        })
+        .collect())
 }
 
 /// The sliding window, when set and positive (`sliding_window: 0` means none in vLLM).
@@ -387,11 +520,22 @@ fn length_keys(text: &Obj) -> Result<Vec<(String, u64)>, ModelError> {
 /// `rope_scaling`, or transformers v5 `rope_parameters` (per layer type for Gemma 4: the
 /// full-attention entry counts). `None` when it states no scaling.
 fn rope_scaling(c: &Cfg) -> Option<RopeScaling> {
-    let obj = ["rope_scaling", "rope_parameters"].iter().find_map(|k| c.text.get(*k).and_then(Value::as_object))?;
-    let obj = obj.get("full_attention").and_then(Value::as_object).unwrap_or(obj);
-    let rope_type = obj.get("rope_type").or_else(|| obj.get("type")).and_then(Value::as_str).unwrap_or("default");
+    let obj = ["rope_scaling", "rope_parameters"]
+        .iter()
+        .find_map(|k| c.text.get(*k).and_then(Value::as_object))?;
+    let obj = obj
+        .get("full_attention")
+        .and_then(Value::as_object)
+        .unwrap_or(obj);
+    let rope_type = obj
+        .get("rope_type")
+        .or_else(|| obj.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("default");
     let factor = obj.get("factor").and_then(Value::as_f64);
-    let original = obj.get("original_max_position_embeddings").and_then(as_uint);
+    let original = obj
+        .get("original_max_position_embeddings")
+        .and_then(as_uint);
     if rope_type == "default" && factor.is_none() && original.is_none() {
         return None;
     }
@@ -416,21 +560,33 @@ fn dtype(c: &Cfg) -> Result<Dtype, ModelError> {
 pub(crate) fn quant_config<'a>(c: &Cfg<'a>) -> Option<&'a Obj> {
     ["quantization_config", "compression_config"]
         .iter()
-        .find_map(|k| c.text.get(*k).or_else(|| c.root.get(*k)).and_then(Value::as_object))
+        .find_map(|k| {
+            c.text
+                .get(*k)
+                .or_else(|| c.root.get(*k))
+                .and_then(Value::as_object)
+        })
 }
 
 fn quantization(c: &Cfg) -> Option<Quantization> {
     let q = quant_config(c)?;
     let method = params::quant_method(q);
     let weight_bits = params::weight_bits(q, &method);
-    Some(Quantization { kv_cache_fp8: kv_cache_fp8(q), method, weight_bits })
+    Some(Quantization {
+        kv_cache_fp8: kv_cache_fp8(q),
+        method,
+        weight_bits,
+    })
 }
 
 /// ModelOpt `kv_cache_quant_algo: FP8`, compressed-tensors `kv_cache_scheme` with 8-bit floats,
 /// Quark `kv_cache_quant_config` (vLLM `ModelConfig._verify_quantization` and the methods'
 /// `get_cache_scale` paths).
 fn kv_cache_fp8(q: &Obj) -> bool {
-    let modelopt = q.get("quantization").and_then(Value::as_object).unwrap_or(q);
+    let modelopt = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .unwrap_or(q);
     if let Some(algo) = modelopt.get("kv_cache_quant_algo").and_then(Value::as_str) {
         return algo.eq_ignore_ascii_case("fp8");
     }
@@ -438,15 +594,27 @@ fn kv_cache_fp8(q: &Obj) -> bool {
         let bits = s.get("num_bits").and_then(Value::as_u64);
         return bits == Some(8) && s.get("type").and_then(Value::as_str) == Some("float");
     }
-    q.get("kv_cache_quant_config").and_then(Value::as_object).is_some_and(|kv| {
-        kv.values().any(|v| v.pointer("/output_tensors/dtype").and_then(Value::as_str).is_some_and(|d| d.starts_with("fp8")))
-    })
+    q.get("kv_cache_quant_config")
+        .and_then(Value::as_object)
+        .is_some_and(|kv| {
+            kv.values().any(|v| {
+                v.pointer("/output_tensors/dtype")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| d.starts_with("fp8"))
+            })
+        })
 }
 
 fn read_json(path: &Path) -> Result<Value, ModelError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io { path: shown.clone(), source })?;
-    serde_json::from_str(&text).map_err(|source| ModelError::Json { path: shown, source })
+    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ModelError::Json {
+        path: shown,
+        source,
+    })
 }
 
 /// Reads a `config.json` file; the id is the file path.
@@ -466,7 +634,12 @@ pub fn load_model_dir(path: &Path) -> Result<Geometry, ModelError> {
     if index.is_file() {
         let json = read_json(&index)?;
         let total = json.pointer("/metadata/total_size").and_then(as_uint);
-        let total = total.ok_or_else(|| invalid(&index.display().to_string(), "missing `metadata.total_size`"))?;
+        let total = total.ok_or_else(|| {
+            invalid(
+                &index.display().to_string(),
+                "missing `metadata.total_size`",
+            )
+        })?;
         g.weight_bytes = total.saturating_sub(g.nextn_weight_bytes);
         g.weight_bytes_source = WeightsSource::SafetensorsIndex;
         g.source = format!("{} + {}", g.source, index.display());

@@ -22,7 +22,10 @@ pub(crate) struct Counts {
 
 /// Routed experts per MoE layer (`n_routed_experts`, `num_experts`, `num_local_experts`).
 pub(crate) fn num_experts(c: &Cfg) -> Result<u64, ModelError> {
-    Ok(c.first_uint(&["n_routed_experts", "num_experts", "num_local_experts"])?.unwrap_or(0))
+    Ok(
+        c.first_uint(&["n_routed_experts", "num_experts", "num_local_experts"])?
+            .unwrap_or(0),
+    )
 }
 
 pub(crate) fn count(g: &Geometry, c: &Cfg) -> Result<Counts, ModelError> {
@@ -58,7 +61,11 @@ struct Tally<'f> {
 
 impl<'f> Tally<'f> {
     fn new(fmt: &'f WeightFormat) -> Self {
-        Tally { fmt, params: 0, bytes: 0.0 }
+        Tally {
+            fmt,
+            params: 0,
+            bytes: 0.0,
+        }
     }
     /// Weights that stay in the checkpoint dtype (norms, routers, embeddings, vision).
     fn dense(&mut self, n: u64) {
@@ -141,14 +148,25 @@ impl Shape {
             Some(d) => Some(Indexer {
                 heads: c.uint_or("index_n_heads", 64)?,
                 dim: u64::from(d.index_head_dim),
-                q_in: c.uint("q_lora_rank")?.filter(|r| *r > 0).unwrap_or(g.hidden_size),
-                shared: str_list(c, "indexer_types").map(|l| l.iter().map(|t| t == "shared").collect()).unwrap_or_default(),
+                q_in: c
+                    .uint("q_lora_rank")?
+                    .filter(|r| *r > 0)
+                    .unwrap_or(g.hidden_size),
+                shared: str_list(c, "indexer_types")
+                    .map(|l| l.iter().map(|t| t == "shared").collect())
+                    .unwrap_or_default(),
             }),
             None => None,
         };
         let linear = g.linear.as_ref().map(|l| {
             let u = u64::from;
-            (u(l.num_key_heads), u(l.num_value_heads), u(l.key_head_dim), u(l.value_head_dim), u(l.conv_kernel))
+            (
+                u(l.num_key_heads),
+                u(l.num_value_heads),
+                u(l.key_head_dim),
+                u(l.value_head_dim),
+                u(l.conv_kernel),
+            )
         });
         let model_type = c.str("model_type").unwrap_or(&g.model_type);
         Ok(Shape {
@@ -157,7 +175,13 @@ impl Shape {
             kv: u64::from(g.num_kv_heads),
             head_dim: u64::from(g.head_dim),
             v_head_dim: u64::from(g.v_head_dim),
-            swa: g.swa_heads.as_ref().map(|s| (u64::from(s.num_kv_heads), u64::from(s.head_dim), u64::from(s.v_head_dim))),
+            swa: g.swa_heads.as_ref().map(|s| {
+                (
+                    u64::from(s.num_kv_heads),
+                    u64::from(s.head_dim),
+                    u64::from(s.v_head_dim),
+                )
+            }),
             mla,
             indexer,
             linear,
@@ -172,7 +196,9 @@ impl Shape {
         let vocab = c.required(&["vocab_size", "padded_vocab_size"])?;
         let model_type = c.str("model_type").unwrap_or_default();
         // transformers defaults: Gemma ties the head to the embedding, the others do not.
-        let tied = c.flag("tie_word_embeddings").unwrap_or(model_type.starts_with("gemma"));
+        let tied = c
+            .flag("tie_word_embeddings")
+            .unwrap_or(model_type.starts_with("gemma"));
         t.dense(vocab * self.h);
         if !tied {
             t.linear("lm_head", vocab * self.h);
@@ -207,9 +233,20 @@ impl Shape {
             _ => (self.kv, self.head_dim, self.v_head_dim),
         };
         let q_out = self.heads * hd * if self.gated_q { 2 } else { 1 };
-        let v = if self.k_eq_v && !sliding { 0 } else { self.h * kv * vhd };
-        let bias = if self.attn_bias { q_out + kv * (hd + vhd) } else { 0 };
-        t.linear(&format!("{p}.self_attn.q_proj"), self.h * q_out + self.h * kv * hd + v + self.heads * vhd * self.h);
+        let v = if self.k_eq_v && !sliding {
+            0
+        } else {
+            self.h * kv * vhd
+        };
+        let bias = if self.attn_bias {
+            q_out + kv * (hd + vhd)
+        } else {
+            0
+        };
+        t.linear(
+            &format!("{p}.self_attn.q_proj"),
+            self.h * q_out + self.h * kv * hd + v + self.heads * vhd * self.h,
+        );
         t.dense(bias);
     }
 
@@ -229,9 +266,17 @@ impl Shape {
 
     /// Gated DeltaNet (Qwen3-Next `Qwen3NextGatedDeltaNet`): qkvz and ba projections, a
     /// depthwise conv over q, k, v, per-head `A_log` and `dt_bias`, a norm, and `out_proj`.
-    fn linear_attn(&self, p: &str, (nk, nv, dk, dv, kernel): (u64, u64, u64, u64, u64), t: &mut Tally) {
+    fn linear_attn(
+        &self,
+        p: &str,
+        (nk, nv, dk, dv, kernel): (u64, u64, u64, u64, u64),
+        t: &mut Tally,
+    ) {
         let (key, value) = (nk * dk, nv * dv);
-        t.linear(&format!("{p}.linear_attn.in_proj_qkvz"), self.h * (2 * key + 2 * value) + self.h * 2 * nv + value * self.h);
+        t.linear(
+            &format!("{p}.linear_attn.in_proj_qkvz"),
+            self.h * (2 * key + 2 * value) + self.h * 2 * nv + value * self.h,
+        );
         t.dense((2 * key + value) * kernel + 2 * nv + dv);
     }
 
@@ -241,7 +286,10 @@ impl Shape {
             return;
         }
         // DeepSeek-V3.2 `Indexer`: wq_b, wk, k_norm, weights_proj.
-        t.linear(&format!("{p}.self_attn.indexer.wq_b"), ix.q_in * ix.heads * ix.dim + self.h * ix.dim);
+        t.linear(
+            &format!("{p}.self_attn.indexer.wq_b"),
+            ix.q_in * ix.heads * ix.dim + self.h * ix.dim,
+        );
         t.dense(2 * ix.dim + self.h * ix.heads);
     }
 }
@@ -250,7 +298,9 @@ impl Mlp {
     fn read(c: &Cfg, model_type: &str) -> Result<Mlp, ModelError> {
         let experts = num_experts(c)?;
         let inter = c.uint_or("intermediate_size", 0)?;
-        let expert_inter = c.first_uint(&["moe_intermediate_size", "expert_intermediate_size"])?.unwrap_or(inter);
+        let expert_inter = c
+            .first_uint(&["moe_intermediate_size", "expert_intermediate_size"])?
+            .unwrap_or(inter);
         let n_shared = c.uint_or("n_shared_experts", 0)?;
         let shared_size = c.uint_or("shared_expert_intermediate_size", 0)?;
         let llama4 = model_type.starts_with("llama4");
@@ -271,13 +321,25 @@ impl Mlp {
             expert_inter,
             shared_inter,
             shared_gate,
-            shared_name: if n_shared > 0 { "shared_experts" } else { "shared_expert" },
+            shared_name: if n_shared > 0 {
+                "shared_experts"
+            } else {
+                "shared_expert"
+            },
             dense_with_moe: c.flag("enable_moe_block") == Some(true),
             first_dense: c.uint_or("first_k_dense_replace", 0)?,
             freq: c.uint_or("moe_layer_freq", 1)?.max(1),
-            sparse_step: c.first_uint(&["decoder_sparse_step", "interleave_moe_layer_step"])?.unwrap_or(1).max(1),
-            only_dense: only_dense.into_iter().flatten().filter_map(as_uint).collect(),
-            layer_types: str_list(c, "mlp_layer_types").map(|l| l.iter().map(|t| t != "dense").collect()),
+            sparse_step: c
+                .first_uint(&["decoder_sparse_step", "interleave_moe_layer_step"])?
+                .unwrap_or(1)
+                .max(1),
+            only_dense: only_dense
+                .into_iter()
+                .flatten()
+                .filter_map(as_uint)
+                .collect(),
+            layer_types: str_list(c, "mlp_layer_types")
+                .map(|l| l.iter().map(|t| t != "dense").collect()),
         })
     }
 
@@ -291,21 +353,33 @@ impl Mlp {
         if let Some(sparse) = self.layer_types.as_ref().and_then(|l| l.get(i as usize)) {
             return *sparse;
         }
-        i >= self.first_dense && i % self.freq == 0 && !self.only_dense.contains(&i) && (i + 1) % self.sparse_step == 0
+        i >= self.first_dense
+            && i % self.freq == 0
+            && !self.only_dense.contains(&i)
+            && (i + 1) % self.sparse_step == 0
     }
 
     fn layer(&self, p: &str, i: u64, h: u64, t: &mut Tally) {
         if !self.is_moe(i) {
-            t.linear(&format!("{p}.mlp.gate_proj"), 3 * h * self.dense_inter_nonmoe);
+            t.linear(
+                &format!("{p}.mlp.gate_proj"),
+                3 * h * self.dense_inter_nonmoe,
+            );
             return;
         }
         if self.dense_with_moe {
             t.linear(&format!("{p}.mlp.gate_proj"), 3 * h * self.dense_inter);
         }
         t.dense(h * self.experts); // router
-        t.linear(&format!("{p}.mlp.experts.0.gate_proj"), self.experts * 3 * h * self.expert_inter);
+        t.linear(
+            &format!("{p}.mlp.experts.0.gate_proj"),
+            self.experts * 3 * h * self.expert_inter,
+        );
         if self.shared_inter > 0 {
-            t.linear(&format!("{p}.mlp.{}.gate_proj", self.shared_name), 3 * h * self.shared_inter);
+            t.linear(
+                &format!("{p}.mlp.{}.gate_proj", self.shared_name),
+                3 * h * self.shared_inter,
+            );
             t.dense(if self.shared_gate { h } else { 0 });
         }
     }
@@ -313,29 +387,48 @@ impl Mlp {
 
 fn str_list(c: &Cfg, key: &str) -> Option<Vec<String>> {
     let list = c.get(key)?.as_array()?;
-    Some(list.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect())
+    Some(
+        list.iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect(),
+    )
 }
 
 /// Approximate vision tower + projector of a VLM from `vision_config` (ViT blocks:
 /// 4·d² attention + 2 or 3·d·i MLP, a patch embedding, and a merger to the text width).
 /// An estimate: towers differ in detail, and they are a few percent of the model at most.
 fn vision_params(c: &Cfg, text_hidden: u64) -> Result<u64, ModelError> {
-    let Some(v) = c.root.get("vision_config").and_then(Value::as_object) else { return Ok(0) };
+    let Some(v) = c.root.get("vision_config").and_then(Value::as_object) else {
+        return Ok(0);
+    };
     let get = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(as_uint));
     let (Some(d), Some(layers)) = (
         get(&["hidden_size", "vt_hidden_size", "embed_dim", "width"]),
-        get(&["num_hidden_layers", "depth", "vt_num_hidden_layers", "layers"]),
+        get(&[
+            "num_hidden_layers",
+            "depth",
+            "vt_num_hidden_layers",
+            "layers",
+        ]),
     ) else {
         return Ok(0);
     };
     let inter = get(&["intermediate_size", "vt_intermediate_size"]).unwrap_or(4 * d);
-    let gated = v.get("hidden_act").and_then(Value::as_str).is_some_and(|a| a == "silu");
+    let gated = v
+        .get("hidden_act")
+        .and_then(Value::as_str)
+        .is_some_and(|a| a == "silu");
     let block = 4 * d * d + if gated { 3 } else { 2 } * d * inter + 4 * d;
     let patch = get(&["patch_size"]).unwrap_or(14);
     let temporal = get(&["temporal_patch_size"]).unwrap_or(1);
     let merge = get(&["spatial_merge_size"])
         .or_else(|| c.root.get("spatial_merge_size").and_then(as_uint))
-        .or_else(|| v.get("merge_kernel_size").and_then(Value::as_array).and_then(|a| a.first()).and_then(as_uint))
+        .or_else(|| {
+            v.get("merge_kernel_size")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .and_then(as_uint)
+        })
         .unwrap_or(1);
     let merged = d * merge * merge;
     Ok(layers * block + 3 * patch * patch * temporal * d + merged * merged + merged * text_hidden)
@@ -362,10 +455,24 @@ pub(crate) fn weight_bits(q: &Obj, method: &str) -> u32 {
         "fp8" | "fbgemm_fp8" => 8,
         "mxfp4" => 4,
         "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => bits(q.get("bits")).unwrap_or(4),
-        "compressed-tensors" => ct_groups(q).first().and_then(|(_, w)| bits(w.get("num_bits"))).unwrap_or(16),
-        "quark" => quark_weight(q).and_then(|w| w.get("dtype")).and_then(Value::as_str).map_or(16, dtype_bits),
-        "modelopt" | "modelopt_fp4" => modelopt_algo(q).map_or(16, |a| if a.contains("FP8") { 8 } else { 4 }),
-        "bitsandbytes" => if q.get("load_in_4bit").and_then(Value::as_bool) == Some(true) { 4 } else { 8 },
+        "compressed-tensors" => ct_groups(q)
+            .first()
+            .and_then(|(_, w)| bits(w.get("num_bits")))
+            .unwrap_or(16),
+        "quark" => quark_weight(q)
+            .and_then(|w| w.get("dtype"))
+            .and_then(Value::as_str)
+            .map_or(16, dtype_bits),
+        "modelopt" | "modelopt_fp4" => {
+            modelopt_algo(q).map_or(16, |a| if a.contains("FP8") { 8 } else { 4 })
+        }
+        "bitsandbytes" => {
+            if q.get("load_in_4bit").and_then(Value::as_bool) == Some(true) {
+                4
+            } else {
+                8
+            }
+        }
         _ => 16,
     }
 }
@@ -385,12 +492,19 @@ fn dtype_bits(d: &str) -> u32 {
 }
 
 fn modelopt_algo(q: &Obj) -> Option<String> {
-    let q = q.get("quantization").and_then(Value::as_object).unwrap_or(q);
-    q.get("quant_algo").and_then(Value::as_str).map(str::to_ascii_uppercase)
+    let q = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .unwrap_or(q);
+    q.get("quant_algo")
+        .and_then(Value::as_str)
+        .map(str::to_ascii_uppercase)
 }
 
 fn ct_groups(q: &Obj) -> Vec<(&Obj, &Obj)> {
-    let Some(groups) = q.get("config_groups").and_then(Value::as_object) else { return Vec::new() };
+    let Some(groups) = q.get("config_groups").and_then(Value::as_object) else {
+        return Vec::new();
+    };
     groups
         .values()
         .filter_map(Value::as_object)
@@ -411,8 +525,15 @@ struct WeightFormat {
 
 impl WeightFormat {
     fn read(c: &Cfg, dtype: Dtype) -> Result<WeightFormat, ModelError> {
-        let mut f = WeightFormat { dense: dtype.bytes(), rules: Vec::new(), skip: Vec::new(), lm_head_quantized: false };
-        let Some(q) = quant_config(c) else { return Ok(f) };
+        let mut f = WeightFormat {
+            dense: dtype.bytes(),
+            rules: Vec::new(),
+            skip: Vec::new(),
+            lm_head_quantized: false,
+        };
+        let Some(q) = quant_config(c) else {
+            return Ok(f);
+        };
         let method = quant_method(q);
         let all = |bpw: f64| vec![(vec![Pattern::Any], bpw)];
         match method.as_str() {
@@ -420,14 +541,23 @@ impl WeightFormat {
                 // Block-scaled FP8 adds one fp32 scale per block (DeepSeek `weight_scale_inv`).
                 let block = q.get("weight_block_size").and_then(Value::as_array);
                 let area: u64 = block.into_iter().flatten().filter_map(as_uint).product();
-                f.rules = all(1.0 + if block.is_some() && area > 0 { 4.0 / area as f64 } else { 0.0 });
+                f.rules = all(1.0
+                    + if block.is_some() && area > 0 {
+                        4.0 / area as f64
+                    } else {
+                        0.0
+                    });
                 f.skip = hf_patterns(c, q, &["modules_to_not_convert", "ignored_layers"])?;
             }
             "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => {
                 // Packed int weights + an fp16 scale and a packed zero point per group and column.
                 let bits = weight_bits(q, &method) as f64;
                 let group = q.get("group_size").and_then(Value::as_i64).unwrap_or(128);
-                let per_group = if group > 0 { (2.0 + bits / 8.0) / group as f64 } else { 0.0 };
+                let per_group = if group > 0 {
+                    (2.0 + bits / 8.0) / group as f64
+                } else {
+                    0.0
+                };
                 f.rules = all(bits / 8.0 + per_group);
                 f.skip = hf_patterns(c, q, &["modules_to_not_convert"])?;
                 f.lm_head_quantized = q.get("lm_head").and_then(Value::as_bool) == Some(true);
@@ -439,17 +569,32 @@ impl WeightFormat {
             }
             "compressed-tensors" => {
                 f.rules = ct_rules(c, q)?;
-                f.skip = list(q, "ignore").iter().map(|s| ct_pattern(c, s)).collect::<Result<_, _>>()?;
+                f.skip = list(q, "ignore")
+                    .iter()
+                    .map(|s| ct_pattern(c, s))
+                    .collect::<Result<_, _>>()?;
             }
             "quark" => {
                 let w = quark_weight(q);
                 if let Some(w) = w {
-                    let bits = w.get("dtype").and_then(Value::as_str).map_or(16, dtype_bits);
+                    let bits = w
+                        .get("dtype")
+                        .and_then(Value::as_str)
+                        .map_or(16, dtype_bits);
                     let group = w.get("group_size").and_then(as_uint).unwrap_or(0);
-                    let scale = if w.get("scale_format").and_then(Value::as_str) == Some("e8m0") { 1.0 } else { 2.0 };
-                    f.rules = all(f64::from(bits) / 8.0 + if group > 0 { scale / group as f64 } else { 0.0 });
+                    let scale = if w.get("scale_format").and_then(Value::as_str) == Some("e8m0") {
+                        1.0
+                    } else {
+                        2.0
+                    };
+                    f.rules =
+                        all(f64::from(bits) / 8.0
+                            + if group > 0 { scale / group as f64 } else { 0.0 });
                 }
-                f.skip = list(q, "exclude").iter().map(|s| glob(c, s, false)).collect::<Result<_, _>>()?;
+                f.skip = list(q, "exclude")
+                    .iter()
+                    .map(|s| glob(c, s, false))
+                    .collect::<Result<_, _>>()?;
             }
             "modelopt" | "modelopt_fp4" => {
                 f.rules = match modelopt_algo(q).as_deref() {
@@ -459,7 +604,10 @@ impl WeightFormat {
                     Some(_) => all(0.5 + 2.0 / 128.0),
                     None => Vec::new(),
                 };
-                let inner = q.get("quantization").and_then(Value::as_object).unwrap_or(q);
+                let inner = q
+                    .get("quantization")
+                    .and_then(Value::as_object)
+                    .unwrap_or(q);
                 f.skip = hf_patterns(c, inner, &["exclude_modules", "ignore"])?;
             }
             "bitsandbytes" => {
@@ -481,13 +629,19 @@ impl WeightFormat {
         if self.skip.iter().any(|p| p.matches(module)) {
             return self.dense;
         }
-        self.rules.iter().find(|(targets, _)| targets.iter().any(|p| p.matches(module))).map_or(self.dense, |(_, b)| *b)
+        self.rules
+            .iter()
+            .find(|(targets, _)| targets.iter().any(|p| p.matches(module)))
+            .map_or(self.dense, |(_, b)| *b)
     }
 }
 
 fn list(q: &Obj, key: &str) -> Vec<String> {
     let items = q.get(key).and_then(Value::as_array).into_iter().flatten();
-    items.filter_map(Value::as_str).map(str::to_string).collect()
+    items
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
 }
 
 /// compressed-tensors `config_groups`: each group's `targets` and its weight scheme
@@ -495,7 +649,10 @@ fn list(q: &Obj, key: &str) -> Vec<String> {
 fn ct_rules(c: &Cfg, q: &Obj) -> Result<Vec<(Vec<Pattern>, f64)>, ModelError> {
     let mut rules = Vec::new();
     for (group, w) in ct_groups(q) {
-        let targets = list(group, "targets").iter().map(|t| ct_pattern(c, t)).collect::<Result<Vec<_>, _>>()?;
+        let targets = list(group, "targets")
+            .iter()
+            .map(|t| ct_pattern(c, t))
+            .collect::<Result<Vec<_>, _>>()?;
         rules.push((targets, ct_bytes_per_weight(w)));
     }
     Ok(rules)
@@ -508,13 +665,23 @@ fn ct_bytes_per_weight(w: &Obj) -> f64 {
     let base = bits / 8.0;
     match w.get("strategy").and_then(Value::as_str) {
         Some("group" | "tensor_group") => {
-            let g = w.get("group_size").and_then(as_uint).filter(|g| *g > 0).unwrap_or(128) as f64;
+            let g = w
+                .get("group_size")
+                .and_then(as_uint)
+                .filter(|g| *g > 0)
+                .unwrap_or(128) as f64;
             // NVFP4 stores fp8 scales; int groups bf16 scales, plus a zero point when asymmetric.
             let scale = if float && bits <= 4.0 { 1.0 } else { 2.0 };
             base + scale / g + if symmetric { 0.0 } else { base / g }
         }
         Some("block") => {
-            let area: u64 = w.get("block_structure").and_then(Value::as_array).into_iter().flatten().filter_map(as_uint).product();
+            let area: u64 = w
+                .get("block_structure")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(as_uint)
+                .product();
             base + if area > 1 { 4.0 / area as f64 } else { 0.0 }
         }
         _ => base,
@@ -536,10 +703,16 @@ impl Pattern {
     fn matches(&self, name: &str) -> bool {
         match self {
             Pattern::Any => true,
-            Pattern::Exact(s) => name == s || name.strip_suffix(s.as_str()).is_some_and(|p| p.ends_with('.')),
+            Pattern::Exact(s) => {
+                name == s
+                    || name
+                        .strip_suffix(s.as_str())
+                        .is_some_and(|p| p.ends_with('.'))
+            }
             Pattern::Part(s) => name.match_indices(s.as_str()).any(|(i, _)| {
                 let end = i + s.len();
-                (i == 0 || name[..i].ends_with('.')) && (end == name.len() || name[end..].starts_with('.'))
+                (i == 0 || name[..i].ends_with('.'))
+                    && (end == name.len() || name[end..].starts_with('.'))
             }),
             Pattern::Re(r) => r.is_match(name),
         }
@@ -552,7 +725,11 @@ fn ct_pattern(c: &Cfg, s: &str) -> Result<Pattern, ModelError> {
     if let Some(re) = s.strip_prefix("re:") {
         return regex(c, &format!("^(?:{re})"));
     }
-    Ok(if s == "Linear" { Pattern::Any } else { Pattern::Exact(s.to_string()) })
+    Ok(if s == "Linear" {
+        Pattern::Any
+    } else {
+        Pattern::Exact(s.to_string())
+    })
 }
 
 /// HF-style skip lists: plain names match whole dotted components anywhere in the module name
@@ -561,7 +738,11 @@ fn ct_pattern(c: &Cfg, s: &str) -> Result<Pattern, ModelError> {
 fn hf_patterns(c: &Cfg, q: &Obj, keys: &[&str]) -> Result<Vec<Pattern>, ModelError> {
     let mut out = Vec::new();
     for s in keys.iter().flat_map(|k| list(q, k)) {
-        out.push(if s.contains('*') { glob(c, &s, true)? } else { Pattern::Part(s) });
+        out.push(if s.contains('*') {
+            glob(c, &s, true)?
+        } else {
+            Pattern::Part(s)
+        });
     }
     Ok(out)
 }
@@ -574,5 +755,10 @@ fn glob(c: &Cfg, s: &str, parents: bool) -> Result<Pattern, ModelError> {
 }
 
 fn regex(c: &Cfg, re: &str) -> Result<Pattern, ModelError> {
-    Regex::new(re).map(Pattern::Re).map_err(|e| invalid(c.file, format!("bad module pattern {re:?} in quantization_config: {e}")))
+    Regex::new(re).map(Pattern::Re).map_err(|e| {
+        invalid(
+            c.file,
+            format!("bad module pattern {re:?} in quantization_config: {e}"),
+        )
+    })
 }
