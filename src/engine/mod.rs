@@ -55,10 +55,7 @@ impl EngineArgs {
         self.settings.get(dest)
     }
     pub fn flag(&self, dest: &str) -> bool {
-        matches!(
-            self.get(dest).map(|s| &s.value),
-            Some(SettingValue::Flag(true))
-        )
+        matches!(self.get(dest).map(|s| &s.value), Some(SettingValue::Flag(true)))
     }
     pub fn int(&self, dest: &str) -> Option<i64> {
         match self.get(dest)?.value {

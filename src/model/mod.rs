@@ -16,15 +16,9 @@ pub use context::{derived_context_length_sglang, derived_max_model_len_vllm};
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
     #[error("{path} is not valid JSON: {source}")]
-    Json {
-        path: String,
-        source: serde_json::Error,
-    },
+    Json { path: String, source: serde_json::Error },
     #[error("{file}: {cause}")]
     Invalid { file: String, cause: String },
 }
@@ -178,15 +172,9 @@ pub struct Geometry {
 
 impl Geometry {
     pub fn max_position_embeddings(&self) -> Option<u64> {
-        self.length_keys
-            .iter()
-            .find(|(k, _)| k == "max_position_embeddings")
-            .map(|(_, v)| *v)
+        self.length_keys.iter().find(|(k, _)| k == "max_position_embeddings").map(|(_, v)| *v)
     }
     pub fn full_layers(&self) -> u32 {
-        self.layers
-            .iter()
-            .filter(|l| matches!(l, LayerKind::Full))
-            .count() as u32
+        self.layers.iter().filter(|l| matches!(l, LayerKind::Full)).count() as u32
     }
 }
