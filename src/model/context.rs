@@ -73,3 +73,60 @@ pub fn derived_max_model_len_vllm(g: &Geometry, version: &Version) -> u64 {
         _ => (derived as f64 * r.factor) as u64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    fn g(extra: Value) -> Geometry {
+        let mut v = json!({"model_type": "qwen2", "num_hidden_layers": 1, "hidden_size": 64,
+            "num_attention_heads": 4, "vocab_size": 10});
+        if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        Geometry::from_config_json("t", "t.json", &v).unwrap()
+    }
+
+    const V011: Version = Version::new(0, 11, 0);
+    const V033: Version = Version::new(0, 33, 0);
+
+    #[test]
+    fn yarn_with_original_length() {
+        // Example of vllm-trtllm-capacity.md §6: Qwen2.5 with user-added YaRN ×4.
+        let m = g(json!({"max_position_embeddings": 32768,
+            "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}));
+        assert_eq!(derived_max_model_len_vllm(&m, &V011), 131072);
+        assert_eq!(derived_max_model_len_vllm(&m, &V033), 32768);
+        assert_eq!(derived_context_length_sglang(&m), 32768);
+    }
+
+    #[test]
+    fn llama3_and_linear_scaling() {
+        let m = g(json!({"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+            "original_max_position_embeddings": 8192}}));
+        assert_eq!(derived_max_model_len_vllm(&m, &V011), 131072);
+        assert_eq!(derived_max_model_len_vllm(&m, &V033), 131072);
+        assert_eq!(derived_context_length_sglang(&m), 131072);
+        let m = g(json!({"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 2.0}}));
+        assert_eq!(derived_max_model_len_vllm(&m, &V033), 8192);
+        assert_eq!(derived_context_length_sglang(&m), 8192);
+        let gemma3 = g(json!({"model_type": "gemma3", "max_position_embeddings": 131072,
+            "rope_scaling": {"rope_type": "linear", "factor": 8.0}}));
+        assert_eq!(derived_max_model_len_vllm(&gemma3, &V033), 131072);
+    }
+
+    #[test]
+    fn key_choice_and_fallback() {
+        // vLLM takes the smallest key, SGLang the first in its own order.
+        let m = g(json!({"max_position_embeddings": 8192, "seq_length": 4096}));
+        assert_eq!(derived_max_model_len_vllm(&m, &V033), 4096);
+        assert_eq!(derived_context_length_sglang(&m), 4096);
+        let m = g(json!({"max_position_embeddings": 2048, "max_sequence_length": 4096}));
+        assert_eq!(derived_max_model_len_vllm(&m, &V033), 2048);
+        assert_eq!(derived_context_length_sglang(&m), 4096);
+        let none = g(json!({}));
+        assert_eq!((derived_max_model_len_vllm(&none, &V033), derived_context_length_sglang(&none)), (2048, 2048));
+    }
+}
