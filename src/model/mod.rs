@@ -3,6 +3,26 @@
 
 use serde::Serialize;
 
+mod catalog;
+mod config;
+mod context;
+mod params;
+
+pub use catalog::{catalog_ids, catalog_lookup};
+pub use config::{load_config_file, load_model_dir};
+pub use context::{derived_context_length_sglang, derived_max_model_len_vllm};
+
+/// Why a model's geometry could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path} is not valid JSON: {source}")]
+    Json { path: String, source: serde_json::Error },
+    #[error("{file}: {cause}")]
+    Invalid { file: String, cause: String },
+}
+
 /// Storage type of weights or KV elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -137,8 +157,13 @@ pub struct Geometry {
     pub vocab_size: u64,
     /// Total parameters computed from the config (all experts counted).
     pub params: u64,
+    /// Parameters of the MTP / NextN layers, not in `params`: engines load them only with
+    /// speculative decoding.
+    pub nextn_params: u64,
     /// Bytes of all weights on disk (all ranks together).
     pub weight_bytes: u64,
+    /// Bytes of the MTP / NextN layers, not in `weight_bytes`.
+    pub nextn_weight_bytes: u64,
     pub weight_bytes_source: WeightsSource,
     /// Has a vision tower (VLM).
     pub multimodal: bool,

@@ -1,0 +1,799 @@
+//! `config.json` → [`Geometry`], reading the fields the way SGLang and vLLM read them.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::params;
+use super::{
+    Dsa, Dtype, Geometry, LayerKind, LinearAttn, Mla, ModelError, Quantization, RopeScaling,
+    SwaHeads, WeightsSource,
+};
+
+pub(crate) type Obj = Map<String, Value>;
+
+/// KV-head keys in the engines' alias order (vLLM `transformers_utils/config.py`, SGLang
+/// `ModelConfig.get_total_num_kv_heads`): the first non-null one wins.
+const KV_HEAD_KEYS: [&str; 5] = [
+    "n_head_kv",
+    "num_kv_heads",
+    "num_key_value_heads",
+    "multi_query_group_num",
+    "num_attention_groups",
+];
+
+/// Context-length keys vLLM reads (`ModelArchConfigConvertorBase.derive_max_model_len_and_key`);
+/// SGLang's `CONTEXT_LENGTH_KEYS` are a subset.
+pub(crate) const LENGTH_KEYS: [&str; 9] = [
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+];
+
+/// SGLang `is_deepseek_dsa` architectures (`configs/model_config.py`): with `index_topk` they
+/// keep an indexer key cache.
+const DSA_ARCHS: [&str; 14] = [
+    "DeepseekV3ForCausalLM",
+    "DeepseekV3ForCausalLMNextN",
+    "DeepseekV32ForCausalLM",
+    "GlmMoeDsaForCausalLM",
+    "GlmMoeDsaForCausalLMNextN",
+    "Glm5NextForConditionalGeneration",
+    "MistralLarge3ForCausalLM",
+    "LongcatFlashForCausalLM",
+    "LongcatFlashForCausalLMNextN",
+    "Dots3NoteForCausalLM",
+    "Dots3NoteForCausalLMNextN",
+    "HYV4ForCausalLM",
+    "HYV4ForCausalLMNextN",
+    "Glm5NextForConditionalGenerationNextN",
+];
+
+/// The top-level config and the text-model config (the same object for text-only models).
+pub(crate) struct Cfg<'a> {
+    pub root: &'a Obj,
+    pub text: &'a Obj,
+    pub file: &'a str,
+}
+
+impl<'a> Cfg<'a> {
+    fn new(json: &'a Value, file: &'a str) -> Result<Self, ModelError> {
+        let root = json
+            .as_object()
+            .ok_or_else(|| invalid(file, "config.json is not a JSON object"))?;
+        // VLMs nest the language model: `text_config` (HF), `llm_config` (InternVL).
+        let text = ["text_config", "llm_config"]
+            .iter()
+            .find_map(|k| root.get(*k).and_then(Value::as_object))
+            .unwrap_or(root);
+        Ok(Cfg { root, text, file })
+    }
+
+    /// A text-config value, falling back to the top level.
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.text
+            .get(key)
+            .filter(|v| !v.is_null())
+            .or_else(|| self.root.get(key).filter(|v| !v.is_null()))
+    }
+
+    /// A non-negative integer at `key`; `Ok(None)` when absent or null.
+    pub fn uint(&self, key: &str) -> Result<Option<u64>, ModelError> {
+        self.get(key)
+            .map(|v| as_uint(v).ok_or_else(|| self.bad(key, v)))
+            .transpose()
+    }
+
+    /// The first present key of `keys`.
+    pub fn first_uint(&self, keys: &[&str]) -> Result<Option<u64>, ModelError> {
+        for k in keys {
+            if let Some(v) = self.uint(k)? {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
+    pub fn uint_or(&self, key: &str, default: u64) -> Result<u64, ModelError> {
+        Ok(self.uint(key)?.unwrap_or(default))
+    }
+
+    pub fn required(&self, keys: &[&str]) -> Result<u64, ModelError> {
+        self.first_uint(keys)?
+            .ok_or_else(|| invalid(self.file, format!("missing `{}`", keys[0])))
+    }
+
+    pub fn u32(&self, key: &str, v: u64) -> Result<u32, ModelError> {
+        u32::try_from(v).map_err(|_| invalid(self.file, format!("`{key}` = {v} is out of range")))
+    }
+
+    pub fn str(&self, key: &str) -> Option<&'a str> {
+        self.get(key).and_then(Value::as_str)
+    }
+
+    pub fn flag(&self, key: &str) -> Option<bool> {
+        self.get(key).and_then(Value::as_bool)
+    }
+
+    fn bad(&self, key: &str, v: &Value) -> ModelError {
+        invalid(
+            self.file,
+            format!("`{key}` should be a non-negative integer, found {v}"),
+        )
+    }
+}
+
+pub(crate) fn invalid(file: &str, cause: impl Into<String>) -> ModelError {
+    ModelError::Invalid {
+        file: file.to_string(),
+        cause: cause.into(),
+    }
+}
+
+/// Integers, and floats that hold an integer (some exporters write `4096.0`).
+pub(crate) fn as_uint(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1e19)
+            .map(|f| f as u64)
+    })
+}
+
+impl Geometry {
+    /// Reads a Hugging Face `config.json` (already parsed). `source` names the file or catalog
+    /// entry and appears in errors.
+    pub fn from_config_json(id: &str, source: &str, json: &Value) -> Result<Geometry, ModelError> {
+        let c = Cfg::new(json, source)?;
+        let mut g = base_geometry(&c, id, source)?;
+        let counts = params::count(&g, &c)?;
+        g.params = counts.params;
+        g.nextn_params = counts.nextn_params;
+        g.weight_bytes = counts.weight_bytes;
+        g.nextn_weight_bytes = counts.nextn_weight_bytes;
+        Ok(g)
+    }
+}
+
+fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError> {
+    let architectures = architectures(c);
+    let model_type = c
+        .root
+        .get("model_type")
+        .or_else(|| c.text.get("model_type"));
+    let model_type = model_type
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let num_layers = c.u32(
+        "num_hidden_layers",
+        c.required(&["num_hidden_layers", "n_layer", "num_layers"])?,
+    )?;
+    let hidden_size = c.required(&["hidden_size", "d_model", "n_embd"])?;
+    let num_attention_heads = c.u32(
+        "num_attention_heads",
+        c.required(&["num_attention_heads", "n_head", "num_heads"])?,
+    )?;
+    if num_attention_heads == 0 || num_layers == 0 {
+        return Err(invalid(
+            source,
+            "`num_attention_heads` and `num_hidden_layers` must be positive",
+        ));
+    }
+    let heads = Heads::read(c, hidden_size, num_attention_heads)?;
+    let mla = mla(c)?;
+    let (head_dim, v_head_dim) = match &mla {
+        // MLA: the per-head q/k and v sizes; the KV cache holds the latent instead.
+        Some(_) => (
+            c.u32(
+                "qk_nope_head_dim",
+                c.required(&["qk_nope_head_dim"])? + c.required(&["qk_rope_head_dim"])?,
+            )?,
+            c.u32("v_head_dim", c.required(&["v_head_dim"])?)?,
+        ),
+        None => (heads.full_head_dim, heads.full_v_head_dim),
+    };
+    let layers = layer_kinds(c, num_layers, &model_type)?;
+    let dsa = dsa(c, &architectures, num_layers)?;
+    Ok(Geometry {
+        id: id.to_string(),
+        source: source.to_string(),
+        moe: params::num_experts(c)? > 0,
+        multimodal: c.root.get("vision_config").is_some_and(Value::is_object),
+        architectures,
+        model_type,
+        num_layers,
+        hidden_size,
+        num_attention_heads,
+        num_kv_heads: heads.full_kv,
+        head_dim,
+        v_head_dim,
+        mla,
+        dsa,
+        layers,
+        swa_heads: heads.swa,
+        linear: linear(c)?,
+        nextn_layers: c.u32(
+            "num_nextn_predict_layers",
+            c.uint_or("num_nextn_predict_layers", 0)?,
+        )?,
+        length_keys: length_keys(c.text)?,
+        rope_scaling: rope_scaling(c),
+        dtype: dtype(c)?,
+        quantization: quantization(c),
+        vocab_size: c.required(&["vocab_size", "padded_vocab_size"])?,
+        params: 0,
+        nextn_params: 0,
+        weight_bytes: 0,
+        nextn_weight_bytes: 0,
+        weight_bytes_source: WeightsSource::ParamCount,
+    })
+}
+
+fn architectures(c: &Cfg) -> Vec<String> {
+    let list = |o: &Obj| -> Vec<String> {
+        o.get("architectures")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut archs = list(c.root);
+    if archs.is_empty() {
+        archs = list(c.text);
+    }
+    archs
+}
+
+/// KV heads and head sizes of full-attention layers, and of sliding layers where they differ.
+struct Heads {
+    full_kv: u32,
+    full_head_dim: u32,
+    full_v_head_dim: u32,
+    swa: Option<SwaHeads>,
+}
+
+impl Heads {
+    fn read(c: &Cfg, hidden: u64, heads: u32) -> Result<Heads, ModelError> {
+        let kv = match c.first_uint(&KV_HEAD_KEYS)? {
+            Some(v) => c.u32("num_key_value_heads", v)?,
+            None => heads,
+        };
+        // `head_dim` when present and positive, else hidden / heads
+        // (vLLM `ModelArchConfigConvertorBase.get_head_size`, SGLang `ModelConfig._derive_model_shapes`).
+        let head_dim = match c.uint("head_dim")? {
+            Some(d) if d > 0 => c.u32("head_dim", d)?,
+            _ => c.u32("head_dim", hidden / u64::from(heads))?,
+        };
+        // Gemma 4 states the sliding shape first and overrides it for full attention
+        // (SGLang `utils/hf_transformers/config.py :: _apply_gemma4_attention_overrides`).
+        let full_kv = match c.uint("num_global_key_value_heads")? {
+            Some(v) => c.u32("num_global_key_value_heads", v)?,
+            None => kv,
+        };
+        let full_head_dim = match c.uint("global_head_dim")? {
+            Some(d) if d > 0 => c.u32("global_head_dim", d)?,
+            _ => head_dim,
+        };
+        let v_head_dim = match c.uint("v_head_dim")? {
+            Some(d) if d > 0 && full_head_dim == head_dim => c.u32("v_head_dim", d)?,
+            _ => full_head_dim,
+        };
+        // SGLang-native keys (`swa_num_key_value_heads`, `swa_head_dim`, `swa_v_head_dim`).
+        let swa_kv = match c.uint("swa_num_key_value_heads")? {
+            Some(v) => c.u32("swa_num_key_value_heads", v)?,
+            None => kv,
+        };
+        let swa_head_dim = match c.uint("swa_head_dim")? {
+            Some(d) if d > 0 => c.u32("swa_head_dim", d)?,
+            _ => head_dim,
+        };
+        let swa_v = match c.uint("swa_v_head_dim")? {
+            Some(d) if d > 0 => c.u32("swa_v_head_dim", d)?,
+            _ => swa_head_dim,
+        };
+        let swa = SwaHeads {
+            num_kv_heads: swa_kv,
+            head_dim: swa_head_dim,
+            v_head_dim: swa_v,
+        };
+        let differs = (swa_kv, swa_head_dim, swa_v) != (full_kv, full_head_dim, v_head_dim);
+        Ok(Heads {
+            full_kv,
+            full_head_dim,
+            full_v_head_dim: v_head_dim,
+            swa: differs.then_some(swa),
+        })
+    }
+}
+
+/// MLA when both `kv_lora_rank` and `qk_rope_head_dim` are set (DeepSeek V2/V3, Kimi K2, GLM-5).
+fn mla(c: &Cfg) -> Result<Option<Mla>, ModelError> {
+    match (c.uint("kv_lora_rank")?, c.uint("qk_rope_head_dim")?) {
+        (Some(r), Some(p)) => Ok(Some(Mla {
+            kv_lora_rank: c.u32("kv_lora_rank", r)?,
+            qk_rope_head_dim: c.u32("qk_rope_head_dim", p)?,
+        })),
+        _ => Ok(None),
+    }
+}
+
+fn dsa(c: &Cfg, archs: &[String], num_layers: u32) -> Result<Option<Dsa>, ModelError> {
+    let Some(topk) = c.uint("index_topk")? else {
+        return Ok(None);
+    };
+    let text_archs = c.text.get("architectures").and_then(Value::as_array);
+    let text_archs = text_archs.into_iter().flatten().filter_map(Value::as_str);
+    let is_dsa = archs
+        .iter()
+        .map(String::as_str)
+        .chain(text_archs)
+        .any(|a| DSA_ARCHS.contains(&a));
+    if !is_dsa {
+        return Ok(None);
+    }
+    // Layers that reuse another layer's top-k keep no index keys
+    // (SGLang `_compute_dsa_indexer_cell_size`: `indexer_types[i] == "shared"`).
+    let indexer_layers = match c.get("indexer_types").and_then(Value::as_array) {
+        Some(types) => types
+            .iter()
+            .take(num_layers as usize)
+            .filter(|t| t.as_str() != Some("shared"))
+            .count() as u32,
+        None => num_layers,
+    };
+    Ok(Some(Dsa {
+        index_head_dim: c.u32("index_head_dim", c.uint_or("index_head_dim", 128)?)?,
+        index_topk: c.u32("index_topk", topk)?,
+        indexer_layers,
+    }))
+}
+
+fn linear(c: &Cfg) -> Result<Option<LinearAttn>, ModelError> {
+    let Some(nk) = c.uint("linear_num_key_heads")? else {
+        return Ok(None);
+    };
+    let field = |k: &str| -> Result<u32, ModelError> { c.u32(k, c.required(&[k])?) };
+    Ok(Some(LinearAttn {
+        num_key_heads: c.u32("linear_num_key_heads", nk)?,
+        num_value_heads: field("linear_num_value_heads")?,
+        key_head_dim: field("linear_key_head_dim")?,
+        value_head_dim: field("linear_value_head_dim")?,
+        conv_kernel: c.u32(
+            "linear_conv_kernel_dim",
+            c.uint_or("linear_conv_kernel_dim", 4)?,
+        )?,
+    }))
+}
+
+/// One [`LayerKind`] per decoder layer.
+fn layer_kinds(c: &Cfg, n: u32, model_type: &str) -> Result<Vec<LayerKind>, ModelError> {
+    let window = window(c)?;
+    let sliding =
+        |w: Option<u32>| w.map_or(LayerKind::Full, |window| LayerKind::Sliding { window });
+    if let Some(types) = c.get("layer_types").and_then(Value::as_array) {
+        if types.len() < n as usize {
+            return Err(invalid(
+                c.file,
+                format!("`layer_types` has {} entries for {n} layers", types.len()),
+            ));
+        }
+        return Ok(types
+            .iter()
+            .take(n as usize)
+            .map(|t| kind_from_name(t.as_str().unwrap_or(""), window))
+            .collect());
+    }
+    let text_type = c.str("model_type").unwrap_or(model_type);
+    let idx = 0..n;
+    if text_type == "gemma2" {
+        // Gemma 2: even layers slide (transformers `Gemma2DecoderLayer`: `not bool(layer_idx % 2)`).
+        return Ok(idx
+            .map(|i| {
+                if i % 2 == 0 {
+                    sliding(window)
+                } else {
+                    LayerKind::Full
+                }
+            })
+            .collect());
+    }
+    if text_type.starts_with("gemma3") {
+        // Gemma 3: every `sliding_window_pattern`-th layer is global (transformers default 6).
+        let p = c.uint_or("sliding_window_pattern", 6)?.max(1);
+        return Ok(idx
+            .map(|i| {
+                if (u64::from(i) + 1) % p == 0 {
+                    LayerKind::Full
+                } else {
+                    sliding(window)
+                }
+            })
+            .collect());
+    }
+    if let Some(chunk) = c.uint("attention_chunk_size")? {
+        return llama4_layers(c, n, c.u32("attention_chunk_size", chunk)?);
+    }
+    if let Some(interval) = c.uint("full_attention_interval")? {
+        // Qwen3-Next: one full-attention layer every `full_attention_interval`, the rest linear.
+        let p = interval.max(1);
+        return Ok(idx
+            .map(|i| {
+                if (u64::from(i) + 1) % p == 0 {
+                    LayerKind::Full
+                } else {
+                    LayerKind::Linear
+                }
+            })
+            .collect());
+    }
+    // Mistral-style `sliding_window` on every layer unless `use_sliding_window` is false (Qwen2);
+    // Qwen2 with it on slides only from `max_window_layers` up.
+    if c.flag("use_sliding_window") == Some(false) {
+        return Ok(vec![LayerKind::Full; n as usize]);
+    }
+    let from = if c.flag("use_sliding_window") == Some(true) {
+        c.uint_or("max_window_layers", 0)?
+    } else {
+        0
+    };
+    Ok(idx
+        .map(|i| {
+            if u64::from(i) >= from {
+                sliding(window)
+            } else {
+                LayerKind::Full
+            }
+        })
+        .collect())
+}
+
+fn kind_from_name(name: &str, window: Option<u32>) -> LayerKind {
+    if name.contains("linear") || name.contains("mamba") {
+        LayerKind::Linear
+    } else if name.contains("sliding") {
+        // A sliding layer without a window is treated as full: it then never looks cheaper than it is.
+        window.map_or(LayerKind::Full, |window| LayerKind::Sliding { window })
+    } else {
+        LayerKind::Full
+    }
+}
+
+/// Llama 4: layers with RoPE use chunked attention, NoPE layers are global. `no_rope_layers[i]`
+/// is 1 for RoPE layers; the transformers default makes every `no_rope_layer_interval`-th (4th)
+/// layer NoPE.
+fn llama4_layers(c: &Cfg, n: u32, size: u32) -> Result<Vec<LayerKind>, ModelError> {
+    let chunked = LayerKind::Chunked { size };
+    if let Some(list) = c
+        .get("no_rope_layers")
+        .and_then(Value::as_array)
+        .filter(|l| l.len() >= n as usize)
+    {
+        return Ok(list
+            .iter()
+            .take(n as usize)
+            .map(|v| {
+                if as_uint(v) == Some(0) {
+                    LayerKind::Full
+                } else {
+                    chunked
+                }
+            })
+            .collect());
+    }
+    let p = c.uint_or("no_rope_layer_interval", 4)?.max(1);
+    Ok((0..u64::from(n))
+        .map(|i| {
+            if (i + 1) % p == 0 {
+                LayerKind::Full
+            } else {
+                chunked
+            }
+        })
+        .collect())
+}
+
+/// The sliding window, when set and positive (`sliding_window: 0` means none in vLLM).
+fn window(c: &Cfg) -> Result<Option<u32>, ModelError> {
+    match c.first_uint(&["sliding_window", "sliding_window_size"])? {
+        Some(w) if w > 0 => Ok(Some(c.u32("sliding_window", w)?)),
+        _ => Ok(None),
+    }
+}
+
+fn length_keys(text: &Obj) -> Result<Vec<(String, u64)>, ModelError> {
+    Ok(text
+        .iter()
+        .filter(|(k, _)| LENGTH_KEYS.contains(&k.as_str()))
+        .filter_map(|(k, v)| as_uint(v).map(|v| (k.clone(), v)))
+        .collect())
+}
+
+/// `rope_scaling`, or transformers v5 `rope_parameters` (per layer type for Gemma 4: the
+/// full-attention entry counts). `None` when it states no scaling.
+fn rope_scaling(c: &Cfg) -> Option<RopeScaling> {
+    let obj = ["rope_scaling", "rope_parameters"]
+        .iter()
+        .find_map(|k| c.text.get(*k).and_then(Value::as_object))?;
+    let obj = obj
+        .get("full_attention")
+        .and_then(Value::as_object)
+        .unwrap_or(obj);
+    let rope_type = obj
+        .get("rope_type")
+        .or_else(|| obj.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let factor = obj.get("factor").and_then(Value::as_f64);
+    let original = obj
+        .get("original_max_position_embeddings")
+        .and_then(as_uint);
+    if rope_type == "default" && factor.is_none() && original.is_none() {
+        return None;
+    }
+    Some(RopeScaling {
+        rope_type: rope_type.to_string(),
+        factor: factor.unwrap_or(1.0),
+        original_max_position_embeddings: original,
+    })
+}
+
+fn dtype(c: &Cfg) -> Result<Dtype, ModelError> {
+    let s = c.str("torch_dtype").or_else(|| c.str("dtype"));
+    match s.map(|s| s.trim_start_matches("torch.")) {
+        None | Some("bfloat16") => Ok(Dtype::Bf16),
+        Some("float16" | "half") => Ok(Dtype::F16),
+        Some("float32" | "float") => Ok(Dtype::F32),
+        Some(other) => Err(invalid(c.file, format!("unknown `torch_dtype` {other:?}"))),
+    }
+}
+
+/// The `quantization_config` of the text model, else of the top level.
+pub(crate) fn quant_config<'a>(c: &Cfg<'a>) -> Option<&'a Obj> {
+    ["quantization_config", "compression_config"]
+        .iter()
+        .find_map(|k| {
+            c.text
+                .get(*k)
+                .or_else(|| c.root.get(*k))
+                .and_then(Value::as_object)
+        })
+}
+
+fn quantization(c: &Cfg) -> Option<Quantization> {
+    let q = quant_config(c)?;
+    let method = params::quant_method(q);
+    let weight_bits = params::weight_bits(q, &method);
+    Some(Quantization {
+        kv_cache_fp8: kv_cache_fp8(q),
+        method,
+        weight_bits,
+    })
+}
+
+/// ModelOpt `kv_cache_quant_algo: FP8`, compressed-tensors `kv_cache_scheme` with 8-bit floats,
+/// Quark `kv_cache_quant_config` (vLLM `ModelConfig._verify_quantization` and the methods'
+/// `get_cache_scale` paths).
+fn kv_cache_fp8(q: &Obj) -> bool {
+    let modelopt = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .unwrap_or(q);
+    if let Some(algo) = modelopt.get("kv_cache_quant_algo").and_then(Value::as_str) {
+        return algo.eq_ignore_ascii_case("fp8");
+    }
+    if let Some(s) = q.get("kv_cache_scheme").and_then(Value::as_object) {
+        let bits = s.get("num_bits").and_then(Value::as_u64);
+        return bits == Some(8) && s.get("type").and_then(Value::as_str) == Some("float");
+    }
+    q.get("kv_cache_quant_config")
+        .and_then(Value::as_object)
+        .is_some_and(|kv| {
+            kv.values().any(|v| {
+                v.pointer("/output_tensors/dtype")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| d.starts_with("fp8"))
+            })
+        })
+}
+
+fn read_json(path: &Path) -> Result<Value, ModelError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ModelError::Json {
+        path: shown,
+        source,
+    })
+}
+
+/// Reads a `config.json` file; the id is the file path.
+pub fn load_config_file(path: &Path) -> Result<Geometry, ModelError> {
+    let shown = path.display().to_string();
+    Geometry::from_config_json(&shown, &shown, &read_json(path)?)
+}
+
+/// Reads a local model directory: `config.json`, and the measured weight size from
+/// `model.safetensors.index.json` `metadata.total_size` when present. The MTP layers' estimated
+/// bytes are taken out of the measured total, since engines load them only for speculative
+/// decoding.
+pub fn load_model_dir(path: &Path) -> Result<Geometry, ModelError> {
+    let mut g = load_config_file(&path.join("config.json"))?;
+    g.id = path.display().to_string();
+    let index = path.join("model.safetensors.index.json");
+    if index.is_file() {
+        let json = read_json(&index)?;
+        let total = json.pointer("/metadata/total_size").and_then(as_uint);
+        let total = total.ok_or_else(|| {
+            invalid(
+                &index.display().to_string(),
+                "missing `metadata.total_size`",
+            )
+        })?;
+        g.weight_bytes = total.saturating_sub(g.nextn_weight_bytes);
+        g.weight_bytes_source = WeightsSource::SafetensorsIndex;
+        g.source = format!("{} + {}", g.source, index.display());
+    }
+    Ok(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn geo(v: Value) -> Geometry {
+        Geometry::from_config_json("t", "test.json", &v).unwrap()
+    }
+
+    fn base(extra: Value) -> Value {
+        let mut v = json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 4,
+            "hidden_size": 1024, "num_attention_heads": 16, "vocab_size": 1000});
+        if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        v
+    }
+
+    #[test]
+    fn dense_gqa_defaults() {
+        let g = geo(base(json!({"num_key_value_heads": 4})));
+        assert_eq!((g.num_kv_heads, g.head_dim, g.v_head_dim), (4, 64, 64));
+        assert_eq!(g.layers, vec![LayerKind::Full; 4]);
+        assert_eq!(g.dtype, Dtype::Bf16);
+        assert!(g.mla.is_none() && !g.moe && !g.multimodal);
+    }
+
+    #[test]
+    fn kv_head_aliases_in_engine_order() {
+        let g = geo(base(json!({"num_key_value_heads": 4, "num_kv_heads": 2, "multi_query_group_num": 8})));
+        assert_eq!(g.num_kv_heads, 2);
+        let g = geo(base(json!({"n_head_kv": null, "multi_query_group_num": 8})));
+        assert_eq!(g.num_kv_heads, 8);
+        assert_eq!(geo(base(json!({}))).num_kv_heads, 16, "MHA fallback");
+    }
+
+    #[test]
+    fn mla_and_dsa() {
+        let g = geo(base(json!({"architectures": ["GlmMoeDsaForCausalLM"], "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+            "qk_nope_head_dim": 192, "v_head_dim": 256, "q_lora_rank": 256, "head_dim": 64, "index_topk": 2048,
+            "index_head_dim": 128, "index_n_heads": 4, "indexer_types": ["full", "shared", "shared", "full"],
+            "num_nextn_predict_layers": 1})));
+        assert_eq!(g.mla, Some(Mla { kv_lora_rank: 512, qk_rope_head_dim: 64 }));
+        assert_eq!((g.head_dim, g.v_head_dim), (256, 256));
+        assert_eq!(g.dsa, Some(Dsa { index_head_dim: 128, index_topk: 2048, indexer_layers: 2 }));
+        assert_eq!(g.nextn_layers, 1);
+        assert!(g.nextn_params > 0);
+        // index_topk on an architecture outside SGLang's DSA list: no indexer cache.
+        let g = geo(base(json!({"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+            "v_head_dim": 128, "index_topk": 2048})));
+        assert!(g.dsa.is_none() && g.mla.is_some());
+    }
+
+    #[test]
+    fn layer_types_and_alternating_patterns() {
+        let g = geo(base(json!({"sliding_window": 128,
+            "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]})));
+        assert_eq!(g.layers[0], LayerKind::Sliding { window: 128 });
+        assert_eq!(g.full_layers(), 2);
+        let g = geo(base(json!({"model_type": "gemma2", "sliding_window": 4096})));
+        assert_eq!(g.layers[0], LayerKind::Sliding { window: 4096 });
+        assert_eq!(g.layers[1], LayerKind::Full);
+        let g = geo(base(json!({"model_type": "gemma3_text", "num_hidden_layers": 12, "sliding_window": 1024})));
+        assert_eq!(g.full_layers(), 2);
+        assert_eq!(g.layers[5], LayerKind::Full);
+        let short = base(json!({"layer_types": ["full_attention"]}));
+        assert!(Geometry::from_config_json("t", "x.json", &short).is_err());
+    }
+
+    #[test]
+    fn llama4_chunked_and_qwen3_next_linear() {
+        let g = geo(base(json!({"model_type": "llama4_text", "num_hidden_layers": 8, "attention_chunk_size": 8192})));
+        assert_eq!(g.full_layers(), 2);
+        assert_eq!(g.layers[0], LayerKind::Chunked { size: 8192 });
+        assert_eq!(g.layers[3], LayerKind::Full);
+        let g = geo(base(json!({"model_type": "qwen3_next", "num_hidden_layers": 8, "full_attention_interval": 4,
+            "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+            "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4})));
+        assert_eq!(g.full_layers(), 2);
+        assert_eq!(g.layers.iter().filter(|l| **l == LayerKind::Linear).count(), 6);
+        assert_eq!(g.linear.map(|l| (l.num_value_heads, l.conv_kernel)), Some((32, 4)));
+    }
+
+    #[test]
+    fn mistral_window_unless_use_sliding_window_is_false() {
+        let g = geo(base(json!({"model_type": "mistral", "sliding_window": 4096})));
+        assert_eq!(g.layers, vec![LayerKind::Sliding { window: 4096 }; 4]);
+        let g = geo(base(json!({"model_type": "qwen2", "sliding_window": 131072, "use_sliding_window": false})));
+        assert_eq!(g.full_layers(), 4);
+        assert_eq!(geo(base(json!({"sliding_window": null}))).full_layers(), 4);
+        assert_eq!(geo(base(json!({"sliding_window": 0}))).full_layers(), 4);
+    }
+
+    #[test]
+    fn gemma4_split_heads_in_text_config() {
+        let g = geo(json!({"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+            "vision_config": {"hidden_size": 64, "num_hidden_layers": 2},
+            "text_config": {"num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8,
+                "num_key_value_heads": 4, "head_dim": 64, "global_head_dim": 128, "num_global_key_value_heads": 1,
+                "sliding_window": 512, "layer_types": ["sliding_attention", "full_attention"], "vocab_size": 100,
+                "max_position_embeddings": 4096}}));
+        assert_eq!((g.num_kv_heads, g.head_dim, g.v_head_dim), (1, 128, 128));
+        assert_eq!(g.swa_heads, Some(SwaHeads { num_kv_heads: 4, head_dim: 64, v_head_dim: 64 }));
+        assert!(g.multimodal);
+        assert_eq!(g.max_position_embeddings(), Some(4096));
+    }
+
+    #[test]
+    fn lengths_rope_dtype_and_quantization() {
+        let g = geo(base(json!({"seq_length": 8192, "max_position_embeddings": 4096, "torch_dtype": "float16",
+            "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024},
+            "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}})));
+        assert_eq!(g.length_keys, vec![("seq_length".into(), 8192), ("max_position_embeddings".into(), 4096)]);
+        assert_eq!(g.rope_scaling.map(|r| (r.rope_type, r.factor)), Some(("yarn".into(), 4.0)));
+        assert_eq!(g.dtype, Dtype::F16);
+        assert_eq!(g.quantization, Some(Quantization { method: "modelopt".into(), weight_bits: 4, kv_cache_fp8: true }));
+        let ct = geo(base(json!({"quantization_config": {"quant_method": "compressed-tensors",
+            "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
+            "kv_cache_scheme": {"num_bits": 8, "type": "float"}}})));
+        assert_eq!(ct.quantization.map(|q| (q.weight_bits, q.kv_cache_fp8)), Some((8, true)));
+        assert!(geo(base(json!({"rope_scaling": {"rope_type": "default"}}))).rope_scaling.is_none());
+    }
+
+    #[test]
+    fn bad_input_is_an_error_naming_the_file() {
+        let err = Geometry::from_config_json("t", "cfg.json", &json!([1])).unwrap_err().to_string();
+        assert!(err.contains("cfg.json"), "{err}");
+        let err = Geometry::from_config_json("t", "cfg.json", &json!({"hidden_size": 8})).unwrap_err().to_string();
+        assert!(err.contains("num_hidden_layers"), "{err}");
+        let err = Geometry::from_config_json("t", "cfg.json", &base(json!({"hidden_size": "big"}))).unwrap_err();
+        assert!(err.to_string().contains("hidden_size"));
+        assert!(Geometry::from_config_json("t", "c", &base(json!({"torch_dtype": "int3"}))).is_err());
+        assert!(Geometry::from_config_json("t", "c", &base(json!({"num_attention_heads": 0}))).is_err());
+    }
+
+    #[test]
+    fn model_dir_prefers_the_safetensors_index() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.json"), base(json!({})).to_string()).unwrap();
+        let g = load_model_dir(dir.path()).unwrap();
+        assert_eq!(g.weight_bytes_source, WeightsSource::ParamCount);
+        std::fs::write(dir.path().join("model.safetensors.index.json"), r#"{"metadata": {"total_size": 123456}}"#).unwrap();
+        let g = load_model_dir(dir.path()).unwrap();
+        assert_eq!((g.weight_bytes, g.weight_bytes_source), (123456, WeightsSource::SafetensorsIndex));
+        std::fs::write(dir.path().join("model.safetensors.index.json"), "{").unwrap();
+        assert!(load_model_dir(dir.path()).unwrap_err().to_string().contains("model.safetensors.index.json"));
+        assert!(load_config_file(&dir.path().join("missing.json")).unwrap_err().to_string().contains("missing.json"));
+    }
+}

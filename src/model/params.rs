@@ -1,0 +1,843 @@
+//! Parameter count and weight bytes computed from `config.json`.
+//!
+//! The count walks the decoder layer by layer (attention or linear attention, DSA indexer,
+//! dense MLP or routed + shared experts), adds embeddings and an untied `lm_head`, and, for
+//! VLMs, an approximate vision tower. MTP / NextN layers are counted apart: engines load them
+//! only with speculative decoding. Each quantizable matrix is priced by the checkpoint's
+//! quantization, with its skip lists applied to the module's Hugging Face name; embeddings,
+//! norms, routers and vision towers stay in the checkpoint dtype.
+
+use regex_lite::Regex;
+use serde_json::Value;
+
+use super::config::{as_uint, invalid, quant_config, Cfg, Obj};
+use super::{Dtype, Geometry, LayerKind, ModelError};
+
+pub(crate) struct Counts {
+    pub params: u64,
+    pub nextn_params: u64,
+    pub weight_bytes: u64,
+    pub nextn_weight_bytes: u64,
+}
+
+/// Routed experts per MoE layer (`n_routed_experts`, `num_experts`, `num_local_experts`).
+pub(crate) fn num_experts(c: &Cfg) -> Result<u64, ModelError> {
+    Ok(
+        c.first_uint(&["n_routed_experts", "num_experts", "num_local_experts"])?
+            .unwrap_or(0),
+    )
+}
+
+pub(crate) fn count(g: &Geometry, c: &Cfg) -> Result<Counts, ModelError> {
+    let fmt = WeightFormat::read(c, g.dtype)?;
+    let shape = Shape::read(c, g)?;
+    let mut main = Tally::new(&fmt);
+    shape.embeddings(c, &mut main)?;
+    for (i, kind) in g.layers.iter().enumerate() {
+        shape.layer(i as u64, *kind, &mut main);
+    }
+    main.dense(vision_params(c, g.hidden_size)?);
+    let mut mtp = Tally::new(&fmt);
+    for j in 0..u64::from(g.nextn_layers) {
+        let h = g.hidden_size;
+        // DeepSeek MTP module: a decoder layer plus `eh_proj` (2h → h) and three norms; it
+        // shares the target's embedding and head (SGLang `deepseek_nextn.py`).
+        shape.layer(u64::from(g.num_layers) + j, LayerKind::Full, &mut mtp);
+        mtp.dense(2 * h * h + 3 * h);
+    }
+    Ok(Counts {
+        params: main.params,
+        nextn_params: mtp.params,
+        weight_bytes: main.bytes.ceil() as u64,
+        nextn_weight_bytes: mtp.bytes.ceil() as u64,
+    })
+}
+
+struct Tally<'f> {
+    fmt: &'f WeightFormat,
+    params: u64,
+    bytes: f64,
+}
+
+impl<'f> Tally<'f> {
+    fn new(fmt: &'f WeightFormat) -> Self {
+        Tally {
+            fmt,
+            params: 0,
+            bytes: 0.0,
+        }
+    }
+    /// Weights that stay in the checkpoint dtype (norms, routers, embeddings, vision).
+    fn dense(&mut self, n: u64) {
+        self.params += n;
+        self.bytes += n as f64 * self.fmt.dense;
+    }
+    /// A linear layer's weights, quantized unless the checkpoint skips `module`.
+    fn linear(&mut self, module: &str, n: u64) {
+        self.params += n;
+        self.bytes += n as f64 * self.fmt.bytes_per_weight(module);
+    }
+}
+
+/// The text model's shape, as far as the parameter count needs it.
+struct Shape {
+    h: u64,
+    heads: u64,
+    kv: u64,
+    head_dim: u64,
+    v_head_dim: u64,
+    swa: Option<(u64, u64, u64)>,
+    mla: Option<MlaDims>,
+    indexer: Option<Indexer>,
+    linear: Option<(u64, u64, u64, u64, u64)>,
+    /// Qwen3-Next gated attention doubles `q_proj`.
+    gated_q: bool,
+    /// Gemma 4 full-attention layers reuse K as V (`attention_k_eq_v`): no `v_proj`.
+    k_eq_v: bool,
+    attn_bias: bool,
+    mlp: Mlp,
+}
+
+struct MlaDims {
+    q_lora: u64,
+    kv_lora: u64,
+    nope: u64,
+    rope: u64,
+    v: u64,
+}
+
+struct Indexer {
+    heads: u64,
+    dim: u64,
+    q_in: u64,
+    /// `indexer_types`: layers marked "shared" reuse another layer's top-k and hold no indexer.
+    shared: Vec<bool>,
+}
+
+struct Mlp {
+    experts: u64,
+    dense_inter: u64,
+    /// Llama 4 dense layers use `intermediate_size_mlp`.
+    dense_inter_nonmoe: u64,
+    expert_inter: u64,
+    shared_inter: u64,
+    shared_gate: bool,
+    shared_name: &'static str,
+    /// Gemma 4 MoE layers keep a dense MLP next to the experts.
+    dense_with_moe: bool,
+    first_dense: u64,
+    freq: u64,
+    sparse_step: u64,
+    only_dense: Vec<u64>,
+    layer_types: Option<Vec<bool>>,
+}
+
+impl Shape {
+    fn read(c: &Cfg, g: &Geometry) -> Result<Shape, ModelError> {
+        let mla = match &g.mla {
+            Some(m) => Some(MlaDims {
+                q_lora: c.uint_or("q_lora_rank", 0)?,
+                kv_lora: u64::from(m.kv_lora_rank),
+                rope: u64::from(m.qk_rope_head_dim),
+                nope: u64::from(g.head_dim - m.qk_rope_head_dim.min(g.head_dim)),
+                v: u64::from(g.v_head_dim),
+            }),
+            None => None,
+        };
+        let indexer = match &g.dsa {
+            Some(d) => Some(Indexer {
+                heads: c.uint_or("index_n_heads", 64)?,
+                dim: u64::from(d.index_head_dim),
+                q_in: c
+                    .uint("q_lora_rank")?
+                    .filter(|r| *r > 0)
+                    .unwrap_or(g.hidden_size),
+                shared: str_list(c, "indexer_types")
+                    .map(|l| l.iter().map(|t| t == "shared").collect())
+                    .unwrap_or_default(),
+            }),
+            None => None,
+        };
+        let linear = g.linear.as_ref().map(|l| {
+            let u = u64::from;
+            (
+                u(l.num_key_heads),
+                u(l.num_value_heads),
+                u(l.key_head_dim),
+                u(l.value_head_dim),
+                u(l.conv_kernel),
+            )
+        });
+        let model_type = c.str("model_type").unwrap_or(&g.model_type);
+        Ok(Shape {
+            h: g.hidden_size,
+            heads: u64::from(g.num_attention_heads),
+            kv: u64::from(g.num_kv_heads),
+            head_dim: u64::from(g.head_dim),
+            v_head_dim: u64::from(g.v_head_dim),
+            swa: g.swa_heads.as_ref().map(|s| {
+                (
+                    u64::from(s.num_kv_heads),
+                    u64::from(s.head_dim),
+                    u64::from(s.v_head_dim),
+                )
+            }),
+            mla,
+            indexer,
+            linear,
+            gated_q: model_type.starts_with("qwen3_next"),
+            k_eq_v: c.flag("attention_k_eq_v") == Some(true),
+            attn_bias: c.flag("attention_bias") == Some(true),
+            mlp: Mlp::read(c, model_type)?,
+        })
+    }
+
+    fn embeddings(&self, c: &Cfg, t: &mut Tally) -> Result<(), ModelError> {
+        let vocab = c.required(&["vocab_size", "padded_vocab_size"])?;
+        let model_type = c.str("model_type").unwrap_or_default();
+        // transformers defaults: Gemma ties the head to the embedding, the others do not.
+        let tied = c
+            .flag("tie_word_embeddings")
+            .unwrap_or(model_type.starts_with("gemma"));
+        t.dense(vocab * self.h);
+        if !tied {
+            t.linear("lm_head", vocab * self.h);
+        }
+        // Gemma 3n / 4 per-layer input embeddings and their projection.
+        let per_layer = c.uint_or("hidden_size_per_layer_input", 0)?;
+        if per_layer > 0 {
+            let layers = c.uint_or("num_hidden_layers", 0)?;
+            let v = c.uint_or("vocab_size_per_layer_input", vocab)?;
+            t.dense((v + self.h) * layers * per_layer);
+        }
+        t.dense(self.h); // final norm
+        Ok(())
+    }
+
+    fn layer(&self, i: u64, kind: LayerKind, t: &mut Tally) {
+        let p = format!("model.layers.{i}");
+        t.dense(2 * self.h); // input and post-attention norms
+        match (kind, &self.linear, &self.mla) {
+            (LayerKind::Linear, Some(l), _) => self.linear_attn(&p, *l, t),
+            (_, _, Some(m)) => self.mla_attn(&p, m, t),
+            _ => self.attn(&p, kind, t),
+        }
+        self.indexer(&p, i, t);
+        self.mlp.layer(&p, i, self.h, t);
+    }
+
+    fn attn(&self, p: &str, kind: LayerKind, t: &mut Tally) {
+        let sliding = matches!(kind, LayerKind::Sliding { .. } | LayerKind::Chunked { .. });
+        let (kv, hd, vhd) = match self.swa {
+            Some(s) if sliding => s,
+            _ => (self.kv, self.head_dim, self.v_head_dim),
+        };
+        let q_out = self.heads * hd * if self.gated_q { 2 } else { 1 };
+        let v = if self.k_eq_v && !sliding {
+            0
+        } else {
+            self.h * kv * vhd
+        };
+        let bias = if self.attn_bias {
+            q_out + kv * (hd + vhd)
+        } else {
+            0
+        };
+        t.linear(
+            &format!("{p}.self_attn.q_proj"),
+            self.h * q_out + self.h * kv * hd + v + self.heads * vhd * self.h,
+        );
+        t.dense(bias);
+    }
+
+    fn mla_attn(&self, p: &str, m: &MlaDims, t: &mut Tally) {
+        let (h, heads) = (self.h, self.heads);
+        let q = if m.q_lora > 0 {
+            t.dense(m.q_lora); // q_a_layernorm
+            h * m.q_lora + m.q_lora * heads * (m.nope + m.rope)
+        } else {
+            h * heads * (m.nope + m.rope)
+        };
+        let kv = h * (m.kv_lora + m.rope) + m.kv_lora * heads * (m.nope + m.v);
+        t.dense(m.kv_lora); // kv_a_layernorm
+        let module = if m.q_lora > 0 { "q_a_proj" } else { "q_proj" };
+        t.linear(&format!("{p}.self_attn.{module}"), q + kv + heads * m.v * h);
+    }
+
+    /// Gated DeltaNet (Qwen3-Next `Qwen3NextGatedDeltaNet`): qkvz and ba projections, a
+    /// depthwise conv over q, k, v, per-head `A_log` and `dt_bias`, a norm, and `out_proj`.
+    fn linear_attn(
+        &self,
+        p: &str,
+        (nk, nv, dk, dv, kernel): (u64, u64, u64, u64, u64),
+        t: &mut Tally,
+    ) {
+        let (key, value) = (nk * dk, nv * dv);
+        t.linear(
+            &format!("{p}.linear_attn.in_proj_qkvz"),
+            self.h * (2 * key + 2 * value) + self.h * 2 * nv + value * self.h,
+        );
+        t.dense((2 * key + value) * kernel + 2 * nv + dv);
+    }
+
+    fn indexer(&self, p: &str, i: u64, t: &mut Tally) {
+        let Some(ix) = &self.indexer else { return };
+        if ix.shared.get(i as usize).copied().unwrap_or(false) {
+            return;
+        }
+        // DeepSeek-V3.2 `Indexer`: wq_b, wk, k_norm, weights_proj.
+        t.linear(
+            &format!("{p}.self_attn.indexer.wq_b"),
+            ix.q_in * ix.heads * ix.dim + self.h * ix.dim,
+        );
+        t.dense(2 * ix.dim + self.h * ix.heads);
+    }
+}
+
+impl Mlp {
+    fn read(c: &Cfg, model_type: &str) -> Result<Mlp, ModelError> {
+        let experts = num_experts(c)?;
+        let inter = c.uint_or("intermediate_size", 0)?;
+        let expert_inter = c
+            .first_uint(&["moe_intermediate_size", "expert_intermediate_size"])?
+            .unwrap_or(inter);
+        let n_shared = c.uint_or("n_shared_experts", 0)?;
+        let shared_size = c.uint_or("shared_expert_intermediate_size", 0)?;
+        let llama4 = model_type.starts_with("llama4");
+        let (shared_inter, shared_gate) = if n_shared > 0 {
+            (n_shared * expert_inter, false)
+        } else if shared_size > 0 {
+            (shared_size, true)
+        } else if llama4 {
+            (inter, false)
+        } else {
+            (0, false)
+        };
+        let only_dense = c.get("mlp_only_layers").and_then(Value::as_array);
+        Ok(Mlp {
+            experts,
+            dense_inter: inter,
+            dense_inter_nonmoe: c.uint("intermediate_size_mlp")?.unwrap_or(inter),
+            expert_inter,
+            shared_inter,
+            shared_gate,
+            shared_name: if n_shared > 0 {
+                "shared_experts"
+            } else {
+                "shared_expert"
+            },
+            dense_with_moe: c.flag("enable_moe_block") == Some(true),
+            first_dense: c.uint_or("first_k_dense_replace", 0)?,
+            freq: c.uint_or("moe_layer_freq", 1)?.max(1),
+            sparse_step: c
+                .first_uint(&["decoder_sparse_step", "interleave_moe_layer_step"])?
+                .unwrap_or(1)
+                .max(1),
+            only_dense: only_dense
+                .into_iter()
+                .flatten()
+                .filter_map(as_uint)
+                .collect(),
+            layer_types: str_list(c, "mlp_layer_types")
+                .map(|l| l.iter().map(|t| t != "dense").collect()),
+        })
+    }
+
+    /// Which layers route to experts: DeepSeek `first_k_dense_replace` / `moe_layer_freq`,
+    /// Qwen MoE `mlp_only_layers` / `decoder_sparse_step`, Llama 4 `interleave_moe_layer_step`,
+    /// GLM-5.2 `mlp_layer_types`.
+    fn is_moe(&self, i: u64) -> bool {
+        if self.experts == 0 {
+            return false;
+        }
+        if let Some(sparse) = self.layer_types.as_ref().and_then(|l| l.get(i as usize)) {
+            return *sparse;
+        }
+        i >= self.first_dense
+            && i % self.freq == 0
+            && !self.only_dense.contains(&i)
+            && (i + 1) % self.sparse_step == 0
+    }
+
+    fn layer(&self, p: &str, i: u64, h: u64, t: &mut Tally) {
+        if !self.is_moe(i) {
+            t.linear(
+                &format!("{p}.mlp.gate_proj"),
+                3 * h * self.dense_inter_nonmoe,
+            );
+            return;
+        }
+        if self.dense_with_moe {
+            t.linear(&format!("{p}.mlp.gate_proj"), 3 * h * self.dense_inter);
+        }
+        t.dense(h * self.experts); // router
+        t.linear(
+            &format!("{p}.mlp.experts.0.gate_proj"),
+            self.experts * 3 * h * self.expert_inter,
+        );
+        if self.shared_inter > 0 {
+            t.linear(
+                &format!("{p}.mlp.{}.gate_proj", self.shared_name),
+                3 * h * self.shared_inter,
+            );
+            t.dense(if self.shared_gate { h } else { 0 });
+        }
+    }
+}
+
+fn str_list(c: &Cfg, key: &str) -> Option<Vec<String>> {
+    let list = c.get(key)?.as_array()?;
+    Some(
+        list.iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect(),
+    )
+}
+
+/// Approximate vision tower + projector of a VLM from `vision_config` (ViT blocks:
+/// 4·d² attention + 2 or 3·d·i MLP, a patch embedding, and a merger to the text width).
+/// An estimate: towers differ in detail, and they are a few percent of the model at most.
+fn vision_params(c: &Cfg, text_hidden: u64) -> Result<u64, ModelError> {
+    let Some(v) = c.root.get("vision_config").and_then(Value::as_object) else {
+        return Ok(0);
+    };
+    let get = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(as_uint));
+    let (Some(d), Some(layers)) = (
+        get(&["hidden_size", "vt_hidden_size", "embed_dim", "width"]),
+        get(&[
+            "num_hidden_layers",
+            "depth",
+            "vt_num_hidden_layers",
+            "layers",
+        ]),
+    ) else {
+        return Ok(0);
+    };
+    let inter = get(&["intermediate_size", "vt_intermediate_size"]).unwrap_or(4 * d);
+    let gated = v
+        .get("hidden_act")
+        .and_then(Value::as_str)
+        .is_some_and(|a| a == "silu");
+    let block = 4 * d * d + if gated { 3 } else { 2 } * d * inter + 4 * d;
+    let patch = get(&["patch_size"]).unwrap_or(14);
+    let temporal = get(&["temporal_patch_size"]).unwrap_or(1);
+    let merge = get(&["spatial_merge_size"])
+        .or_else(|| c.root.get("spatial_merge_size").and_then(as_uint))
+        .or_else(|| {
+            v.get("merge_kernel_size")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .and_then(as_uint)
+        })
+        .unwrap_or(1);
+    let merged = d * merge * merge;
+    Ok(layers * block + 3 * patch * patch * temporal * d + merged * merged + merged * text_hidden)
+}
+
+/// `quant_method`, lower-cased; ModelOpt configs may omit it.
+pub(crate) fn quant_method(q: &Obj) -> String {
+    if let Some(m) = q.get("quant_method").and_then(Value::as_str) {
+        return m.to_ascii_lowercase();
+    }
+    if q.contains_key("quant_algo") || q.get("quantization").is_some_and(Value::is_object) {
+        return "modelopt".into();
+    }
+    if q.contains_key("load_in_4bit") || q.contains_key("load_in_8bit") {
+        return "bitsandbytes".into();
+    }
+    "unknown".into()
+}
+
+/// Bits per quantized weight, scales excluded; 16 when the method is unknown.
+pub(crate) fn weight_bits(q: &Obj, method: &str) -> u32 {
+    let bits = |v: Option<&Value>| v.and_then(Value::as_u64).map(|b| b as u32);
+    match method {
+        "fp8" | "fbgemm_fp8" => 8,
+        "mxfp4" => 4,
+        "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => bits(q.get("bits")).unwrap_or(4),
+        "compressed-tensors" => ct_groups(q)
+            .first()
+            .and_then(|(_, w)| bits(w.get("num_bits")))
+            .unwrap_or(16),
+        "quark" => quark_weight(q)
+            .and_then(|w| w.get("dtype"))
+            .and_then(Value::as_str)
+            .map_or(16, dtype_bits),
+        "modelopt" | "modelopt_fp4" => {
+            modelopt_algo(q).map_or(16, |a| if a.contains("FP8") { 8 } else { 4 })
+        }
+        "bitsandbytes" => {
+            if q.get("load_in_4bit").and_then(Value::as_bool) == Some(true) {
+                4
+            } else {
+                8
+            }
+        }
+        _ => 16,
+    }
+}
+
+fn quark_weight(q: &Obj) -> Option<&Obj> {
+    q.get("global_quant_config")?.get("weight")?.as_object()
+}
+
+fn dtype_bits(d: &str) -> u32 {
+    if d.contains('4') {
+        4
+    } else if d.contains('8') {
+        8
+    } else {
+        16
+    }
+}
+
+fn modelopt_algo(q: &Obj) -> Option<String> {
+    let q = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .unwrap_or(q);
+    q.get("quant_algo")
+        .and_then(Value::as_str)
+        .map(str::to_ascii_uppercase)
+}
+
+fn ct_groups(q: &Obj) -> Vec<(&Obj, &Obj)> {
+    let Some(groups) = q.get("config_groups").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    groups
+        .values()
+        .filter_map(Value::as_object)
+        .filter_map(|g| g.get("weights").and_then(Value::as_object).map(|w| (g, w)))
+        .collect()
+}
+
+/// How the checkpoint stores quantizable linear weights.
+struct WeightFormat {
+    /// Bytes per unquantized weight (the checkpoint dtype).
+    dense: f64,
+    /// Target patterns → bytes per weight, first match wins; empty means no quantization.
+    rules: Vec<(Vec<Pattern>, f64)>,
+    /// Modules kept unquantized.
+    skip: Vec<Pattern>,
+    lm_head_quantized: bool,
+}
+
+impl WeightFormat {
+    fn read(c: &Cfg, dtype: Dtype) -> Result<WeightFormat, ModelError> {
+        let mut f = WeightFormat {
+            dense: dtype.bytes(),
+            rules: Vec::new(),
+            skip: Vec::new(),
+            lm_head_quantized: false,
+        };
+        let Some(q) = quant_config(c) else {
+            return Ok(f);
+        };
+        let method = quant_method(q);
+        let all = |bpw: f64| vec![(vec![Pattern::Any], bpw)];
+        match method.as_str() {
+            "fp8" | "fbgemm_fp8" => {
+                // Block-scaled FP8 adds one fp32 scale per block (DeepSeek `weight_scale_inv`).
+                let block = q.get("weight_block_size").and_then(Value::as_array);
+                let area: u64 = block.into_iter().flatten().filter_map(as_uint).product();
+                f.rules = all(1.0
+                    + if block.is_some() && area > 0 {
+                        4.0 / area as f64
+                    } else {
+                        0.0
+                    });
+                f.skip = hf_patterns(c, q, &["modules_to_not_convert", "ignored_layers"])?;
+            }
+            "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => {
+                // Packed int weights + an fp16 scale and a packed zero point per group and column.
+                let bits = weight_bits(q, &method) as f64;
+                let group = q.get("group_size").and_then(Value::as_i64).unwrap_or(128);
+                let per_group = if group > 0 {
+                    (2.0 + bits / 8.0) / group as f64
+                } else {
+                    0.0
+                };
+                f.rules = all(bits / 8.0 + per_group);
+                f.skip = hf_patterns(c, q, &["modules_to_not_convert"])?;
+                f.lm_head_quantized = q.get("lm_head").and_then(Value::as_bool) == Some(true);
+            }
+            "mxfp4" => {
+                // OCP MX: 4-bit values and one e8m0 scale byte per 32.
+                f.rules = all(0.5 + 1.0 / 32.0);
+                f.skip = hf_patterns(c, q, &["modules_to_not_convert"])?;
+            }
+            "compressed-tensors" => {
+                f.rules = ct_rules(c, q)?;
+                f.skip = list(q, "ignore")
+                    .iter()
+                    .map(|s| ct_pattern(c, s))
+                    .collect::<Result<_, _>>()?;
+            }
+            "quark" => {
+                let w = quark_weight(q);
+                if let Some(w) = w {
+                    let bits = w
+                        .get("dtype")
+                        .and_then(Value::as_str)
+                        .map_or(16, dtype_bits);
+                    let group = w.get("group_size").and_then(as_uint).unwrap_or(0);
+                    let scale = if w.get("scale_format").and_then(Value::as_str) == Some("e8m0") {
+                        1.0
+                    } else {
+                        2.0
+                    };
+                    f.rules =
+                        all(f64::from(bits) / 8.0
+                            + if group > 0 { scale / group as f64 } else { 0.0 });
+                }
+                f.skip = list(q, "exclude")
+                    .iter()
+                    .map(|s| glob(c, s, false))
+                    .collect::<Result<_, _>>()?;
+            }
+            "modelopt" | "modelopt_fp4" => {
+                f.rules = match modelopt_algo(q).as_deref() {
+                    Some(a) if a.contains("FP8") => all(1.0),
+                    // NVFP4: fp8 scale per 16 values.
+                    Some(a) if a.contains("NVFP4") => all(0.5 + 1.0 / 16.0),
+                    Some(_) => all(0.5 + 2.0 / 128.0),
+                    None => Vec::new(),
+                };
+                let inner = q
+                    .get("quantization")
+                    .and_then(Value::as_object)
+                    .unwrap_or(q);
+                f.skip = hf_patterns(c, inner, &["exclude_modules", "ignore"])?;
+            }
+            "bitsandbytes" => {
+                // NF4 with an fp32 absmax per 64 values, or int8 rows.
+                let four = q.get("load_in_4bit").and_then(Value::as_bool) == Some(true);
+                f.rules = all(if four { 0.5 + 4.0 / 64.0 } else { 1.0 });
+                f.skip = hf_patterns(c, q, &["llm_int8_skip_modules"])?;
+            }
+            // Unknown methods are priced unquantized: more weight bytes, a smaller pool.
+            _ => {}
+        }
+        Ok(f)
+    }
+
+    fn bytes_per_weight(&self, module: &str) -> f64 {
+        if module == "lm_head" && !self.lm_head_quantized {
+            return self.dense;
+        }
+        if self.skip.iter().any(|p| p.matches(module)) {
+            return self.dense;
+        }
+        self.rules
+            .iter()
+            .find(|(targets, _)| targets.iter().any(|p| p.matches(module)))
+            .map_or(self.dense, |(_, b)| *b)
+    }
+}
+
+fn list(q: &Obj, key: &str) -> Vec<String> {
+    let items = q.get(key).and_then(Value::as_array).into_iter().flatten();
+    items
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// compressed-tensors `config_groups`: each group's `targets` and its weight scheme
+/// (vLLM `compressed_tensors.py :: CompressedTensorsConfig`).
+fn ct_rules(c: &Cfg, q: &Obj) -> Result<Vec<(Vec<Pattern>, f64)>, ModelError> {
+    let mut rules = Vec::new();
+    for (group, w) in ct_groups(q) {
+        let targets = list(group, "targets")
+            .iter()
+            .map(|t| ct_pattern(c, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.push((targets, ct_bytes_per_weight(w)));
+    }
+    Ok(rules)
+}
+
+fn ct_bytes_per_weight(w: &Obj) -> f64 {
+    let bits = w.get("num_bits").and_then(Value::as_u64).unwrap_or(16) as f64;
+    let float = w.get("type").and_then(Value::as_str) == Some("float");
+    let symmetric = w.get("symmetric").and_then(Value::as_bool) != Some(false);
+    let base = bits / 8.0;
+    match w.get("strategy").and_then(Value::as_str) {
+        Some("group" | "tensor_group") => {
+            let g = w
+                .get("group_size")
+                .and_then(as_uint)
+                .filter(|g| *g > 0)
+                .unwrap_or(128) as f64;
+            // NVFP4 stores fp8 scales; int groups bf16 scales, plus a zero point when asymmetric.
+            let scale = if float && bits <= 4.0 { 1.0 } else { 2.0 };
+            base + scale / g + if symmetric { 0.0 } else { base / g }
+        }
+        Some("block") => {
+            let area: u64 = w
+                .get("block_structure")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(as_uint)
+                .product();
+            base + if area > 1 { 4.0 / area as f64 } else { 0.0 }
+        }
+        _ => base,
+    }
+}
+
+/// A module-name pattern from a quantization config.
+enum Pattern {
+    /// compressed-tensors target `Linear`: every quantizable module.
+    Any,
+    /// compressed-tensors names: the module itself (any prefix before it).
+    Exact(String),
+    /// `modules_to_not_convert`-style names: a run of whole dotted components.
+    Part(String),
+    Re(Regex),
+}
+
+impl Pattern {
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Pattern::Any => true,
+            Pattern::Exact(s) => {
+                name == s
+                    || name
+                        .strip_suffix(s.as_str())
+                        .is_some_and(|p| p.ends_with('.'))
+            }
+            Pattern::Part(s) => name.match_indices(s.as_str()).any(|(i, _)| {
+                let end = i + s.len();
+                (i == 0 || name[..i].ends_with('.'))
+                    && (end == name.len() || name[end..].starts_with('.'))
+            }),
+            Pattern::Re(r) => r.is_match(name),
+        }
+    }
+}
+
+/// compressed-tensors: `re:` entries are `re.match` regexes, `Linear` is the layer class,
+/// anything else a module name (vLLM `compressed_tensors/utils.py :: _is_equal_or_regex_match`).
+fn ct_pattern(c: &Cfg, s: &str) -> Result<Pattern, ModelError> {
+    if let Some(re) = s.strip_prefix("re:") {
+        return regex(c, &format!("^(?:{re})"));
+    }
+    Ok(if s == "Linear" {
+        Pattern::Any
+    } else {
+        Pattern::Exact(s.to_string())
+    })
+}
+
+/// HF-style skip lists: plain names match whole dotted components anywhere in the module name
+/// (vLLM `awq.py :: is_layer_skipped_awq`); `*` globs (gpt-oss `model.layers.*.self_attn`)
+/// match the module or one of its parents.
+fn hf_patterns(c: &Cfg, q: &Obj, keys: &[&str]) -> Result<Vec<Pattern>, ModelError> {
+    let mut out = Vec::new();
+    for s in keys.iter().flat_map(|k| list(q, k)) {
+        out.push(if s.contains('*') {
+            glob(c, &s, true)?
+        } else {
+            Pattern::Part(s)
+        });
+    }
+    Ok(out)
+}
+
+/// fnmatch-style glob; `parents` also lets it match a parent module.
+fn glob(c: &Cfg, s: &str, parents: bool) -> Result<Pattern, ModelError> {
+    let body: Vec<String> = s.split('*').map(regex_lite::escape).collect();
+    let tail = if parents { r"(\..*)?$" } else { "$" };
+    regex(c, &format!("^{}{tail}", body.join(".*")))
+}
+
+fn regex(c: &Cfg, re: &str) -> Result<Pattern, ModelError> {
+    Regex::new(re).map(Pattern::Re).map_err(|e| {
+        invalid(
+            c.file,
+            format!("bad module pattern {re:?} in quantization_config: {e}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use crate::model::Geometry;
+
+    /// 2 layers, h 64, 4 heads of 16, 2 KV heads, MLP 128, vocab 100, untied, fp16.
+    fn tiny(extra: Value) -> Geometry {
+        let mut v = json!({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100, "tie_word_embeddings": false,
+            "torch_dtype": "float16"});
+        if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+            o.extend(e.clone());
+        }
+        Geometry::from_config_json("t", "t.json", &v).unwrap()
+    }
+
+    // Per layer: attention 4096+2048+2048+4096 = 12288, MLP 3*64*128 = 24576, norms 128.
+    // Embedding 6400, lm_head 6400, final norm 64.
+    const LINEAR: u64 = 2 * (12288 + 24576);
+    const DENSE_BYTES: f64 = 2.0 * (2.0 * 128.0 + 6400.0 + 6400.0 + 64.0);
+
+    #[test]
+    fn dense_count_by_hand() {
+        let g = tiny(json!({}));
+        assert_eq!(g.params, 86848);
+        assert_eq!(g.weight_bytes, 2 * 86848);
+        assert_eq!(tiny(json!({"tie_word_embeddings": true})).params, 86848 - 6400);
+    }
+
+    #[test]
+    fn moe_layers_follow_first_k_dense_replace() {
+        let g = tiny(json!({"num_hidden_layers": 4, "n_routed_experts": 8, "moe_intermediate_size": 32,
+            "n_shared_experts": 1, "first_k_dense_replace": 1}));
+        // Layer 0 dense 36992; layers 1-3: attention, norms, router 512, experts 49152, shared 6144.
+        assert_eq!(g.params, 36992 + 3 * (12288 + 128 + 512 + 49152 + 6144) + 12864);
+        assert!(g.moe);
+    }
+
+    #[test]
+    fn awq_and_fp8_price_quantized_linears() {
+        let awq = tiny(json!({"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 32}}));
+        let expect = LINEAR as f64 * (0.5 + 2.5 / 32.0) + DENSE_BYTES;
+        assert_eq!(awq.weight_bytes, expect.ceil() as u64);
+        let fp8 = tiny(json!({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}));
+        let expect = LINEAR as f64 * (1.0 + 4.0 / 16384.0) + DENSE_BYTES;
+        assert_eq!(fp8.weight_bytes, expect.ceil() as u64);
+    }
+
+    #[test]
+    fn skip_lists_keep_modules_in_16_bit() {
+        // gpt-oss style glob: attention stays bf16, the MLP is MXFP4.
+        let mx = tiny(json!({"quantization_config": {"quant_method": "mxfp4",
+            "modules_to_not_convert": ["model.layers.*.self_attn", "lm_head"]}}));
+        let expect = 2.0 * 12288.0 * 2.0 + 2.0 * 24576.0 * (0.5 + 1.0 / 32.0) + DENSE_BYTES;
+        assert_eq!(mx.weight_bytes, expect.ceil() as u64);
+        // compressed-tensors `re:` ignore entries are anchored regexes.
+        let ct = tiny(json!({"quantization_config": {"quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*mlp.*"],
+            "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group",
+            "group_size": 128, "symmetric": true}}}}}));
+        let expect = 2.0 * 12288.0 * (0.5 + 2.0 / 128.0) + 2.0 * 24576.0 * 2.0 + DENSE_BYTES;
+        assert_eq!(ct.weight_bytes, expect.ceil() as u64);
+        // An exact name does not match a longer component (`mlp.gate` vs `mlp.gate_proj`).
+        let fp8 = tiny(json!({"quantization_config": {"quant_method": "fp8",
+            "modules_to_not_convert": ["model.layers.0.mlp.gate", "model.layers.1.mlp.gate"]}}));
+        assert_eq!(fp8.weight_bytes, (LINEAR as f64 + DENSE_BYTES) as u64);
+    }
+
+    #[test]
+    fn unknown_quantization_is_priced_unquantized() {
+        let g = tiny(json!({"quantization_config": {"quant_method": "exotic"}}));
+        assert_eq!(g.weight_bytes, 2 * 86848);
+        assert_eq!(g.quantization.map(|q| q.weight_bits), Some(16));
+        let bad = json!({"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 1, "vocab_size": 4,
+            "quantization_config": {"quant_method": "compressed-tensors", "ignore": ["re:("]}});
+        assert!(Geometry::from_config_json("t", "t.json", &bad).is_err());
+    }
+}

@@ -1,0 +1,354 @@
+//! Model geometry against public facts: parameter totals from model cards, checkpoint sizes
+//! vLLM logged ("Model loading took X GiB", TP1, H100), and real config.json files.
+
+use std::path::PathBuf;
+
+use kvlint::model::{catalog_ids, catalog_lookup, Geometry, LayerKind};
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+fn within(actual: f64, expected: f64, tolerance: f64) -> bool {
+    (actual - expected).abs() <= expected * tolerance
+}
+
+/// Public totals (model cards, transformers docs) as given in model-geometry.jsonl.
+const PUBLIC_TOTALS: &[(&str, f64)] = &[
+    ("zai-org/GLM-5", 744e9),
+    ("zai-org/GLM-4.5", 355e9),
+    ("zai-org/GLM-4.5-Air", 106e9),
+    ("zai-org/GLM-4.6", 355e9),
+    ("deepseek-ai/DeepSeek-V3", 671e9),
+    ("deepseek-ai/DeepSeek-R1", 671e9),
+    ("moonshotai/Kimi-K2-Instruct", 1.04e12),
+    ("meta-llama/Llama-3.1-8B-Instruct", 8.03e9),
+    ("meta-llama/Llama-3.1-70B", 70.6e9),
+    ("meta-llama/Llama-3.1-405B", 405e9),
+    ("meta-llama/Llama-3.3-70B-Instruct", 70.6e9),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", 109e9),
+    ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", 400e9),
+    ("Qwen/Qwen2.5-7B-Instruct", 7.61e9),
+    ("Qwen/Qwen2.5-72B-Instruct", 72.7e9),
+    ("Qwen/Qwen3-8B", 8.2e9),
+    ("Qwen/Qwen3-32B", 32.8e9),
+    ("Qwen/Qwen3-30B-A3B", 30.5e9),
+    ("Qwen/Qwen3-235B-A22B", 235e9),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct", 480e9),
+    ("Qwen/Qwen3-Next-80B-A3B-Thinking", 80e9),
+    ("openai/gpt-oss-20b", 21e9),
+    ("openai/gpt-oss-120b", 117e9),
+    ("mistralai/Mistral-7B-Instruct-v0.3", 7.25e9),
+    ("mistralai/Mixtral-8x7B-v0.1", 46.7e9),
+    ("mistralai/Mistral-Large-Instruct-2411", 123e9),
+    ("google/gemma-2-27b-it", 27.2e9),
+    ("google/gemma-3-27b-it", 27e9),
+    ("MiniMaxAI/MiniMax-M2", 229e9),
+    ("microsoft/phi-4", 14.7e9),
+];
+
+#[test]
+fn parameter_counts_match_public_totals() {
+    let mut bad = Vec::new();
+    for (id, public) in PUBLIC_TOTALS {
+        let g = catalog_lookup(id).unwrap_or_else(|| panic!("{id} not in catalog"));
+        let ratio = g.params as f64 / public;
+        eprintln!(
+            "{id}: {:.3}B vs {:.3}B ({ratio:.4}), nextn {:.2}B",
+            g.params as f64 / 1e9,
+            public / 1e9,
+            g.nextn_params as f64 / 1e9
+        );
+        if !within(g.params as f64, *public, 0.02) {
+            bad.push(format!("{id}: computed {} vs public {public}", g.params));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn deepseek_v32_with_its_mtp_layer_matches_the_hf_size() {
+    // 685B on Hugging Face, MTP module included.
+    let g = catalog_lookup("deepseek-ai/DeepSeek-V3.2").unwrap();
+    assert!(
+        within((g.params + g.nextn_params) as f64, 685e9, 0.02),
+        "{} + {}",
+        g.params,
+        g.nextn_params
+    );
+    assert!(g.nextn_params > 10_000_000_000);
+}
+
+/// vLLM "Model loading took X GiB" at TP1 on H100 for bf16 checkpoints in the catalog.
+#[test]
+fn weight_bytes_match_measured_bf16_loads() {
+    for (id, gib) in [
+        ("meta-llama/Llama-3.1-8B-Instruct", 14.99),
+        ("Qwen/Qwen3-8B", 15.27),
+        ("Qwen/Qwen2.5-7B-Instruct", 14.25),
+        ("Qwen/Qwen3-30B-A3B", 56.88),
+        ("Qwen/Qwen3-32B", 61.03),
+        ("google/gemma-3-27b-it", 51.45),
+    ] {
+        let g = catalog_lookup(id).unwrap();
+        let got = g.weight_bytes as f64 / GIB;
+        assert!(
+            within(got, gib, 0.03),
+            "{id}: {got:.2} GiB vs measured {gib} GiB"
+        );
+    }
+}
+
+#[test]
+fn every_catalog_model_has_layers_and_a_source() {
+    for id in catalog_ids() {
+        let g = catalog_lookup(id).unwrap_or_else(|| panic!("{id} does not parse"));
+        assert_eq!(g.layers.len(), g.num_layers as usize, "{id}");
+        assert!(
+            g.source.starts_with("catalog: ") && g.source.len() > 12,
+            "{id}"
+        );
+        assert!(g.params > 0 && g.weight_bytes > 0, "{id}");
+    }
+}
+
+#[test]
+fn catalog_hybrid_layouts_match_the_reference_table() {
+    let kinds = |id: &str| {
+        let g = catalog_lookup(id).unwrap();
+        let sliding = g
+            .layers
+            .iter()
+            .filter(|l| matches!(l, LayerKind::Sliding { .. }))
+            .count();
+        let chunked = g
+            .layers
+            .iter()
+            .filter(|l| matches!(l, LayerKind::Chunked { .. }))
+            .count();
+        let linear = g
+            .layers
+            .iter()
+            .filter(|l| matches!(l, LayerKind::Linear))
+            .count();
+        (g.full_layers(), sliding, chunked, linear)
+    };
+    assert_eq!(kinds("openai/gpt-oss-20b"), (12, 12, 0, 0));
+    assert_eq!(kinds("google/gemma-2-27b-it"), (23, 23, 0, 0));
+    assert_eq!(kinds("google/gemma-3-27b-it"), (10, 52, 0, 0));
+    assert_eq!(
+        kinds("meta-llama/Llama-4-Scout-17B-16E-Instruct"),
+        (12, 0, 36, 0)
+    );
+    assert_eq!(kinds("Qwen/Qwen3-Next-80B-A3B-Thinking"), (12, 0, 0, 36));
+    assert_eq!(kinds("Qwen/Qwen2.5-7B-Instruct"), (28, 0, 0, 0));
+    assert_eq!(kinds("mistralai/Mistral-7B-Instruct-v0.3"), (32, 0, 0, 0));
+}
+
+#[test]
+fn catalog_dsa_indexer_layers() {
+    let glm5 = catalog_lookup("zai-org/GLM-5").unwrap();
+    let dsa = glm5.dsa.expect("GLM-5 is DSA");
+    assert_eq!(
+        (dsa.index_head_dim, dsa.index_topk, dsa.indexer_layers),
+        (128, 2048, 78)
+    );
+    // GLM-5.2 IndexShare: 21 full indexers, 57 shared (model-geometry.md).
+    assert_eq!(
+        catalog_lookup("zai-org/GLM-5.2")
+            .unwrap()
+            .dsa
+            .unwrap()
+            .indexer_layers,
+        21
+    );
+    // DeepSeek-V3 has no index_topk: MLA only.
+    let v3 = catalog_lookup("deepseek-ai/DeepSeek-V3").unwrap();
+    assert!(v3.dsa.is_none());
+    assert_eq!(
+        v3.mla.map(|m| (m.kv_lora_rank, m.qk_rope_head_dim)),
+        Some((512, 64))
+    );
+}
+
+// ---- real config.json files (other projects' files: read in place, never copied) ----
+
+/// `../shared` from the repository root; `KVLINT_SHARED` points elsewhere (a git worktree).
+fn shared_dir() -> PathBuf {
+    std::env::var_os("KVLINT_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+fn cfg(name: &str) -> Geometry {
+    let path = shared_dir().join("reference/model-configs").join(name);
+    kvlint::model::load_config_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+#[ignore = "reads ../shared"]
+fn real_configs_all_parse() {
+    let mut n = 0;
+    for entry in std::fs::read_dir(shared_dir().join("reference/model-configs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let g = kvlint::model::load_config_file(&path).unwrap_or_else(|e| panic!("{e}"));
+            eprintln!(
+                "{}: {:.3}B params, {:.2} GiB, nextn {:.2}B",
+                path.display(),
+                g.params as f64 / 1e9,
+                g.weight_bytes as f64 / GIB,
+                g.nextn_params as f64 / 1e9
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 20);
+}
+
+#[test]
+#[ignore = "reads ../shared"]
+fn real_configs_measured_weight_loads() {
+    for (name, gib) in [
+        ("local--Qwen3-32B-W4A16-GPTQ.json", 18.03),
+        ("google--gemma-2-9b-it.json", 17.22),
+        ("deepseek-ai--DeepSeek-V2-Lite-Chat.json", 29.43),
+        ("Qwen--QwQ-32B.json", 61.03), // Qwen2.5-32B geometry; Qwen3-32B's load is 61.03 too
+    ] {
+        let got = cfg(name).weight_bytes as f64 / GIB;
+        assert!(
+            within(got, gib, 0.03),
+            "{name}: {got:.2} GiB vs measured {gib}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "reads ../shared"]
+fn real_gemma4_has_separate_sliding_heads() {
+    let g = cfg("mattbucci--gemma-4-26B-AWQ.json");
+    assert_eq!((g.num_kv_heads, g.head_dim, g.v_head_dim), (2, 512, 512));
+    let swa = g.swa_heads.clone().expect("sliding layers differ");
+    assert_eq!(
+        (swa.num_kv_heads, swa.head_dim, swa.v_head_dim),
+        (8, 256, 256)
+    );
+    assert_eq!(g.full_layers(), 5);
+    assert!(g
+        .layers
+        .iter()
+        .all(|l| matches!(l, LayerKind::Full | LayerKind::Sliding { window: 1024 })));
+    assert!(g.multimodal && g.moe);
+    assert_eq!(
+        g.quantization
+            .as_ref()
+            .map(|q| (q.method.as_str(), q.weight_bits)),
+        Some(("awq", 4))
+    );
+    let g31 = cfg("mattbucci--gemma-4-31B-AWQ.json");
+    assert_eq!((g31.num_kv_heads, g31.head_dim), (4, 512));
+    assert_eq!(
+        g31.swa_heads.map(|s| (s.num_kv_heads, s.head_dim)),
+        Some((16, 256))
+    );
+    assert!(!g31.moe);
+}
+
+#[test]
+#[ignore = "reads ../shared"]
+fn real_kimi_k25_reads_the_text_config() {
+    let g = cfg("moonshotai--Kimi-K2.5.json");
+    assert_eq!(g.num_layers, 61);
+    assert_eq!(
+        g.mla.as_ref().map(|m| (m.kv_lora_rank, m.qk_rope_head_dim)),
+        Some((512, 64))
+    );
+    assert!(g.dsa.is_none(), "no index_topk");
+    let q = g
+        .quantization
+        .as_ref()
+        .expect("quantization_config inside text_config");
+    assert_eq!(
+        (q.method.as_str(), q.weight_bits, q.kv_cache_fp8),
+        ("compressed-tensors", 4, false)
+    );
+    assert!(g.multimodal);
+    assert_eq!(g.max_position_embeddings(), Some(262144));
+    // INT4 experts, bf16 attention/shared experts/dense: about 595 GB published.
+    assert!(
+        within(g.weight_bytes as f64, 595e9, 0.05),
+        "{}",
+        g.weight_bytes
+    );
+}
+
+#[test]
+#[ignore = "reads ../shared"]
+fn real_dsa_and_quantized_configs() {
+    let glm = cfg("zai-org--GLM-5-FP8.json");
+    assert_eq!(glm.dsa.as_ref().map(|d| d.indexer_layers), Some(78));
+    assert_eq!(glm.nextn_layers, 1);
+    assert_eq!(
+        glm.quantization
+            .as_ref()
+            .map(|q| (q.method.as_str(), q.weight_bits)),
+        Some(("fp8", 8))
+    );
+    let mx = cfg("amd--GLM-5.1-MXFP4.json");
+    assert_eq!(
+        mx.quantization
+            .as_ref()
+            .map(|q| (q.method.as_str(), q.weight_bits)),
+        Some(("quark", 4))
+    );
+    assert!(mx.weight_bytes < glm.weight_bytes * 6 / 10);
+    let fp8 = cfg("RedHatAI--Llama-3.3-70B-Instruct-fp8-dynamic.json");
+    assert_eq!(fp8.quantization.as_ref().map(|q| q.weight_bits), Some(8));
+    assert!(within(
+        fp8.weight_bytes as f64,
+        70.55e9 + 2.0 * 128256.0 * 8192.0,
+        0.02
+    ));
+    let gptq = cfg("Qwen--Qwen1.5-7B-Chat-GPTQ-Int4.json");
+    assert_eq!(
+        gptq.quantization
+            .as_ref()
+            .map(|q| (q.method.as_str(), q.weight_bits)),
+        Some(("gptq", 4))
+    );
+}
+
+#[test]
+#[ignore = "reads ../shared"]
+fn real_vlms_read_their_language_model() {
+    let dev = cfg("mattbucci--Devstral-Small-2-24B-AWQ.json");
+    assert_eq!(
+        (dev.num_layers, dev.num_kv_heads, dev.head_dim),
+        (40, 8, 128)
+    );
+    assert_eq!(
+        dev.length_keys,
+        vec![("max_position_embeddings".to_string(), 393216)]
+    );
+    let rope = dev.rope_scaling.as_ref().expect("yarn");
+    assert_eq!(
+        (
+            rope.rope_type.as_str(),
+            rope.factor,
+            rope.original_max_position_embeddings
+        ),
+        ("yarn", 48.0, Some(8192))
+    );
+    assert_eq!(dev.full_layers(), 40, "sliding_window null");
+    let vl = cfg("Qwen--Qwen2.5-VL-7B-Instruct.json");
+    assert!(vl.multimodal);
+    assert_eq!(vl.full_layers(), 28, "use_sliding_window false");
+    // Qwen2.5-VL-7B: 8.29B with the vision tower (model card).
+    assert!(within(vl.params as f64, 8.29e9, 0.02), "{}", vl.params);
+    let g2 = cfg("google--gemma-2-9b-it.json");
+    assert_eq!(
+        g2.layers
+            .iter()
+            .filter(|l| matches!(l, LayerKind::Sliding { window: 4096 }))
+            .count(),
+        21
+    );
+}
