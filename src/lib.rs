@@ -9,6 +9,7 @@ pub mod finding;
 pub mod gpu;
 pub mod launch;
 pub mod model;
+pub mod probe;
 pub mod source;
 pub mod version;
 pub mod yaml;
