@@ -398,7 +398,7 @@ fn layer_kinds(c: &Cfg, n: u32, model_type: &str) -> Result<Vec<LayerKind>, Mode
         // Gemma 2: even layers slide (transformers `Gemma2DecoderLayer`: `not bool(layer_idx % 2)`).
         return Ok(idx
             .map(|i| {
-                if i % 2 == 0 {
+                if i.is_multiple_of(2) {
                     sliding(window)
                 } else {
                     LayerKind::Full
@@ -411,7 +411,7 @@ fn layer_kinds(c: &Cfg, n: u32, model_type: &str) -> Result<Vec<LayerKind>, Mode
         let p = c.uint_or("sliding_window_pattern", 6)?.max(1);
         return Ok(idx
             .map(|i| {
-                if (u64::from(i) + 1) % p == 0 {
+                if (u64::from(i) + 1).is_multiple_of(p) {
                     LayerKind::Full
                 } else {
                     sliding(window)
@@ -427,7 +427,7 @@ fn layer_kinds(c: &Cfg, n: u32, model_type: &str) -> Result<Vec<LayerKind>, Mode
         let p = interval.max(1);
         return Ok(idx
             .map(|i| {
-                if (u64::from(i) + 1) % p == 0 {
+                if (u64::from(i) + 1).is_multiple_of(p) {
                     LayerKind::Full
                 } else {
                     LayerKind::Linear
@@ -492,7 +492,7 @@ fn llama4_layers(c: &Cfg, n: u32, size: u32) -> Result<Vec<LayerKind>, ModelErro
     let p = c.uint_or("no_rope_layer_interval", 4)?.max(1);
     Ok((0..u64::from(n))
         .map(|i| {
-            if (i + 1) % p == 0 {
+            if (i + 1).is_multiple_of(p) {
                 LayerKind::Full
             } else {
                 chunked
@@ -677,7 +677,9 @@ mod tests {
 
     #[test]
     fn kv_head_aliases_in_engine_order() {
-        let g = geo(base(json!({"num_key_value_heads": 4, "num_kv_heads": 2, "multi_query_group_num": 8})));
+        let g = geo(base(
+            json!({"num_key_value_heads": 4, "num_kv_heads": 2, "multi_query_group_num": 8}),
+        ));
         assert_eq!(g.num_kv_heads, 2);
         let g = geo(base(json!({"n_head_kv": null, "multi_query_group_num": 8})));
         assert_eq!(g.num_kv_heads, 8);
@@ -686,18 +688,35 @@ mod tests {
 
     #[test]
     fn mla_and_dsa() {
-        let g = geo(base(json!({"architectures": ["GlmMoeDsaForCausalLM"], "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+        let g = geo(base(
+            json!({"architectures": ["GlmMoeDsaForCausalLM"], "kv_lora_rank": 512, "qk_rope_head_dim": 64,
             "qk_nope_head_dim": 192, "v_head_dim": 256, "q_lora_rank": 256, "head_dim": 64, "index_topk": 2048,
             "index_head_dim": 128, "index_n_heads": 4, "indexer_types": ["full", "shared", "shared", "full"],
-            "num_nextn_predict_layers": 1})));
-        assert_eq!(g.mla, Some(Mla { kv_lora_rank: 512, qk_rope_head_dim: 64 }));
+            "num_nextn_predict_layers": 1}),
+        ));
+        assert_eq!(
+            g.mla,
+            Some(Mla {
+                kv_lora_rank: 512,
+                qk_rope_head_dim: 64
+            })
+        );
         assert_eq!((g.head_dim, g.v_head_dim), (256, 256));
-        assert_eq!(g.dsa, Some(Dsa { index_head_dim: 128, index_topk: 2048, indexer_layers: 2 }));
+        assert_eq!(
+            g.dsa,
+            Some(Dsa {
+                index_head_dim: 128,
+                index_topk: 2048,
+                indexer_layers: 2
+            })
+        );
         assert_eq!(g.nextn_layers, 1);
         assert!(g.nextn_params > 0);
         // index_topk on an architecture outside SGLang's DSA list: no indexer cache.
-        let g = geo(base(json!({"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
-            "v_head_dim": 128, "index_topk": 2048})));
+        let g = geo(base(
+            json!({"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+            "v_head_dim": 128, "index_topk": 2048}),
+        ));
         assert!(g.dsa.is_none() && g.mla.is_some());
     }
 
@@ -707,10 +726,14 @@ mod tests {
             "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]})));
         assert_eq!(g.layers[0], LayerKind::Sliding { window: 128 });
         assert_eq!(g.full_layers(), 2);
-        let g = geo(base(json!({"model_type": "gemma2", "sliding_window": 4096})));
+        let g = geo(base(
+            json!({"model_type": "gemma2", "sliding_window": 4096}),
+        ));
         assert_eq!(g.layers[0], LayerKind::Sliding { window: 4096 });
         assert_eq!(g.layers[1], LayerKind::Full);
-        let g = geo(base(json!({"model_type": "gemma3_text", "num_hidden_layers": 12, "sliding_window": 1024})));
+        let g = geo(base(
+            json!({"model_type": "gemma3_text", "num_hidden_layers": 12, "sliding_window": 1024}),
+        ));
         assert_eq!(g.full_layers(), 2);
         assert_eq!(g.layers[5], LayerKind::Full);
         let short = base(json!({"layer_types": ["full_attention"]}));
@@ -719,23 +742,37 @@ mod tests {
 
     #[test]
     fn llama4_chunked_and_qwen3_next_linear() {
-        let g = geo(base(json!({"model_type": "llama4_text", "num_hidden_layers": 8, "attention_chunk_size": 8192})));
+        let g = geo(base(
+            json!({"model_type": "llama4_text", "num_hidden_layers": 8, "attention_chunk_size": 8192}),
+        ));
         assert_eq!(g.full_layers(), 2);
         assert_eq!(g.layers[0], LayerKind::Chunked { size: 8192 });
         assert_eq!(g.layers[3], LayerKind::Full);
-        let g = geo(base(json!({"model_type": "qwen3_next", "num_hidden_layers": 8, "full_attention_interval": 4,
+        let g = geo(base(
+            json!({"model_type": "qwen3_next", "num_hidden_layers": 8, "full_attention_interval": 4,
             "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
-            "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4})));
+            "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4}),
+        ));
         assert_eq!(g.full_layers(), 2);
-        assert_eq!(g.layers.iter().filter(|l| **l == LayerKind::Linear).count(), 6);
-        assert_eq!(g.linear.map(|l| (l.num_value_heads, l.conv_kernel)), Some((32, 4)));
+        assert_eq!(
+            g.layers.iter().filter(|l| **l == LayerKind::Linear).count(),
+            6
+        );
+        assert_eq!(
+            g.linear.map(|l| (l.num_value_heads, l.conv_kernel)),
+            Some((32, 4))
+        );
     }
 
     #[test]
     fn mistral_window_unless_use_sliding_window_is_false() {
-        let g = geo(base(json!({"model_type": "mistral", "sliding_window": 4096})));
+        let g = geo(base(
+            json!({"model_type": "mistral", "sliding_window": 4096}),
+        ));
         assert_eq!(g.layers, vec![LayerKind::Sliding { window: 4096 }; 4]);
-        let g = geo(base(json!({"model_type": "qwen2", "sliding_window": 131072, "use_sliding_window": false})));
+        let g = geo(base(
+            json!({"model_type": "qwen2", "sliding_window": 131072, "use_sliding_window": false}),
+        ));
         assert_eq!(g.full_layers(), 4);
         assert_eq!(geo(base(json!({"sliding_window": null}))).full_layers(), 4);
         assert_eq!(geo(base(json!({"sliding_window": 0}))).full_layers(), 4);
@@ -743,44 +780,87 @@ mod tests {
 
     #[test]
     fn gemma4_split_heads_in_text_config() {
-        let g = geo(json!({"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+        let g = geo(
+            json!({"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
             "vision_config": {"hidden_size": 64, "num_hidden_layers": 2},
             "text_config": {"num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8,
                 "num_key_value_heads": 4, "head_dim": 64, "global_head_dim": 128, "num_global_key_value_heads": 1,
                 "sliding_window": 512, "layer_types": ["sliding_attention", "full_attention"], "vocab_size": 100,
-                "max_position_embeddings": 4096}}));
+                "max_position_embeddings": 4096}}),
+        );
         assert_eq!((g.num_kv_heads, g.head_dim, g.v_head_dim), (1, 128, 128));
-        assert_eq!(g.swa_heads, Some(SwaHeads { num_kv_heads: 4, head_dim: 64, v_head_dim: 64 }));
+        assert_eq!(
+            g.swa_heads,
+            Some(SwaHeads {
+                num_kv_heads: 4,
+                head_dim: 64,
+                v_head_dim: 64
+            })
+        );
         assert!(g.multimodal);
         assert_eq!(g.max_position_embeddings(), Some(4096));
     }
 
     #[test]
     fn lengths_rope_dtype_and_quantization() {
-        let g = geo(base(json!({"seq_length": 8192, "max_position_embeddings": 4096, "torch_dtype": "float16",
+        let g = geo(base(
+            json!({"seq_length": 8192, "max_position_embeddings": 4096, "torch_dtype": "float16",
             "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024},
-            "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}})));
-        assert_eq!(g.length_keys, vec![("seq_length".into(), 8192), ("max_position_embeddings".into(), 4096)]);
-        assert_eq!(g.rope_scaling.map(|r| (r.rope_type, r.factor)), Some(("yarn".into(), 4.0)));
+            "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}}),
+        ));
+        assert_eq!(
+            g.length_keys,
+            vec![
+                ("seq_length".into(), 8192),
+                ("max_position_embeddings".into(), 4096)
+            ]
+        );
+        assert_eq!(
+            g.rope_scaling.map(|r| (r.rope_type, r.factor)),
+            Some(("yarn".into(), 4.0))
+        );
         assert_eq!(g.dtype, Dtype::F16);
-        assert_eq!(g.quantization, Some(Quantization { method: "modelopt".into(), weight_bits: 4, kv_cache_fp8: true }));
-        let ct = geo(base(json!({"quantization_config": {"quant_method": "compressed-tensors",
+        assert_eq!(
+            g.quantization,
+            Some(Quantization {
+                method: "modelopt".into(),
+                weight_bits: 4,
+                kv_cache_fp8: true
+            })
+        );
+        let ct = geo(base(
+            json!({"quantization_config": {"quant_method": "compressed-tensors",
             "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
-            "kv_cache_scheme": {"num_bits": 8, "type": "float"}}})));
-        assert_eq!(ct.quantization.map(|q| (q.weight_bits, q.kv_cache_fp8)), Some((8, true)));
-        assert!(geo(base(json!({"rope_scaling": {"rope_type": "default"}}))).rope_scaling.is_none());
+            "kv_cache_scheme": {"num_bits": 8, "type": "float"}}}),
+        ));
+        assert_eq!(
+            ct.quantization.map(|q| (q.weight_bits, q.kv_cache_fp8)),
+            Some((8, true))
+        );
+        assert!(geo(base(json!({"rope_scaling": {"rope_type": "default"}})))
+            .rope_scaling
+            .is_none());
     }
 
     #[test]
     fn bad_input_is_an_error_naming_the_file() {
-        let err = Geometry::from_config_json("t", "cfg.json", &json!([1])).unwrap_err().to_string();
+        let err = Geometry::from_config_json("t", "cfg.json", &json!([1]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cfg.json"), "{err}");
-        let err = Geometry::from_config_json("t", "cfg.json", &json!({"hidden_size": 8})).unwrap_err().to_string();
+        let err = Geometry::from_config_json("t", "cfg.json", &json!({"hidden_size": 8}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("num_hidden_layers"), "{err}");
-        let err = Geometry::from_config_json("t", "cfg.json", &base(json!({"hidden_size": "big"}))).unwrap_err();
+        let err = Geometry::from_config_json("t", "cfg.json", &base(json!({"hidden_size": "big"})))
+            .unwrap_err();
         assert!(err.to_string().contains("hidden_size"));
-        assert!(Geometry::from_config_json("t", "c", &base(json!({"torch_dtype": "int3"}))).is_err());
-        assert!(Geometry::from_config_json("t", "c", &base(json!({"num_attention_heads": 0}))).is_err());
+        assert!(
+            Geometry::from_config_json("t", "c", &base(json!({"torch_dtype": "int3"}))).is_err()
+        );
+        assert!(
+            Geometry::from_config_json("t", "c", &base(json!({"num_attention_heads": 0}))).is_err()
+        );
     }
 
     #[test]
@@ -789,11 +869,24 @@ mod tests {
         std::fs::write(dir.path().join("config.json"), base(json!({})).to_string()).unwrap();
         let g = load_model_dir(dir.path()).unwrap();
         assert_eq!(g.weight_bytes_source, WeightsSource::ParamCount);
-        std::fs::write(dir.path().join("model.safetensors.index.json"), r#"{"metadata": {"total_size": 123456}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("model.safetensors.index.json"),
+            r#"{"metadata": {"total_size": 123456}}"#,
+        )
+        .unwrap();
         let g = load_model_dir(dir.path()).unwrap();
-        assert_eq!((g.weight_bytes, g.weight_bytes_source), (123456, WeightsSource::SafetensorsIndex));
+        assert_eq!(
+            (g.weight_bytes, g.weight_bytes_source),
+            (123456, WeightsSource::SafetensorsIndex)
+        );
         std::fs::write(dir.path().join("model.safetensors.index.json"), "{").unwrap();
-        assert!(load_model_dir(dir.path()).unwrap_err().to_string().contains("model.safetensors.index.json"));
-        assert!(load_config_file(&dir.path().join("missing.json")).unwrap_err().to_string().contains("missing.json"));
+        assert!(load_model_dir(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("model.safetensors.index.json"));
+        assert!(load_config_file(&dir.path().join("missing.json"))
+            .unwrap_err()
+            .to_string()
+            .contains("missing.json"));
     }
 }

@@ -104,16 +104,22 @@ mod tests {
 
     #[test]
     fn llama3_and_linear_scaling() {
-        let m = g(json!({"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
-            "original_max_position_embeddings": 8192}}));
+        let m = g(
+            json!({"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+            "original_max_position_embeddings": 8192}}),
+        );
         assert_eq!(derived_max_model_len_vllm(&m, &V011), 131072);
         assert_eq!(derived_max_model_len_vllm(&m, &V033), 131072);
         assert_eq!(derived_context_length_sglang(&m), 131072);
-        let m = g(json!({"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 2.0}}));
+        let m = g(
+            json!({"max_position_embeddings": 4096, "rope_scaling": {"type": "linear", "factor": 2.0}}),
+        );
         assert_eq!(derived_max_model_len_vllm(&m, &V033), 8192);
         assert_eq!(derived_context_length_sglang(&m), 8192);
-        let gemma3 = g(json!({"model_type": "gemma3", "max_position_embeddings": 131072,
-            "rope_scaling": {"rope_type": "linear", "factor": 8.0}}));
+        let gemma3 = g(
+            json!({"model_type": "gemma3", "max_position_embeddings": 131072,
+            "rope_scaling": {"rope_type": "linear", "factor": 8.0}}),
+        );
         assert_eq!(derived_max_model_len_vllm(&gemma3, &V033), 131072);
     }
 
@@ -127,6 +133,12 @@ mod tests {
         assert_eq!(derived_max_model_len_vllm(&m, &V033), 2048);
         assert_eq!(derived_context_length_sglang(&m), 4096);
         let none = g(json!({}));
-        assert_eq!((derived_max_model_len_vllm(&none, &V033), derived_context_length_sglang(&none)), (2048, 2048));
+        assert_eq!(
+            (
+                derived_max_model_len_vllm(&none, &V033),
+                derived_context_length_sglang(&none)
+            ),
+            (2048, 2048)
+        );
     }
 }

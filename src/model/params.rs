@@ -354,9 +354,9 @@ impl Mlp {
             return *sparse;
         }
         i >= self.first_dense
-            && i % self.freq == 0
+            && i.is_multiple_of(self.freq)
             && !self.only_dense.contains(&i)
-            && (i + 1) % self.sparse_step == 0
+            && (i + 1).is_multiple_of(self.sparse_step)
     }
 
     fn layer(&self, p: &str, i: u64, h: u64, t: &mut Tally) {
@@ -790,24 +790,36 @@ mod tests {
         let g = tiny(json!({}));
         assert_eq!(g.params, 86848);
         assert_eq!(g.weight_bytes, 2 * 86848);
-        assert_eq!(tiny(json!({"tie_word_embeddings": true})).params, 86848 - 6400);
+        assert_eq!(
+            tiny(json!({"tie_word_embeddings": true})).params,
+            86848 - 6400
+        );
     }
 
     #[test]
     fn moe_layers_follow_first_k_dense_replace() {
-        let g = tiny(json!({"num_hidden_layers": 4, "n_routed_experts": 8, "moe_intermediate_size": 32,
-            "n_shared_experts": 1, "first_k_dense_replace": 1}));
+        let g = tiny(
+            json!({"num_hidden_layers": 4, "n_routed_experts": 8, "moe_intermediate_size": 32,
+            "n_shared_experts": 1, "first_k_dense_replace": 1}),
+        );
         // Layer 0 dense 36992; layers 1-3: attention, norms, router 512, experts 49152, shared 6144.
-        assert_eq!(g.params, 36992 + 3 * (12288 + 128 + 512 + 49152 + 6144) + 12864);
+        assert_eq!(
+            g.params,
+            36992 + 3 * (12288 + 128 + 512 + 49152 + 6144) + 12864
+        );
         assert!(g.moe);
     }
 
     #[test]
     fn awq_and_fp8_price_quantized_linears() {
-        let awq = tiny(json!({"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 32}}));
+        let awq = tiny(
+            json!({"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 32}}),
+        );
         let expect = LINEAR as f64 * (0.5 + 2.5 / 32.0) + DENSE_BYTES;
         assert_eq!(awq.weight_bytes, expect.ceil() as u64);
-        let fp8 = tiny(json!({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}));
+        let fp8 = tiny(
+            json!({"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}),
+        );
         let expect = LINEAR as f64 * (1.0 + 4.0 / 16384.0) + DENSE_BYTES;
         assert_eq!(fp8.weight_bytes, expect.ceil() as u64);
     }
@@ -820,9 +832,11 @@ mod tests {
         let expect = 2.0 * 12288.0 * 2.0 + 2.0 * 24576.0 * (0.5 + 1.0 / 32.0) + DENSE_BYTES;
         assert_eq!(mx.weight_bytes, expect.ceil() as u64);
         // compressed-tensors `re:` ignore entries are anchored regexes.
-        let ct = tiny(json!({"quantization_config": {"quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*mlp.*"],
+        let ct = tiny(
+            json!({"quantization_config": {"quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*mlp.*"],
             "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group",
-            "group_size": 128, "symmetric": true}}}}}));
+            "group_size": 128, "symmetric": true}}}}}),
+        );
         let expect = 2.0 * 12288.0 * (0.5 + 2.0 / 128.0) + 2.0 * 24576.0 * 2.0 + DENSE_BYTES;
         assert_eq!(ct.weight_bytes, expect.ceil() as u64);
         // An exact name does not match a longer component (`mlp.gate` vs `mlp.gate_proj`).
