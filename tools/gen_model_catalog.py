@@ -20,6 +20,14 @@ META = {"hf_id", "computed", "total_params", "source", "source_kind", "notes",
         "extra_sources", "assumed_not_in_source", "_name_or_path"}
 
 
+# Checkpoints that share a catalog entry's config.json geometry, with the reason. Only ids whose
+# sameness the reference states are listed: kvlint never guesses a model.
+SAME_GEOMETRY = {
+    "mistralai/Mixtral-8x7B-v0.1": (["mistralai/Mixtral-8x7B-Instruct-v0.1"],
+                                    "the Instruct fine-tune keeps the base config (source_kind)"),
+}
+
+
 def entry(row):
     config = {k: v for k, v in row.items() if k not in META}
     assumed = []
@@ -34,6 +42,8 @@ def entry(row):
         out["public_total_params"] = total
     if assumed:
         out["assumed"] = assumed
+    if row["hf_id"] in SAME_GEOMETRY:
+        out["same_geometry"], out["same_geometry_why"] = SAME_GEOMETRY[row["hf_id"]]
     out["config"] = config
     return out
 

@@ -205,7 +205,10 @@ pub fn kv_dtype_bytes(name: &str) -> Option<f64> {
 }
 
 /// Bytes of weights a rank holds: the checkpoint (or its online-quantized form) split over
-/// TP × PP, with a band for estimated checkpoints.
+/// TP × PP, with a band. What the engines count as weights is more than the checkpoint's bytes
+/// (replicated norms and routers, load-time workspaces, EP layouts; sglang-capacity.md §8.2),
+/// so an estimate from the parameter count carries +10 % of headroom, and +100 % for 4-bit
+/// checkpoints, whose config does not say exactly which modules stay in 16 bits.
 pub fn weights_per_rank(
     model: &Geometry,
     online_quant: Option<&str>,
@@ -213,21 +216,23 @@ pub fn weights_per_rank(
     notes: &mut Notes,
 ) -> Estimate {
     use crate::model::WeightsSource;
-    let (total, rel, how) = match online_quant.and_then(|q| online_quant_bytes(model, q)) {
-        Some(bytes) => (bytes, 0.05, "online quantization of the checkpoint's parameters"),
+    let four_bit = model.quantization.as_ref().is_some_and(|q| q.weight_bits <= 4);
+    let (total, high, how) = match online_quant.and_then(|q| online_quant_bytes(model, q)) {
+        Some(bytes) => (bytes, 0.10, "online quantization of the checkpoint's parameters"),
         None => match model.weight_bytes_source {
             WeightsSource::SafetensorsIndex => {
-                (model.weight_bytes as f64, 0.02, "model.safetensors.index.json total_size")
+                (model.weight_bytes as f64, 0.03, "model.safetensors.index.json total_size")
+            }
+            WeightsSource::ParamCount if four_bit => {
+                (model.weight_bytes as f64, 1.0, "parameter count from config.json at 4 bits")
             }
             WeightsSource::ParamCount => {
-                (model.weight_bytes as f64, 0.04, "parameter count from config.json × dtype/quantization")
+                (model.weight_bytes as f64, 0.10, "parameter count from config.json × dtype/quantization")
             }
         },
     };
     let per = total / f64::from(shards.max(1));
-    // Sharding is never perfect (norms, routers and some embeddings are replicated): the
-    // low end stays at the even split, the high end carries the estimate's error.
-    let e = Estimate::range(per, per * (1.0 - rel / 2.0), per * (1.0 + rel));
+    let e = Estimate::range(per, per * 0.98, per * (1.0 + high));
     notes.estimate("weights_bytes_per_rank", e, format!("{how}, split over {shards} ranks"));
     e
 }
@@ -280,9 +285,12 @@ pub(crate) mod testing {
             quantization: None,
             vocab_size: 128256,
             params: 8_000_000_000,
+            nextn_params: 0,
+            nextn_weight_bytes: 0,
             weight_bytes: 16_000_000_000,
             weight_bytes_source: WeightsSource::ParamCount,
             multimodal: false,
+            vision: None,
             moe: false,
         }
     }

@@ -19,7 +19,6 @@ use crate::version::Version;
 const V0_5_0: Version = Version::new(0, 5, 0);
 const V0_5_10: Version = Version::new(0, 5, 10);
 const V0_5_18: Version = Version::new(0, 5, 18);
-const V0_5_20: Version = Version::new(0, 5, 20);
 const V0_5_22: Version = Version::new(0, 5, 22);
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
@@ -348,8 +347,13 @@ fn default_fraction(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout
     let mut f = ((g - reserved) / g * 1000.0).round() / 1000.0;
     let mut how = format!("heuristic: ({gpu_mib} MiB − {reserved:.0} MiB reserved) / {gpu_mib} MiB");
     if m.multimodal && role != Role::Decode {
-        f *= 0.95;
-        how.push_str(", × 0.95 for a VLM (adjust_mem_fraction_for_vlm)");
+        // adjust_mem_fraction_for_vlm: a larger vision tower leaves less for the KV cache.
+        let scale = m.vision.as_ref().map_or(1.0, |v| {
+            let x = f64::from(v.layers) * (v.hidden as f64).powi(2) / (24.0 * 1024.0 * 1024.0);
+            (1.0 - 0.1 * (x - 1.0)).clamp(0.8, 1.05)
+        });
+        f *= 0.95 * scale;
+        how.push_str(&format!(", × 0.95 × {scale:.4} for a VLM (adjust_mem_fraction_for_vlm)"));
     }
     (f, how)
 }
@@ -363,7 +367,7 @@ fn baseline(gpu: &GpuSpec, lay: &Layout, args: &EngineArgs, notes: &mut Notes) -
     // 11 GiB (ROCm's distributed init takes far more).
     let (point, low, high) = match (gpu.vendor, multi) {
         (Vendor::Nvidia, false) => (0.7, 0.4, 1.5),
-        (Vendor::Nvidia, true) => (1.0, 0.5, 2.5),
+        (Vendor::Nvidia, true) => (0.7, 0.4, 2.5),
         (Vendor::Amd, false) => (1.5, 0.5, 4.0),
         (Vendor::Amd, true) => (8.0, 3.5, 12.0),
     };
@@ -458,11 +462,10 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let b = baseline(gpu, &lay, args, &mut notes);
     let quant = args.text("quantization");
     let mut w = weights_per_rank(m, quant, lay.tp * lay.pp, &mut notes);
-    if eagle_like && *v >= V0_5_18 && m.nextn_layers > 0 {
-        let per_layer = m.weight_bytes as f64 / f64::from(m.num_layers.max(1));
-        let draft = per_layer * f64::from(m.nextn_layers) / f64::from(lay.tp);
-        notes.estimate("draft_weights_bytes", Estimate::rel(draft, 0.3), "MTP layers load before profiling (0.5.18+)");
-        w = Estimate::range(w.point + draft, w.low + draft * 0.7, w.high + draft * 1.3);
+    if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 {
+        let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
+        notes.estimate("draft_weights_bytes", Estimate::rel(draft, 0.1), "MTP layers load before profiling (0.5.18+)");
+        w = Estimate::range(w.point + draft, w.low + draft * 0.9, w.high + draft * 1.1);
     }
     let per_req = mamba_per_request(m, lay.attn_tp);
     if per_req > 0.0 {

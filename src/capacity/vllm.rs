@@ -142,7 +142,7 @@ fn groups(m: &Geometry, tp: u32, pp: u32, dcp: u32, kv: &str, kvb: f64, bs: u32,
     let per_token = layer_bytes(m, tp, dcp, kv, kvb);
     let page = per_token * f64::from(bs);
     let stage = |n: u32| n.div_ceil(pp.max(1));
-    let mut count = |pred: fn(&LayerKind) -> bool| m.layers.iter().filter(|l| pred(l)).count() as u32;
+    let count = |pred: fn(&LayerKind) -> bool| m.layers.iter().filter(|l| pred(l)).count() as u32;
     let full = count(|l| matches!(l, LayerKind::Full));
     let mut out = Vec::new();
     let windowed: Vec<LayerKind> = m.layers.iter().copied().filter(|l| !matches!(l, LayerKind::Full | LayerKind::Linear)).collect();
@@ -207,7 +207,7 @@ fn blocks_per_request(g: &Grouping, len: u64, bs: u32, in_flight: u64, v: &Versi
 /// Memory the profile run takes besides weights: activation peak, sampler buffers, NCCL and
 /// CUDA-graph pools. vLLM measures these; kvlint estimates them from the shapes the dummy run
 /// uses (`max_num_batched_tokens` tokens through the model, `max_num_seqs` rows of logits).
-fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, pp: u32, notes: &mut Notes) -> Estimate {
+fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut Notes) -> Estimate {
     let (tokens_default, seqs_default) = batch_defaults(gpu);
     let tokens = args.int("max_num_batched_tokens").unwrap_or(tokens_default) as f64;
     let seqs = args.int("max_num_seqs").unwrap_or(seqs_default) as f64;
@@ -216,19 +216,23 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, pp: u32, note
     // Sampler dummy run: fp32 logits, probabilities and sort buffers over the vocabulary.
     let per_entry = if args.version < V0_17 { 13.6 * 2.8 } else { 13.6 };
     let sampler = seqs * m.vocab_size as f64 * per_entry;
-    let comm = if tp * pp > 1 { 1.8 * GIB } else { 0.0 };
+    // Custom all-reduce and NCCL buffers of the TP group; pipeline stages only send and receive.
+    let comm = if tp > 1 { 1.8 * GIB } else { 0.0 };
+    // Multimodal models also run the vision encoder on its token budget in the profile run.
+    let encoder = if m.multimodal { 1.0 * GIB } else { 0.0 };
     let moe = if m.moe { 0.5 * GIB } else { 0.0 };
     let eager = args.flag("enforce_eager");
     let graphs = if !eager && args.version >= V0_21 { 0.5 * GIB } else { 0.0 };
-    let point = act + sampler + comm + moe + graphs + 0.1 * GIB;
+    let point = act + sampler + comm + moe + encoder + graphs + 0.1 * GIB;
     let e = Estimate::range(point, point * 0.6, point * 1.6 + 0.3 * GIB);
     notes.estimate(
         "non_kv_bytes",
         e,
         format!(
-            "estimated profile-run peak: activations for {tokens} batched tokens, sampler over {seqs} sequences × {} vocabulary, {}{}{}",
+            "estimated profile-run peak: activations for {tokens} batched tokens, sampler over {seqs} sequences × {} vocabulary, {}{}{}{}",
             m.vocab_size,
             if comm > 0.0 { "NCCL/all-reduce buffers, " } else { "" },
+            if encoder > 0.0 { "vision encoder, " } else { "" },
             if moe > 0.0 { "MoE workspace, " } else { "" },
             if graphs > 0.0 { "CUDA-graph estimate" } else { "no CUDA graphs counted" },
         ),
@@ -279,7 +283,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let util = utilization(args, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
     let w = weights_per_rank(m, args.text("quantization"), tp * pp, &mut notes);
-    let other = non_kv(args, m, gpu, tp, pp, &mut notes);
+    let other = non_kv(args, m, gpu, tp, &mut notes);
     let fixed = args.int("kv_cache_memory_bytes").map(|b| b as f64);
     let budget = |u: f64, w: f64, o: f64| fixed.unwrap_or_else(|| (total * u).ceil() - w - o);
     let kv = Estimate::range(

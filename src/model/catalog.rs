@@ -15,6 +15,9 @@ pub(crate) struct Entry {
     pub id: String,
     pub source: String,
     pub config: Value,
+    /// Other checkpoints with this config.json geometry (fine-tunes that keep the base config).
+    #[serde(default)]
+    pub same_geometry: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -36,10 +39,16 @@ pub(crate) fn entries() -> &'static [Entry] {
 /// the catalog resolve: a quantized variant (`-FP8`, `-AWQ`) never falls back to its base model,
 /// because its weights differ.
 pub fn catalog_lookup(hf_id: &str) -> Option<Geometry> {
-    let e = entries()
-        .iter()
-        .find(|e| e.id.eq_ignore_ascii_case(hf_id.trim()))?;
-    Geometry::from_config_json(&e.id, &format!("catalog: {}", e.source), &e.config).ok()
+    let id = hf_id.trim();
+    let e = entries().iter().find(|e| {
+        e.id.eq_ignore_ascii_case(id) || e.same_geometry.iter().any(|s| s.eq_ignore_ascii_case(id))
+    })?;
+    let source = if e.id.eq_ignore_ascii_case(id) {
+        format!("catalog: {}", e.source)
+    } else {
+        format!("catalog: {} (same geometry as {})", e.source, e.id)
+    };
+    Geometry::from_config_json(id, &source, &e.config).ok()
 }
 
 /// Every catalog id.

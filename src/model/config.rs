@@ -205,6 +205,7 @@ fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError
         source: source.to_string(),
         moe: params::num_experts(c)? > 0,
         multimodal: c.root.get("vision_config").is_some_and(Value::is_object),
+        vision: vision_tower(c.root.get("vision_config")),
         architectures,
         model_type,
         num_layers,
@@ -889,4 +890,15 @@ mod tests {
             .to_string()
             .contains("missing.json"));
     }
+}
+
+/// Vision encoder depth and width under the key spellings VLM configs use
+/// (`num_hidden_layers`/`depth`/`vt_num_hidden_layers`, `hidden_size`/`embed_dim`/`vt_hidden_size`).
+fn vision_tower(v: Option<&Value>) -> Option<crate::model::VisionTower> {
+    let v = v?.as_object()?;
+    let first = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(Value::as_u64));
+    Some(crate::model::VisionTower {
+        layers: u32::try_from(first(&["num_hidden_layers", "depth", "vt_num_hidden_layers", "num_layers"])?).ok()?,
+        hidden: first(&["hidden_size", "embed_dim", "vt_hidden_size", "width"])?,
+    })
 }

@@ -122,6 +122,13 @@ pub enum WeightsSource {
     ParamCount,
 }
 
+/// A VLM's vision encoder size (`vision_config`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VisionTower {
+    pub layers: u32,
+    pub hidden: u64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Geometry {
     /// Hugging Face id or path the geometry was read for.
@@ -167,6 +174,8 @@ pub struct Geometry {
     pub weight_bytes_source: WeightsSource,
     /// Has a vision tower (VLM).
     pub multimodal: bool,
+    /// Depth and width of the vision tower, which SGLang's VLM memory heuristic reads.
+    pub vision: Option<VisionTower>,
     pub moe: bool,
 }
 

@@ -70,9 +70,11 @@ fn context_loc(s: &Subject) -> (Loc, &'static str) {
 fn pool_finding(rule: &'static str, s: &Subject) -> Finding {
     let p = s.plan;
     let (loc, label) = context_loc(s);
+    let fp8 = p.kv_cache_dtype.starts_with("fp8") || p.kv_cache_dtype.starts_with("fp4");
     let remedy = match p.needed_fraction {
         Some(f) if f > p.memory_fraction => format!("raise {} to {f}", p.memory_fraction_flag),
-        _ => "add GPUs (more tensor parallelism) or use an FP8 KV cache".to_string(),
+        _ if fp8 => "spread the model over more GPUs".to_string(),
+        _ => "use an FP8 KV cache or spread the model over more GPUs".to_string(),
     };
     let mut f = Finding::new(rule, Some(loc))
         .var("role", p.role.name())
