@@ -15,7 +15,12 @@ fn check(name: &str, text: &str, opts: &Options) -> usize {
 
 /// 1,000 launches over both engines, several catalog models, TP sizes and contexts.
 fn generated() -> String {
-    let models = ["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-32B", "zai-org/GLM-5.3"];
+    let models = [
+        "Qwen/Qwen3-8B",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "Qwen/Qwen3-32B",
+        "zai-org/GLM-5.3",
+    ];
     let mut s = String::new();
     for i in 0..1000 {
         let model = models[i % models.len()];
@@ -27,7 +32,9 @@ fn generated() -> String {
                 80 + i % 10
             ));
         } else {
-            s.push_str(&format!("vllm serve {model} --tensor-parallel-size {tp} --max-model-len {ctx}\n"));
+            s.push_str(&format!(
+                "vllm serve {model} --tensor-parallel-size {tp} --max-model-len {ctx}\n"
+            ));
         }
     }
     s
@@ -43,7 +50,11 @@ fn time(label: &str, iters: u32, mut f: impl FnMut() -> usize) {
         .collect();
     samples.sort();
     let median = samples[samples.len() / 2];
-    println!("{label}: median {median:?} over {iters} runs (min {:?}, max {:?})", samples[0], samples[samples.len() - 1]);
+    println!(
+        "{label}: median {median:?} over {iters} runs (min {:?}, max {:?})",
+        samples[0],
+        samples[samples.len() - 1]
+    );
 }
 
 fn main() {
@@ -53,8 +64,15 @@ fn main() {
         ..Options::default()
     };
     let incident = include_str!("../fixtures/incident/prefill.sh");
-    time("check incident example", 200, || check("prefill.sh", incident, &opts));
+    time("check incident example", 200, || {
+        check("prefill.sh", incident, &opts)
+    });
     let script = generated();
-    let opts = Options { engine_version: None, ..opts };
-    time("check 1,000 generated launches", 10, || check("generated.sh", &script, &opts));
+    let opts = Options {
+        engine_version: None,
+        ..opts
+    };
+    time("check 1,000 generated launches", 10, || {
+        check("generated.sh", &script, &opts)
+    });
 }

@@ -137,17 +137,33 @@ pub fn run(cli: Cli) -> i32 {
 }
 
 fn options(h: &Hardware) -> Result<Options, UsageError> {
-    let gpu = h.gpu.as_deref().map(gpu::parse_spec).transpose().map_err(|e| UsageError(e.to_string()))?;
+    let gpu = h
+        .gpu
+        .as_deref()
+        .map(gpu::parse_spec)
+        .transpose()
+        .map_err(|e| UsageError(e.to_string()))?;
     let engine_version = match &h.engine_version {
-        Some(v) => Some(Version::parse(v).ok_or_else(|| UsageError(format!("--engine-version {v:?} is not a version like 0.5.20")))?),
+        Some(v) => Some(Version::parse(v).ok_or_else(|| {
+            UsageError(format!(
+                "--engine-version {v:?} is not a version like 0.5.20"
+            ))
+        })?),
         None => None,
     };
     if let Some(p) = &h.model_config {
         if !p.exists() {
-            return Err(UsageError(format!("--model-config {}: no such file or directory", p.display())));
+            return Err(UsageError(format!(
+                "--model-config {}: no such file or directory",
+                p.display()
+            )));
         }
     }
-    Ok(Options { gpu, model_config: h.model_config.clone(), engine_version })
+    Ok(Options {
+        gpu,
+        model_config: h.model_config.clone(),
+        engine_version,
+    })
 }
 
 fn color() -> bool {
@@ -178,7 +194,8 @@ fn check(a: CheckArgs) -> Run {
 
 fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
     match path {
-        Some(p) => std::fs::write(p, text).map_err(|e| UsageError(format!("cannot write {}: {e}", p.display()))),
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", p.display()))),
         None => {
             print!("{text}");
             Ok(())
@@ -190,15 +207,22 @@ fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
 fn read_input(input: &str) -> Result<Vec<(String, String, Option<PathBuf>)>, UsageError> {
     if input == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| UsageError(format!("cannot read stdin: {e}")))?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| UsageError(format!("cannot read stdin: {e}")))?;
         return Ok(vec![("<stdin>".into(), text, std::env::current_dir().ok())]);
     }
     let path = Path::new(input);
-    let files = if path.is_dir() { walk(path)? } else { vec![path.to_path_buf()] };
+    let files = if path.is_dir() {
+        walk(path)?
+    } else {
+        vec![path.to_path_buf()]
+    };
     files
         .into_iter()
         .map(|f| {
-            let text = std::fs::read_to_string(&f).map_err(|e| UsageError(format!("cannot read {}: {e}", f.display())))?;
+            let text = std::fs::read_to_string(&f)
+                .map_err(|e| UsageError(format!("cannot read {}: {e}", f.display())))?;
             let base = f.parent().map(Path::to_path_buf);
             Ok((f.display().to_string(), text, base))
         })
@@ -208,9 +232,12 @@ fn read_input(input: &str) -> Result<Vec<(String, String, Option<PathBuf>)>, Usa
 /// Checkable files below a directory, sorted, skipping hidden and build directories.
 fn walk(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
     let mut out = Vec::new();
-    let entries = std::fs::read_dir(dir).map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?;
     for entry in entries {
-        let path = entry.map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?.path();
+        let path = entry
+            .map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?
+            .path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.starts_with('.') || name == "target" || name == "node_modules" {
             continue;
@@ -233,7 +260,9 @@ fn checkable(name: &str) -> bool {
 fn capacity(a: CapacityArgs) -> Run {
     let opts = options(&a.hardware)?;
     let mut outcome = Outcome::default();
-    let file = outcome.sources.add("<command line>", extract::quote_argv(&a.launch));
+    let file = outcome
+        .sources
+        .add("<command line>", extract::quote_argv(&a.launch));
     let found = extract::parse_command_line(file, &outcome.sources);
     let Some(launch) = found.launches.into_iter().next() else {
         return Err(UsageError("the command after `--` is not an SGLang or vLLM launch (python3 -m sglang.launch_server ..., vllm serve MODEL ...)".into()));
@@ -242,7 +271,11 @@ fn capacity(a: CapacityArgs) -> Run {
     let findings = report::render_all(&outcome);
     for rule in ["INP002", "INP003", "INP004"] {
         if let Some(f) = findings.iter().find(|f| f.rule == rule) {
-            let hint = if rule == "INP002" { " (pass --model-config)" } else { "" };
+            let hint = if rule == "INP002" {
+                " (pass --model-config)"
+            } else {
+                ""
+            };
             return Err(UsageError(format!("{}{hint}", f.message)));
         }
     }
@@ -254,17 +287,32 @@ fn capacity(a: CapacityArgs) -> Run {
 }
 
 fn explain(key: &str) -> Run {
-    let rule = rules::find(key).ok_or_else(|| UsageError(format!("no rule {key:?}; `kvlint rules` lists them")))?;
+    let rule = rules::find(key)
+        .ok_or_else(|| UsageError(format!("no rule {key:?}; `kvlint rules` lists them")))?;
     print!("{}", rules::explain(rule));
     Ok(exit::CLEAN)
 }
 
 fn list_rules(format: ListFormat) -> Run {
     match format {
-        ListFormat::Json => println!("{:#}", serde_json::to_value(rules::all()).unwrap_or_default()),
+        ListFormat::Json => println!(
+            "{:#}",
+            serde_json::to_value(rules::all()).unwrap_or_default()
+        ),
         ListFormat::Human => {
             for r in rules::all() {
-                println!("{:<7} {:<30} {:<5} {}", r.id, r.name, r.level.name(), r.docs.what.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim());
+                println!(
+                    "{:<7} {:<30} {:<5} {}",
+                    r.id,
+                    r.name,
+                    r.level.name(),
+                    r.docs
+                        .what
+                        .lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("")
+                        .trim()
+                );
             }
         }
     }

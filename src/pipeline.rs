@@ -47,7 +47,10 @@ pub struct Outcome {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Model(#[from] model::ModelError),
 }
@@ -63,11 +66,20 @@ impl Outcome {
     }
 
     /// Parses, plans and evaluates one launch.
-    pub fn check_launch(&mut self, launch: Launch, file: FileId, opts: &Options, base_dir: Option<&Path>) {
+    pub fn check_launch(
+        &mut self,
+        launch: Launch,
+        file: FileId,
+        opts: &Options,
+        base_dir: Option<&Path>,
+    ) {
         let index = self.launches.len();
         let mut findings = Vec::new();
         let version = self.version(&launch, opts, &mut findings);
-        let mut cx = ParseContext { sources: &mut self.sources, base_dir: base_dir.map(Path::to_path_buf) };
+        let mut cx = ParseContext {
+            sources: &mut self.sources,
+            base_dir: base_dir.map(Path::to_path_buf),
+        };
         let parsed = engine::parse(&launch, Some(&version), &mut cx);
         findings.extend(parsed.findings);
         let args = parsed.args;
@@ -76,10 +88,21 @@ impl Outcome {
         let mut plan = None;
         if let (Some(m), Some(g)) = (&model, &gpu) {
             let count = gpu_count(&launch, opts);
-            let inputs = Inputs { args: &args, model: m, gpu: g, gpu_count: count, at: launch.command };
+            let inputs = Inputs {
+                args: &args,
+                model: m,
+                gpu: g,
+                gpu_count: count,
+                at: launch.command,
+            };
             match capacity::plan(&inputs) {
                 Ok(p) => {
-                    let subject = rules::eval::Subject { plan: &p, args: &args, model: m, at: launch.command };
+                    let subject = rules::eval::Subject {
+                        plan: &p,
+                        args: &args,
+                        model: m,
+                        at: launch.command,
+                    };
                     findings.extend(rules::evaluate(&subject));
                     plan = Some(p);
                 }
@@ -91,15 +114,28 @@ impl Outcome {
             f.object = f.object.take().or_else(|| launch.object.clone());
         }
         self.findings.extend(findings);
-        self.launches.push(LaunchOutcome { launch, file, args, model, gpu, plan });
+        self.launches.push(LaunchOutcome {
+            launch,
+            file,
+            args,
+            model,
+            gpu,
+            plan,
+        });
     }
 
     /// The engine version the launch runs: `--engine-version`, else the latest modelled.
     fn version(&self, launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> Version {
         let (oldest, latest) = engine::supported(launch.engine);
-        let Some(v) = opts.engine_version.clone() else { return latest };
+        let Some(v) = opts.engine_version.clone() else {
+            return latest;
+        };
         if v.release() < oldest || v.release() > latest {
-            let used = if v < oldest { oldest.clone() } else { latest.clone() };
+            let used = if v < oldest {
+                oldest.clone()
+            } else {
+                latest.clone()
+            };
             findings.push(
                 Finding::new("INP005", Some(launch.command))
                     .var("engine", launch.engine.name())
@@ -115,7 +151,12 @@ impl Outcome {
 }
 
 /// The model the launch serves, from `--model-config`, a local directory, or the catalog.
-fn resolve_model(launch: &Launch, args: &EngineArgs, opts: &Options, findings: &mut Vec<Finding>) -> Option<Geometry> {
+fn resolve_model(
+    launch: &Launch,
+    args: &EngineArgs,
+    opts: &Options,
+    findings: &mut Vec<Finding>,
+) -> Option<Geometry> {
     let dest = match launch.engine {
         Engine::Sglang => "model_path",
         Engine::Vllm => "model",
@@ -137,7 +178,9 @@ fn resolve_model(launch: &Launch, args: &EngineArgs, opts: &Options, findings: &
     }
     let Some(id) = id else {
         match setting {
-            Some(s) if !s.unresolved.is_empty() => findings.extend(capacity::unresolved(args, &[dest])),
+            Some(s) if !s.unresolved.is_empty() => {
+                findings.extend(capacity::unresolved(args, &[dest]))
+            }
             _ => findings.push(Finding::new("INP002", Some(at)).var("model", "(none given)")),
         }
         return None;
@@ -160,7 +203,11 @@ fn resolve_model(launch: &Launch, args: &EngineArgs, opts: &Options, findings: &
 
 /// Loads `--model-config`: a config.json file or a model directory.
 pub fn load_model_path(path: &Path, id: Option<&str>) -> Result<Geometry, model::ModelError> {
-    let mut g = if path.is_dir() { model::load_model_dir(path)? } else { model::load_config_file(path)? };
+    let mut g = if path.is_dir() {
+        model::load_model_dir(path)?
+    } else {
+        model::load_config_file(path)?
+    };
     if let Some(id) = id {
         g.id = id.to_string();
     }
@@ -174,12 +221,16 @@ fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> 
     }
     match &launch.placement.gpu {
         Some((name, loc)) => gpu::lookup(name).cloned().or_else(|| {
-            findings.push(Finding::new("INP003", Some(*loc)).var("detail", format!(": {name} is not in the catalog")));
+            findings.push(
+                Finding::new("INP003", Some(*loc))
+                    .var("detail", format!(": {name} is not in the catalog")),
+            );
             None
         }),
         None => {
             findings.push(
-                Finding::new("INP003", Some(launch.command)).var("detail", " (no --gpu given and the input names none)"),
+                Finding::new("INP003", Some(launch.command))
+                    .var("detail", " (no --gpu given and the input names none)"),
             );
             None
         }

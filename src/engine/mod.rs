@@ -97,14 +97,87 @@ pub struct Parsed {
     pub findings: Vec<Finding>,
 }
 // TEMP-SHIM
-pub fn supported(e: Engine) -> (Version, Version) { match e { Engine::Sglang => (Version::new(0,4,6), Version::new(0,5,23)), Engine::Vllm => (Version::new(0,11,0), Version::new(0,33,0)) } }
+pub fn supported(e: Engine) -> (Version, Version) {
+    match e {
+        Engine::Sglang => (Version::new(0, 4, 6), Version::new(0, 5, 23)),
+        Engine::Vllm => (Version::new(0, 11, 0), Version::new(0, 33, 0)),
+    }
+}
 pub fn parse(launch: &Launch, version: Option<&Version>, _cx: &mut ParseContext) -> Parsed {
     let mut settings = BTreeMap::new();
-    let mut i = 0; let a = &launch.args;
-    if launch.engine == Engine::Vllm && !a.is_empty() && !a[0].text.starts_with("--") { settings.insert("model".into(), Setting{dest:"model".into(), value: SettingValue::Text(a[0].text.clone()), flag_loc:a[0].loc, value_loc:a[0].loc, unresolved:a[0].unresolved.clone()}); i=1; }
-    while i < a.len() { let t=&a[i].text; if let Some(name)=t.strip_prefix("--") { let dest=name.replace('-',"_"); let dest = match dest.as_str() {"tp"=>"tp_size".to_string(), _=>dest};
-      if i+1<a.len() && !a[i+1].text.starts_with("--") { let v=&a[i+1]; let val = if let Ok(n)=v.text.parse::<i64>() {SettingValue::Int(n)} else if let Ok(f)=v.text.parse::<f64>() {SettingValue::Float(f)} else {SettingValue::Text(v.text.clone())}; settings.insert(dest.clone(), Setting{dest, value: val, flag_loc:a[i].loc, value_loc:v.loc, unresolved:v.unresolved.clone()}); i+=2; }
-      else { let (dest, b) = match dest.strip_prefix("no_") { Some(d)=>(d.to_string(), false), None=>(dest,true)}; settings.insert(dest.clone(), Setting{dest, value: SettingValue::Flag(b), flag_loc:a[i].loc, value_loc:a[i].loc, unresolved:vec![]}); i+=1; } } else { i+=1; } }
-    let version = version.cloned().unwrap_or_else(|| supported(launch.engine).1);
-    Parsed { args: EngineArgs { engine: launch.engine, version, settings }, findings: vec![] }
+    let mut i = 0;
+    let a = &launch.args;
+    if launch.engine == Engine::Vllm && !a.is_empty() && !a[0].text.starts_with("--") {
+        settings.insert(
+            "model".into(),
+            Setting {
+                dest: "model".into(),
+                value: SettingValue::Text(a[0].text.clone()),
+                flag_loc: a[0].loc,
+                value_loc: a[0].loc,
+                unresolved: a[0].unresolved.clone(),
+            },
+        );
+        i = 1;
+    }
+    while i < a.len() {
+        let t = &a[i].text;
+        if let Some(name) = t.strip_prefix("--") {
+            let dest = name.replace('-', "_");
+            let dest = match dest.as_str() {
+                "tp" => "tp_size".to_string(),
+                _ => dest,
+            };
+            if i + 1 < a.len() && !a[i + 1].text.starts_with("--") {
+                let v = &a[i + 1];
+                let val = if let Ok(n) = v.text.parse::<i64>() {
+                    SettingValue::Int(n)
+                } else if let Ok(f) = v.text.parse::<f64>() {
+                    SettingValue::Float(f)
+                } else {
+                    SettingValue::Text(v.text.clone())
+                };
+                settings.insert(
+                    dest.clone(),
+                    Setting {
+                        dest,
+                        value: val,
+                        flag_loc: a[i].loc,
+                        value_loc: v.loc,
+                        unresolved: v.unresolved.clone(),
+                    },
+                );
+                i += 2;
+            } else {
+                let (dest, b) = match dest.strip_prefix("no_") {
+                    Some(d) => (d.to_string(), false),
+                    None => (dest, true),
+                };
+                settings.insert(
+                    dest.clone(),
+                    Setting {
+                        dest,
+                        value: SettingValue::Flag(b),
+                        flag_loc: a[i].loc,
+                        value_loc: a[i].loc,
+                        unresolved: vec![],
+                    },
+                );
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    let version = version
+        .cloned()
+        .unwrap_or_else(|| supported(launch.engine).1);
+    Parsed {
+        args: EngineArgs {
+            engine: launch.engine,
+            version,
+            settings,
+        },
+        findings: vec![],
+    }
 }

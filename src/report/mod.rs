@@ -34,9 +34,15 @@ pub struct Rendered {
 
 /// Renders every finding of a run, worst first, then by file and line.
 pub fn render_all(outcome: &Outcome) -> Vec<Rendered> {
-    let mut out: Vec<Rendered> = outcome.findings.iter().filter_map(|f| render(f, &outcome.sources)).collect();
+    let mut out: Vec<Rendered> = outcome
+        .findings
+        .iter()
+        .filter_map(|f| render(f, &outcome.sources))
+        .collect();
     out.sort_by(|a, b| {
-        b.level.cmp(&a.level).then_with(|| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)))
+        b.level
+            .cmp(&a.level)
+            .then_with(|| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)))
     });
     out
 }
@@ -46,9 +52,18 @@ fn render(f: &Finding, sources: &Sources) -> Option<Rendered> {
     if rule.level == Level::Allow {
         return None;
     }
-    let pos = f.primary.map(|l| (sources.get(l.file).name.clone(), sources.position(l)));
+    let pos = f
+        .primary
+        .map(|l| (sources.get(l.file).name.clone(), sources.position(l)));
     let flag_text = f.primary.map_or("", |l| sources.text(l));
-    let object = f.object.as_ref().map(|o| format!("{}/{}/{}", o.kind, o.namespace.as_deref().unwrap_or(""), o.name));
+    let object = f.object.as_ref().map(|o| {
+        format!(
+            "{}/{}/{}",
+            o.kind,
+            o.namespace.as_deref().unwrap_or(""),
+            o.name
+        )
+    });
     Some(Rendered {
         rule: rule.id.clone(),
         name: rule.name.clone(),
