@@ -52,11 +52,18 @@ impl Finding {
     }
 
     pub fn also(mut self, loc: Loc, text: impl Into<String>) -> Self {
-        self.labels.push(Label { loc, text: text.into() });
+        self.labels.push(Label {
+            loc,
+            text: text.into(),
+        });
         self
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.vars.iter().rev().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
+        self.vars
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
     }
 }

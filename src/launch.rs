@@ -31,7 +31,11 @@ pub struct Arg {
 
 impl Arg {
     pub fn new(text: impl Into<String>, loc: Loc) -> Self {
-        Arg { text: text.into(), loc, unresolved: Vec::new() }
+        Arg {
+            text: text.into(),
+            loc,
+            unresolved: Vec::new(),
+        }
     }
 }
 
@@ -73,6 +77,8 @@ pub struct Launch {
 impl Launch {
     /// The span from the command words to the last argument.
     pub fn loc(&self) -> Loc {
-        self.args.iter().fold(self.command, |acc, a| acc.join(a.loc))
+        self.args
+            .iter()
+            .fold(self.command, |acc, a| acc.join(a.loc))
     }
 }

@@ -17,7 +17,11 @@ pub struct Loc {
 
 impl Loc {
     pub fn new(file: FileId, range: Range<usize>) -> Self {
-        Loc { file, start: range.start, end: range.end }
+        Loc {
+            file,
+            start: range.start,
+            end: range.end,
+        }
     }
     pub fn range(&self) -> Range<usize> {
         self.start..self.end
@@ -27,7 +31,11 @@ impl Loc {
         if self.file != other.file {
             return self;
         }
-        Loc { file: self.file, start: self.start.min(other.start), end: self.end.max(other.end) }
+        Loc {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -45,7 +53,11 @@ impl SourceFile {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        SourceFile { name: name.into(), text, line_starts }
+        SourceFile {
+            name: name.into(),
+            text,
+            line_starts,
+        }
     }
 
     /// 1-based line and column (column counted in characters) of a byte offset.
@@ -53,7 +65,10 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
-        let col = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count());
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
         (line + 1, col + 1)
     }
 
@@ -94,7 +109,12 @@ impl Sources {
         let f = self.get(loc.file);
         let (line, column) = f.line_col(loc.start);
         let (end_line, end_column) = f.line_col(loc.end);
-        Position { line, column, end_line, end_column }
+        Position {
+            line,
+            column,
+            end_line,
+            end_column,
+        }
     }
 }
 

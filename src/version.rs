@@ -14,21 +14,34 @@ pub struct Version {
 
 impl Version {
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
-        Version { major, minor, patch, suffix: None }
+        Version {
+            major,
+            minor,
+            patch,
+            suffix: None,
+        }
     }
 
     /// Parses `0.5.20`, `v0.5.20`, `0.5.10rc0`, `0.5.8.post1`, `0.11`, `0.6.4.dev9+g5d264f4a`.
     pub fn parse(s: &str) -> Option<Version> {
         let s = s.trim().trim_start_matches(['v', 'V']);
-        let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+        let split = s
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(s.len());
         let (nums, rest) = s.split_at(split);
         let nums = nums.trim_end_matches('.');
         let mut parts = nums.split('.').map(|p| p.parse::<u32>().ok());
         let major = parts.next()??;
         let minor = parts.next().unwrap_or(Some(0))?;
         let patch = parts.next().unwrap_or(Some(0))?;
-        let suffix = (!rest.is_empty()).then(|| rest.trim_start_matches(['.', '-', '_']).to_string());
-        Some(Version { major, minor, patch, suffix })
+        let suffix =
+            (!rest.is_empty()).then(|| rest.trim_start_matches(['.', '-', '_']).to_string());
+        Some(Version {
+            major,
+            minor,
+            patch,
+            suffix,
+        })
     }
 
     fn suffix_rank(&self) -> i8 {
@@ -47,8 +60,12 @@ impl Version {
 
 impl Ord for Version {
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.major, self.minor, self.patch, self.suffix_rank())
-            .cmp(&(other.major, other.minor, other.patch, other.suffix_rank()))
+        (self.major, self.minor, self.patch, self.suffix_rank()).cmp(&(
+            other.major,
+            other.minor,
+            other.patch,
+            other.suffix_rank(),
+        ))
     }
 }
 
@@ -77,8 +94,14 @@ mod tests {
     fn parses_the_spellings_engines_use() {
         assert_eq!(Version::parse("v0.5.20"), Some(Version::new(0, 5, 20)));
         assert_eq!(Version::parse("0.11"), Some(Version::new(0, 11, 0)));
-        assert_eq!(Version::parse("0.5.10rc0").unwrap().to_string(), "0.5.10rc0");
-        assert_eq!(Version::parse("0.5.8.post1").unwrap().to_string(), "0.5.8.post1");
+        assert_eq!(
+            Version::parse("0.5.10rc0").unwrap().to_string(),
+            "0.5.10rc0"
+        );
+        assert_eq!(
+            Version::parse("0.5.8.post1").unwrap().to_string(),
+            "0.5.8.post1"
+        );
         assert_eq!(Version::parse("latest"), None);
     }
 

@@ -101,7 +101,14 @@ fn parse_at(file: FileId, src: &SourceFile, start: usize, end: usize) -> Result<
         Err(e) => {
             let offset = error_offset(&e, text).map_or(start, |o| start + o);
             let message = first_line(&e.to_string());
-            Err(YamlError { message, loc: Loc { file, start: offset, end: offset } })
+            Err(YamlError {
+                message,
+                loc: Loc {
+                    file,
+                    start: offset,
+                    end: offset,
+                },
+            })
         }
     }
 }
@@ -229,10 +236,18 @@ impl Locator<'_> {
                 usize::try_from(l.column()).unwrap_or(1),
             ),
         };
-        let len = l.span().byte_len().and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+        let len = l
+            .span()
+            .byte_len()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0);
         let start = start.min(self.doc.text.len());
         let end = scalar_end(&self.doc.text, start, len);
-        Loc { file: self.file, start: self.base + start, end: self.base + end }
+        Loc {
+            file: self.file,
+            start: self.base + start,
+            end: self.base + end,
+        }
     }
 
     fn node(&self, n: Spanned<RawNode>) -> Node {
@@ -244,9 +259,12 @@ impl Locator<'_> {
             RawValue::Float(f) => Value::Float(f),
             RawValue::Str(s) => Value::Str(s),
             RawValue::Seq(items) => Value::Seq(items.into_iter().map(|i| self.node(i)).collect()),
-            RawValue::Map(entries) => {
-                Value::Map(entries.into_iter().map(|(k, v)| (self.node(k), self.node(v))).collect())
-            }
+            RawValue::Map(entries) => Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (self.node(k), self.node(v)))
+                    .collect(),
+            ),
         };
         Node { value, loc }
     }
@@ -264,7 +282,12 @@ fn scalar_end(text: &str, start: usize, len: usize) -> usize {
 }
 
 fn root_node(file: FileId, text: &str, base: usize, root: Spanned<RawNode>) -> Node {
-    let locator = Locator { file, doc: SourceFile::new("", text), base, _text: text };
+    let locator = Locator {
+        file,
+        doc: SourceFile::new("", text),
+        base,
+        _text: text,
+    };
     locator.node(root)
 }
 
@@ -276,13 +299,21 @@ mod tests {
     #[test]
     fn every_value_keeps_its_line_and_column() {
         let mut s = Sources::default();
-        let id = s.add("c.yaml", "model-path: zai-org/GLM-5\ntp-size: 8\nlist:\n  - a\n  - 'b c'\n");
+        let id = s.add(
+            "c.yaml",
+            "model-path: zai-org/GLM-5\ntp-size: 8\nlist:\n  - a\n  - 'b c'\n",
+        );
         let doc = parse_document(id, s.get(id)).unwrap();
         let tp = doc.get("tp-size").unwrap();
         assert_eq!(tp.value, Value::Int(8));
         assert_eq!(s.text(tp.loc), "8");
-        assert_eq!((s.position(tp.loc).line, s.position(tp.loc).column), (2, 10));
-        let Value::Seq(items) = &doc.get("list").unwrap().value else { panic!("not a list") };
+        assert_eq!(
+            (s.position(tp.loc).line, s.position(tp.loc).column),
+            (2, 10)
+        );
+        let Value::Seq(items) = &doc.get("list").unwrap().value else {
+            panic!("not a list")
+        };
         assert_eq!(s.position(items[1].loc).line, 5);
     }
 

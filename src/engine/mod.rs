@@ -55,7 +55,10 @@ impl EngineArgs {
         self.settings.get(dest)
     }
     pub fn flag(&self, dest: &str) -> bool {
-        matches!(self.get(dest).map(|s| &s.value), Some(SettingValue::Flag(true)))
+        matches!(
+            self.get(dest).map(|s| &s.value),
+            Some(SettingValue::Flag(true))
+        )
     }
     pub fn int(&self, dest: &str) -> Option<i64> {
         match self.get(dest)?.value {
@@ -92,4 +95,130 @@ pub struct Parsed {
     pub args: EngineArgs,
     /// CFG001 unknown flag, CFG002 removed flag, invalid values, unreadable `--config`.
     pub findings: Vec<Finding>,
+}
+
+pub mod argparse;
+pub mod sglang;
+pub mod vllm;
+
+/// Releases kvlint knows, oldest first. Flag tables come from the inspected ones among them;
+/// the others use the nearest earlier inspected table.
+const SGLANG_VERSIONS: &[Version] = &[
+    Version::new(0, 4, 6),
+    Version::new(0, 4, 7),
+    Version::new(0, 4, 8),
+    Version::new(0, 4, 9),
+    Version::new(0, 4, 10),
+    Version::new(0, 5, 0),
+    Version::new(0, 5, 1),
+    Version::new(0, 5, 2),
+    Version::new(0, 5, 3),
+    Version::new(0, 5, 4),
+    Version::new(0, 5, 5),
+    Version::new(0, 5, 6),
+    Version::new(0, 5, 7),
+    Version::new(0, 5, 8),
+    Version::new(0, 5, 9),
+    Version::new(0, 5, 10),
+    Version::new(0, 5, 11),
+    Version::new(0, 5, 12),
+    Version::new(0, 5, 13),
+    Version::new(0, 5, 14),
+    Version::new(0, 5, 15),
+    Version::new(0, 5, 16),
+    Version::new(0, 5, 17),
+    Version::new(0, 5, 18),
+    Version::new(0, 5, 19),
+    Version::new(0, 5, 20),
+    Version::new(0, 5, 21),
+    Version::new(0, 5, 22),
+    Version::new(0, 5, 23),
+];
+
+const VLLM_VERSIONS: &[Version] = &[
+    Version::new(0, 11, 0),
+    Version::new(0, 12, 0),
+    Version::new(0, 13, 0),
+    Version::new(0, 14, 0),
+    Version::new(0, 15, 0),
+    Version::new(0, 16, 0),
+    Version::new(0, 17, 0),
+    Version::new(0, 18, 0),
+    Version::new(0, 19, 0),
+    Version::new(0, 20, 0),
+    Version::new(0, 21, 0),
+    Version::new(0, 22, 0),
+    Version::new(0, 23, 0),
+    Version::new(0, 24, 0),
+    Version::new(0, 25, 0),
+    Version::new(0, 26, 0),
+    Version::new(0, 27, 0),
+    Version::new(0, 28, 0),
+    Version::new(0, 29, 0),
+    Version::new(0, 30, 0),
+    Version::new(0, 31, 0),
+    Version::new(0, 32, 0),
+    Version::new(0, 33, 0),
+];
+
+pub fn known_versions(engine: Engine) -> &'static [Version] {
+    match engine {
+        Engine::Sglang => SGLANG_VERSIONS,
+        Engine::Vllm => VLLM_VERSIONS,
+    }
+}
+
+/// `(oldest, latest)` supported release.
+pub fn supported(engine: Engine) -> (Version, Version) {
+    let v = known_versions(engine);
+    let oldest = v.first().cloned().unwrap_or(Version::new(0, 0, 0));
+    let latest = v.last().cloned().unwrap_or(Version::new(0, 0, 0));
+    (oldest, latest)
+}
+
+/// Parses a launch with its engine's argparse semantics; `version` None → the latest supported.
+pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) -> Parsed {
+    let version = version
+        .cloned()
+        .unwrap_or_else(|| supported(launch.engine).1);
+    match launch.engine {
+        Engine::Sglang => sglang::parse(launch, version, cx),
+        Engine::Vllm => vllm::parse(launch, version, cx),
+    }
+}
+
+/// A bare engine config file (flat YAML mapping) as argv tokens, the way the latest release
+/// merges `--config`; every token keeps the span of its key or value.
+pub fn config_file_args(
+    engine: Engine,
+    root: &crate::yaml::Node,
+) -> Result<Vec<crate::launch::Arg>, String> {
+    let latest = supported(engine).1;
+    let (spec, style) = match engine {
+        Engine::Sglang => (sglang::spec(latest), argparse::BoolStyle::Sglang),
+        Engine::Vllm => (vllm::spec(latest), argparse::BoolStyle::Vllm),
+    };
+    let spec = spec.ok_or("no flag table")?;
+    argparse::config_args(&spec, style, root)
+}
+
+fn run_engine(
+    spec: Option<argparse::Spec>,
+    style: argparse::BoolStyle,
+    launch: &Launch,
+    version: Version,
+    cx: &mut ParseContext,
+) -> Parsed {
+    let out = spec
+        .map(|s| argparse::run(&s, style, &launch.args, cx))
+        .unwrap_or_default();
+    let args = EngineArgs {
+        engine: launch.engine,
+        version,
+        settings: out.settings,
+    };
+    Parsed {
+        args,
+        findings: out.findings,
+    }
 }

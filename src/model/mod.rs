@@ -147,9 +147,15 @@ pub struct Geometry {
 
 impl Geometry {
     pub fn max_position_embeddings(&self) -> Option<u64> {
-        self.length_keys.iter().find(|(k, _)| k == "max_position_embeddings").map(|(_, v)| *v)
+        self.length_keys
+            .iter()
+            .find(|(k, _)| k == "max_position_embeddings")
+            .map(|(_, v)| *v)
     }
     pub fn full_layers(&self) -> u32 {
-        self.layers.iter().filter(|l| matches!(l, LayerKind::Full)).count() as u32
+        self.layers
+            .iter()
+            .filter(|l| matches!(l, LayerKind::Full))
+            .count() as u32
     }
 }
