@@ -181,6 +181,11 @@ fn lookup<'t>(spec: &Spec<'t>, opt: &str) -> Lookup<'t> {
     if let Some((f, neg)) = spec.exact(opt) {
         return Lookup::Found(f, neg);
     }
+    // A removed option that is now a prefix of newer ones (`--cuda-graph-max-bs` in 0.5.20)
+    // is reported as removed: that is the cause, argparse's "ambiguous" only the symptom.
+    if spec.removed(opt).is_some() {
+        return Lookup::Unknown;
+    }
     let mut hits: Vec<&str> = spec.all_opts().filter(|o| o.starts_with(opt)).collect();
     hits.dedup();
     match hits.as_slice() {
