@@ -462,7 +462,7 @@ fn convert(spec: &Spec, f: &FlagDef, raw: &str) -> Result<SettingValue, String> 
             SettingValue::Int(i) => i.to_string(),
             _ => raw.to_string(),
         };
-        if !choices.iter().any(|c| *c == text) {
+        if !choices.contains(&text) {
             return Err(format!("one of {}", choices.join(", ")));
         }
     }
