@@ -181,7 +181,7 @@ fn resolve_model(
             Some(s) if !s.unresolved.is_empty() => {
                 findings.extend(capacity::unresolved(args, &[dest]))
             }
-            _ => findings.push(Finding::new("INP002", Some(at)).var("model", "(none given)")),
+            _ => findings.push(Finding::new("INP002", Some(at)).var("model", "(the launch names none)")),
         }
         return None;
     };

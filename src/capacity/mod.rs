@@ -198,7 +198,7 @@ pub fn unresolved(args: &EngineArgs, dests: &[&str]) -> Vec<Finding> {
         .filter(|s| !s.unresolved.is_empty())
         .map(|s| {
             Finding::new("INP004", Some(s.value_loc))
-                .var("flag", &s.dest)
+                .var("flag", format!("--{}", s.dest.replace('_', "-")))
                 .var("vars", s.unresolved.join(", "))
                 .label("value not known before deploy")
         })
