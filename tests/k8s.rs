@@ -20,9 +20,13 @@ fn flag(args: &[Arg], names: &[&str]) -> Option<String> {
     let mut found = None;
     for (i, a) in args.iter().enumerate() {
         let norm = a.text.replace('_', "-");
-        let (name, inline) = norm.split_once('=').map_or((norm.as_str(), None), |(n, v)| (n, Some(v)));
+        let (name, inline) = norm
+            .split_once('=')
+            .map_or((norm.as_str(), None), |(n, v)| (n, Some(v)));
         if names.contains(&name) {
-            found = inline.map(str::to_string).or_else(|| args.get(i + 1).map(|v| v.text.clone()));
+            found = inline
+                .map(str::to_string)
+                .or_else(|| args.get(i + 1).map(|v| v.text.clone()));
         }
     }
     found
@@ -30,7 +34,12 @@ fn flag(args: &[Arg], names: &[&str]) -> Option<String> {
 
 fn model(l: &Launch) -> Option<String> {
     match l.engine.name() {
-        "vllm" => l.args.first().filter(|a| !a.text.starts_with('-')).map(|a| a.text.clone()).or_else(|| flag(&l.args, &["--model"])),
+        "vllm" => l
+            .args
+            .first()
+            .filter(|a| !a.text.starts_with('-'))
+            .map(|a| a.text.clone())
+            .or_else(|| flag(&l.args, &["--model"])),
         _ => flag(&l.args, &["--model-path", "--model"]),
     }
 }
@@ -40,8 +49,16 @@ fn summary(s: &Sources, out: &Extracted) -> String {
     let mut text = String::new();
     for l in &out.launches {
         let (tp, ctx, mem) = match l.engine.name() {
-            "vllm" => (&["--tensor-parallel-size", "-tp"][..], &["--max-model-len"][..], &["--gpu-memory-utilization"][..]),
-            _ => (&["--tp", "--tp-size", "--tensor-parallel-size"][..], &["--context-length"][..], &["--mem-fraction-static", "--mem-frac"][..]),
+            "vllm" => (
+                &["--tensor-parallel-size", "-tp"][..],
+                &["--max-model-len"][..],
+                &["--gpu-memory-utilization"][..],
+            ),
+            _ => (
+                &["--tp", "--tp-size", "--tensor-parallel-size"][..],
+                &["--context-length"][..],
+                &["--mem-fraction-static", "--mem-frac"][..],
+            ),
         };
         let o = l.object.as_ref();
         let p = &l.placement;
@@ -70,13 +87,23 @@ fn summary(s: &Sources, out: &Extracted) -> String {
     }
     for f in &out.findings {
         let at = f.primary.map(|l| s.position(l));
-        let _ = writeln!(text, "{} at {:?}: {:?}", f.rule, at.map(|p| (p.line, p.column)), f.vars);
+        let _ = writeln!(
+            text,
+            "{} at {:?}: {:?}",
+            f.rule,
+            at.map(|p| (p.line, p.column)),
+            f.vars
+        );
     }
     text
 }
 
 fn arg<'a>(l: &'a Launch, flag: &str) -> &'a Arg {
-    let i = l.args.iter().position(|a| a.text == flag).unwrap_or_else(|| panic!("no {flag}"));
+    let i = l
+        .args
+        .iter()
+        .position(|a| a.text == flag)
+        .unwrap_or_else(|| panic!("no {flag}"));
     &l.args[i + 1]
 }
 
@@ -99,14 +126,20 @@ fn words_inside_a_block_string_point_at_their_bytes() {
     assert_eq!(pos(&s, arg(sts, "--tp").loc), (37, 44, 37, 45));
     // `$(MODEL)` is Kubernetes' expansion from the container env: the value, at the reference.
     let m = arg(sts, "--model-path");
-    assert_eq!((m.text.as_str(), s.text(m.loc)), ("zai-org/GLM-4.6", "$(MODEL)"));
+    assert_eq!(
+        (m.text.as_str(), s.text(m.loc)),
+        ("zai-org/GLM-4.6", "$(MODEL)")
+    );
     // `$CTX` is the shell's, which sees the container env exported.
     assert_eq!(arg(sts, "--context-length").text, "131072");
     // RANK comes from the downward API: unknown to Kubernetes, so the shell sees `$(RANK)`, a
     // command substitution, which is unknown too.
     assert_eq!(arg(sts, "--node-rank").unresolved, ["$(RANK)"]);
     assert_eq!(s.text(sts.placement.gpu.as_ref().unwrap().1), "NVIDIA-H200");
-    assert_eq!(s.text(sts.engine_version.as_ref().unwrap().1), "lmsysorg/sglang:v0.5.21-cu129");
+    assert_eq!(
+        s.text(sts.engine_version.as_ref().unwrap().1),
+        "lmsysorg/sglang:v0.5.21-cu129"
+    );
 }
 
 #[test]
@@ -123,7 +156,10 @@ fn compose_services() {
     let (s, out) = load("fixtures/extract/k8s/compose.yaml");
     insta::assert_snapshot!(summary(&s, &out));
     let sglang = &out.launches[0];
-    assert_eq!(pos(&s, arg(sglang, "--mem-fraction-static").loc), (7, 117, 7, 121));
+    assert_eq!(
+        pos(&s, arg(sglang, "--mem-fraction-static").loc),
+        (7, 117, 7, 121)
+    );
     assert_eq!(arg(sglang, "--context-length").unresolved, ["CTX"]);
 }
 
@@ -166,14 +202,23 @@ fn shared_manifests() {
 #[ignore = "reads ../shared"]
 fn shared_manifests_check_without_panics() {
     use kvlint::pipeline::{Options, Outcome};
-    let opts = Options { gpu: Some(kvlint::gpu::parse_spec("h200").unwrap()), ..Options::default() };
+    let opts = Options {
+        gpu: Some(kvlint::gpu::parse_spec("h200").unwrap()),
+        ..Options::default()
+    };
     for name in MANIFESTS {
         let path = manifest(name);
         let mut outcome = Outcome::default();
-        let file = outcome.sources.add(path.clone(), std::fs::read_to_string(&path).unwrap());
+        let file = outcome
+            .sources
+            .add(path.clone(), std::fs::read_to_string(&path).unwrap());
         outcome.check_file(file, &opts, None);
         // Every launch is checked and reported; TRT-LLM (Dynamo's trtllm worker) is not an engine here yet.
-        assert_eq!(outcome.launches.len(), load(&path).1.launches.len(), "{name}");
+        assert_eq!(
+            outcome.launches.len(),
+            load(&path).1.launches.len(),
+            "{name}"
+        );
         kvlint::report::render_all(&outcome);
     }
 }

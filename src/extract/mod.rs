@@ -88,9 +88,15 @@ fn yaml_input(file: FileId, sources: &Sources) -> Extracted {
     let src = sources.get(file);
     for doc in yaml::parse_documents(file, src) {
         match doc {
-            Ok(node) if k8s::is_object(&node) => out.launches.extend(k8s::launches(file, src, &node)),
-            Ok(node) if helm_values::is_values(&node) => out.launches.extend(helm_values::launches(src, &node)),
-            Ok(node) if compose::is_compose(&node) => out.launches.extend(compose::launches(file, src, &node)),
+            Ok(node) if k8s::is_object(&node) => {
+                out.launches.extend(k8s::launches(file, src, &node))
+            }
+            Ok(node) if helm_values::is_values(&node) => {
+                out.launches.extend(helm_values::launches(src, &node))
+            }
+            Ok(node) if compose::is_compose(&node) => {
+                out.launches.extend(compose::launches(file, src, &node))
+            }
             Ok(node) => match engine_config::launch(&node) {
                 Some(Ok(launch)) => out.launches.push(launch),
                 Some(Err(reason)) => out

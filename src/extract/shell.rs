@@ -1118,7 +1118,11 @@ fn walker_with_env(file: FileId, env: &[(String, MappedWord)]) -> Walker {
 
 /// Launches in an exec-form argv (a container's `command` + `args`) run with `env` exported;
 /// `sh -c` scripts in it are walked as scripts.
-pub fn exec_launches(file: FileId, argv: &[MappedWord], env: &[(String, MappedWord)]) -> Vec<Launch> {
+pub fn exec_launches(
+    file: FileId,
+    argv: &[MappedWord],
+    env: &[(String, MappedWord)],
+) -> Vec<Launch> {
     let mut walker = walker_with_env(file, env);
     let fields: Vec<Field> = argv.iter().map(MappedWord::field).collect();
     walker.argv(&fields);
@@ -1129,7 +1133,15 @@ pub fn exec_launches(file: FileId, argv: &[MappedWord], env: &[(String, MappedWo
 /// `eval`, a compose `command` string), each still mapped to the bytes it was written at.
 pub fn split_words(file: FileId, text: &MappedWord) -> Vec<MappedWord> {
     let mut walker = Walker::new(file);
-    let src: Vec<Ch> = text.field().chars.into_iter().map(|ch| Ch { quoted: false, ..ch }).collect();
+    let src: Vec<Ch> = text
+        .field()
+        .chars
+        .into_iter()
+        .map(|ch| Ch {
+            quoted: false,
+            ..ch
+        })
+        .collect();
     Lexer::new(&src)
         .tokens()
         .into_iter()

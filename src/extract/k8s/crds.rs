@@ -1,11 +1,11 @@
 //! Serving CRDs: where each one keeps its pod templates, roles and group sizes
 //! (`../shared/reference/k8s-webhook.md` §1.1 maps every shape).
 
+use super::placement::{count_of, items};
 use super::{arg_of, entries, named_or_first, scalar, Cx, Group};
 use crate::extract::shell::{self, MappedWord};
 use crate::launch::{Engine, Launch, Placement};
 use crate::yaml::Node;
-use super::placement::{count_of, items};
 
 fn text(node: Option<&Node>, key: &str) -> Option<String> {
     node?.get(key)?.scalar_text()
@@ -40,15 +40,23 @@ impl Cx<'_> {
     fn lws(&mut self, lwt: Option<&Node>, g: Group) {
         let Some(lwt) = lwt else { return };
         let pods = lwt.get("size").and_then(count_of).or(Some(1));
-        let template = lwt.get("leaderTemplate").or_else(|| lwt.get("workerTemplate"));
+        let template = lwt
+            .get("leaderTemplate")
+            .or_else(|| lwt.get("workerTemplate"));
         self.pod_template(template, &Group { pods, ..g });
     }
 
     /// llm-d / LWS DisaggregatedSet: `roles[]` named prefill/decode, each an LWS template.
     fn disaggregated_set(&mut self, spec: &Node) {
         for role in items(spec.get("roles")) {
-            let g = Group { role: text(Some(role), "name"), ..Group::default() };
-            self.lws(role.get("spec").and_then(|s| s.get("leaderWorkerTemplate")), g);
+            let g = Group {
+                role: text(Some(role), "name"),
+                ..Group::default()
+            };
+            self.lws(
+                role.get("spec").and_then(|s| s.get("leaderWorkerTemplate")),
+                g,
+            );
         }
     }
 
@@ -56,18 +64,32 @@ impl Cx<'_> {
     /// `patchLeaderTemplate` / `patchWorkerTemplate` strategic merges are not applied.
     fn role_based_group(&mut self, spec: &Node) {
         for role in items(spec.get("roles")) {
-            let pods = role.get("leaderWorkerSet").and_then(|l| l.get("size")).and_then(count_of);
-            let g = Group { role: text(Some(role), "name"), pods, ..Group::default() };
+            let pods = role
+                .get("leaderWorkerSet")
+                .and_then(|l| l.get("size"))
+                .and_then(count_of);
+            let g = Group {
+                role: text(Some(role), "name"),
+                pods,
+                ..Group::default()
+            };
             self.pod_template(role.get("template"), &g);
         }
     }
 
     /// AIBrix StormService: `template.spec.roles[]` with `podGroupSize` pods per group.
     fn storm_service(&mut self, spec: &Node) {
-        let roles = spec.get("template").and_then(|t| t.get("spec")).and_then(|s| s.get("roles"));
+        let roles = spec
+            .get("template")
+            .and_then(|t| t.get("spec"))
+            .and_then(|s| s.get("roles"));
         for role in items(roles) {
             let pods = role.get("podGroupSize").and_then(count_of);
-            let g = Group { role: text(Some(role), "name"), pods, ..Group::default() };
+            let g = Group {
+                role: text(Some(role), "name"),
+                pods,
+                ..Group::default()
+            };
             self.pod_template(role.get("template"), &g);
         }
     }
@@ -77,7 +99,10 @@ impl Cx<'_> {
     /// v1beta1 `components[]` (role in `type`, a pod template with a `main` container).
     fn dynamo(&mut self, spec: &Node) {
         for (name, svc) in entries(spec.get("services")) {
-            let g = Group { service: name.scalar_text(), ..dynamo_group(svc, "subComponentType") };
+            let g = Group {
+                service: name.scalar_text(),
+                ..dynamo_group(svc, "subComponentType")
+            };
             let pod = svc.get("extraPodSpec");
             if let Some(main) = pod.and_then(|p| p.get("mainContainer")) {
                 self.container(main, pod, &g);
@@ -101,8 +126,15 @@ impl Cx<'_> {
         let engine_role = decoder.map(|_| "prefill".to_string());
         for (cfg, role) in [(engine, engine_role), (decoder, Some("decode".to_string()))] {
             let Some(cfg) = cfg else { continue };
-            let worker_pods = cfg.get("worker").and_then(|w| w.get("size")).and_then(count_of);
-            let g = Group { role, pods: worker_pods.map(|n| n + 1), ..Group::default() };
+            let worker_pods = cfg
+                .get("worker")
+                .and_then(|w| w.get("size"))
+                .and_then(count_of);
+            let g = Group {
+                role,
+                pods: worker_pods.map(|n| n + 1),
+                ..Group::default()
+            };
             let (pod, runner) = match cfg.get("leader") {
                 Some(leader) => (leader, leader.get("runner")),
                 None => (cfg, cfg.get("runner")),
@@ -121,11 +153,19 @@ impl Cx<'_> {
     fn llm_inference_service(&mut self, spec: &Node) {
         let prefill = spec.get("prefill");
         let main_role = prefill.map(|_| "decode".to_string());
-        for (part, role) in [(Some(spec), main_role), (prefill, Some("prefill".to_string()))] {
+        for (part, role) in [
+            (Some(spec), main_role),
+            (prefill, Some("prefill".to_string())),
+        ] {
             let Some(part) = part else { continue };
             let pod = part.get("template");
-            let Some(main) = named_or_first(pod.and_then(|p| p.get("containers")), "main") else { continue };
-            let g = Group { role, ..Group::default() };
+            let Some(main) = named_or_first(pod.and_then(|p| p.get("containers")), "main") else {
+                continue;
+            };
+            let g = Group {
+                role,
+                ..Group::default()
+            };
             if let Some(launch) = self.llmisvc_launch(spec, part, main) {
                 let launch = self.finish(launch, main, pod, &g);
                 self.out.push(launch);
@@ -138,8 +178,17 @@ impl Cx<'_> {
         let mut args = Vec::new();
         if let Some(uri) = spec.get("model").and_then(|m| m.get("uri")) {
             let w = scalar::word(self.src, uri)?;
-            let skip = w.chars.iter().map(|(c, _)| *c).collect::<String>().find("://").map_or(0, |i| i + 3);
-            args.push(arg_of(&MappedWord { chars: w.chars[skip..].to_vec(), ..w }));
+            let skip = w
+                .chars
+                .iter()
+                .map(|(c, _)| *c)
+                .collect::<String>()
+                .find("://")
+                .map_or(0, |i| i + 3);
+            args.push(arg_of(&MappedWord {
+                chars: w.chars[skip..].to_vec(),
+                ..w
+            }));
         }
         let parallelism = part.get("parallelism").or_else(|| spec.get("parallelism"));
         for (key, flag) in [
@@ -147,7 +196,10 @@ impl Cx<'_> {
             ("pipeline", "--pipeline-parallel-size"),
             ("data", "--data-parallel-size"),
         ] {
-            if let Some((k, v)) = entries(parallelism).iter().find(|(k, _)| k.as_str() == Some(key)) {
+            if let Some((k, v)) = entries(parallelism)
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+            {
                 args.push(crate::launch::Arg::new(flag, k.loc));
                 args.extend(scalar::word(self.src, v).map(|w| arg_of(&w)));
             }
@@ -175,7 +227,10 @@ fn dynamo_group(svc: &Node, role_key: &str) -> Group {
     let resources = svc.get("resources");
     Group {
         role: text(Some(svc), role_key),
-        pods: svc.get("multinode").and_then(|m| m.get("nodeCount")).and_then(count_of),
+        pods: svc
+            .get("multinode")
+            .and_then(|m| m.get("nodeCount"))
+            .and_then(count_of),
         gpus: super::placement::gpus(resources).0,
         service: None,
     }

@@ -53,9 +53,15 @@ impl<'a> Cx<'a> {
         Cx {
             file,
             src,
-            kind: doc.get("kind").and_then(Node::as_str).unwrap_or_default().to_string(),
+            kind: doc
+                .get("kind")
+                .and_then(Node::as_str)
+                .unwrap_or_default()
+                .to_string(),
             namespace: text("namespace"),
-            name: text("name").or_else(|| text("generateName")).unwrap_or_default(),
+            name: text("name")
+                .or_else(|| text("generateName"))
+                .unwrap_or_default(),
             out: Vec::new(),
         }
     }
@@ -69,7 +75,9 @@ impl<'a> Cx<'a> {
                 self.pod_template(spec.and_then(|s| s.get("template")), &g)
             }
             "CronJob" => {
-                let job = spec.and_then(|s| s.get("jobTemplate")).and_then(|j| j.get("spec"));
+                let job = spec
+                    .and_then(|s| s.get("jobTemplate"))
+                    .and_then(|j| j.get("spec"));
                 self.pod_template(job.and_then(|j| j.get("template")), &g)
             }
             "AdmissionReview" => self.review(doc),
@@ -87,7 +95,11 @@ impl<'a> Cx<'a> {
 
     /// An AdmissionReview carries the object under review in `request.object`.
     fn review(&mut self, doc: &Node) {
-        if let Some(obj) = doc.get("request").and_then(|r| r.get("object")).filter(|o| is_object(o)) {
+        if let Some(obj) = doc
+            .get("request")
+            .and_then(|r| r.get("object"))
+            .filter(|o| is_object(o))
+        {
             self.out.extend(launches(self.file, self.src, obj));
         }
     }
@@ -121,7 +133,8 @@ impl<'a> Cx<'a> {
     fn env(&self, c: &Node) -> Vec<(String, MappedWord)> {
         let mut env: Vec<(String, MappedWord)> = Vec::new();
         for e in items(c.get("env")) {
-            let (Some(name), Some(value)) = (e.get("name").and_then(Node::as_str), e.get("value")) else {
+            let (Some(name), Some(value)) = (e.get("name").and_then(Node::as_str), e.get("value"))
+            else {
                 continue;
             };
             if let Some(w) = scalar::word(self.src, value) {
@@ -143,7 +156,10 @@ impl<'a> Cx<'a> {
     /// Without a `command`, the image's entrypoint runs: `vllm/vllm-openai` images start
     /// `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`: `ENTRYPOINT ["vllm", "serve"]`).
     fn image_entrypoint(&self, c: &Node) -> Vec<MappedWord> {
-        let Some(image) = c.get("image").filter(|i| i.as_str().is_some_and(|s| s.contains("vllm-openai"))) else {
+        let Some(image) = c
+            .get("image")
+            .filter(|i| i.as_str().is_some_and(|s| s.contains("vllm-openai")))
+        else {
             return Vec::new();
         };
         synthetic_words(&["vllm", "serve"], image.loc)
@@ -152,7 +168,9 @@ impl<'a> Cx<'a> {
     /// Fills in what the object tells about the launch.
     fn finish(&self, mut l: Launch, c: &Node, pod: Option<&Node>, g: &Group) -> Launch {
         let (gpus, mig) = placement::gpus(c.get("resources"));
-        let image = c.get("image").and_then(|i| Some((i.as_str()?.to_string(), i.loc)));
+        let image = c
+            .get("image")
+            .and_then(|i| Some((i.as_str()?.to_string(), i.loc)));
         l.engine_version = image
             .as_ref()
             .and_then(|(i, loc)| Some((placement::image_version(i, l.engine.name())?, *loc)));
@@ -160,7 +178,10 @@ impl<'a> Cx<'a> {
         l.placement.gpu = mig.or_else(|| pod.and_then(placement::gpu_type));
         l.placement.pods = Some(g.pods.unwrap_or(1));
         l.placement.image = image;
-        let container = c.get("name").and_then(Node::scalar_text).or_else(|| g.service.clone());
+        let container = c
+            .get("name")
+            .and_then(Node::scalar_text)
+            .or_else(|| g.service.clone());
         l.object = Some(self.object_ref(container));
         l.role_hint = g.role.clone();
         l.group = Some(self.group_id());
@@ -211,8 +232,14 @@ pub fn expand(w: &MappedWord, env: &[(String, MappedWord)]) -> MappedWord {
         match env.iter().rev().find(|(n, _)| *n == name) {
             Some((_, value)) => {
                 let base = out.chars.len();
-                out.unresolved.extend(value.unresolved.iter().map(|(at, n)| (base + at, n.clone())));
-                out.chars.extend(value.chars.iter().map(|(c, _)| (*c, span.clone())));
+                out.unresolved.extend(
+                    value
+                        .unresolved
+                        .iter()
+                        .map(|(at, n)| (base + at, n.clone())),
+                );
+                out.chars
+                    .extend(value.chars.iter().map(|(c, _)| (*c, span.clone())));
             }
             None => {
                 out.unresolved.push((out.chars.len(), name));
@@ -231,7 +258,10 @@ fn reference(cs: &[(char, std::ops::Range<usize>)], i: usize) -> Option<(String,
     }
     let close = (i + 2..cs.len()).find(|&j| cs[j].0 == ')')?;
     let name: String = cs[i + 2..close].iter().map(|(c, _)| *c).collect();
-    let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
     valid.then_some((name, close))
 }
 
@@ -266,7 +296,8 @@ fn arg_of(w: &MappedWord) -> Arg {
 fn named_or_first<'n>(list: Option<&'n Node>, name: &str) -> Option<&'n Node> {
     let mut all = items(list);
     let first = all.clone().next();
-    all.find(|c| c.get("name").and_then(Node::as_str) == Some(name)).or(first)
+    all.find(|c| c.get("name").and_then(Node::as_str) == Some(name))
+        .or(first)
 }
 
 /// The entries of a mapping node.

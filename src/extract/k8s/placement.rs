@@ -11,9 +11,13 @@ const GPU_RESOURCES: &[&str] = &["nvidia.com/gpu", "amd.com/gpu"];
 /// A MIG slice (`nvidia.com/mig-3g.40gb`) counts too and names the device, because the engine
 /// sees the slice, not the whole GPU the node labels describe.
 pub fn gpus(resources: Option<&Node>) -> (Option<u32>, Option<(String, Loc)>) {
-    let Some(res) = resources else { return (None, None) };
+    let Some(res) = resources else {
+        return (None, None);
+    };
     for side in ["limits", "requests"] {
-        let Some(Value::Map(entries)) = res.get(side).map(|n| &n.value) else { continue };
+        let Some(Value::Map(entries)) = res.get(side).map(|n| &n.value) else {
+            continue;
+        };
         for (key, value) in entries {
             let Some(name) = key.as_str() else { continue };
             let count = count_of(value);
@@ -63,7 +67,9 @@ pub fn gpu_type(pod: &Node) -> Option<(String, Loc)> {
         if expr.get("operator")?.as_str()? != "In" {
             return None;
         }
-        let Value::Seq(values) = &expr.get("values")?.value else { return None };
+        let Value::Seq(values) = &expr.get("values")?.value else {
+            return None;
+        };
         let first = values.first()?;
         gpu_label(key, first.as_str()?).map(|name| (name, first.loc))
     })
@@ -75,8 +81,7 @@ fn affinity_terms(pod: &Node) -> impl Iterator<Item = &Node> {
         .and_then(|a| a.get("nodeAffinity"))
         .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"))
         .and_then(|r| r.get("nodeSelectorTerms"));
-    items(terms)
-        .flat_map(|t| items(t.get("matchExpressions")))
+    items(terms).flat_map(|t| items(t.get("matchExpressions")))
 }
 
 /// The items of a sequence node (none for anything else).
@@ -89,7 +94,8 @@ pub fn items(node: Option<&Node>) -> std::slice::Iter<'_, Node> {
 
 /// Images whose tags are engine releases: `lmsysorg/sglang:v0.5.21-cu129`, `vllm/vllm-openai:v0.11.0`.
 /// Other images that carry an engine (Dynamo runtimes, LMCache builds) tag their own releases.
-const ENGINE_IMAGES: &[(&str, &str)] = &[("lmsysorg/sglang", "sglang"), ("vllm/vllm-openai", "vllm")];
+const ENGINE_IMAGES: &[(&str, &str)] =
+    &[("lmsysorg/sglang", "sglang"), ("vllm/vllm-openai", "vllm")];
 
 /// The engine release an image tag names, for the given engine (`sglang`, `vllm`).
 pub fn image_version(image: &str, engine: &str) -> Option<String> {
@@ -99,7 +105,10 @@ pub fn image_version(image: &str, engine: &str) -> Option<String> {
         .iter()
         .any(|(name, e)| *e == engine && (repo == *name || repo.ends_with(&format!("/{name}"))));
     let tag = tag.strip_prefix('v').unwrap_or(tag);
-    let numeric = tag.split('.').take(3).all(|p| p.chars().next().is_some_and(|c| c.is_ascii_digit()));
+    let numeric = tag
+        .split('.')
+        .take(3)
+        .all(|p| p.chars().next().is_some_and(|c| c.is_ascii_digit()));
     (official && numeric && tag.contains('.')).then(|| release_part(tag))
 }
 
@@ -115,12 +124,28 @@ mod tests {
     #[test]
     fn image_tags_name_engine_releases_only_on_official_images() {
         let v = |i: &str, e: &str| image_version(i, e);
-        assert_eq!(v("lmsysorg/sglang:v0.5.21-cu129", "sglang").as_deref(), Some("0.5.21"));
-        assert_eq!(v("docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64", "sglang").as_deref(), Some("0.5.5.post3"));
-        assert_eq!(v("vllm/vllm-openai:v0.11.0", "vllm").as_deref(), Some("0.11.0"));
+        assert_eq!(
+            v("lmsysorg/sglang:v0.5.21-cu129", "sglang").as_deref(),
+            Some("0.5.21")
+        );
+        assert_eq!(
+            v(
+                "docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64",
+                "sglang"
+            )
+            .as_deref(),
+            Some("0.5.5.post3")
+        );
+        assert_eq!(
+            v("vllm/vllm-openai:v0.11.0", "vllm").as_deref(),
+            Some("0.11.0")
+        );
         assert_eq!(v("vllm/vllm-openai:v0.11.0", "sglang"), None);
         assert_eq!(v("lmsysorg/sglang:latest", "sglang"), None);
-        assert_eq!(v("nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1", "sglang"), None);
+        assert_eq!(
+            v("nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.3.1", "sglang"),
+            None
+        );
         assert_eq!(v("lmcache/vllm-openai:2025-05-27-v1", "vllm"), None);
         assert_eq!(v("localhost:5000/lmsysorg/sglang", "sglang"), None);
     }
