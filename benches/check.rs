@@ -1,5 +1,5 @@
 //! `cargo bench --bench check`: times `check` on the incident example and on a script of 1,000
-//! generated launches, through the same library pipeline the CLI runs (no process start-up).
+//! generated launches and on a Helm-rendered file of 1,000 objects, through the same library pipeline the CLI runs (no process start-up).
 
 use kvlint::gpu;
 use kvlint::pipeline::{Options, Outcome};
@@ -40,6 +40,40 @@ fn generated() -> String {
     s
 }
 
+/// What `helm template` prints for 1,000 objects: Deployments running either engine, each
+/// followed by its Service, so half the documents hold a launch.
+fn helm_rendered() -> String {
+    let mut s = String::new();
+    for i in 0..500 {
+        let (image, command) = if i % 2 == 0 {
+            (
+                "lmsysorg/sglang:v0.5.22-cu129",
+                r#"["python3", "-m", "sglang.launch_server"]"#,
+            )
+        } else {
+            ("vllm/vllm-openai:v0.11.0", r#"["vllm", "serve"]"#)
+        };
+        let args = if i % 2 == 0 {
+            format!(
+                r#"["--model-path", "Qwen/Qwen3-8B", "--tp", "{}", "--context-length", "{}"]"#,
+                1 << (i % 3),
+                8192 << (i % 4)
+            )
+        } else {
+            format!(
+                r#"["Qwen/Qwen3-8B", "--tensor-parallel-size", "{}", "--max-model-len", "{}"]"#,
+                1 << (i % 3),
+                8192 << (i % 4)
+            )
+        };
+        s.push_str(&format!(
+            "---\n# Source: chart/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: engine-{i}\n  namespace: serving\nspec:\n  replicas: 2\n  template:\n    spec:\n      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-H200\n      containers:\n        - name: engine\n          image: {image}\n          command: {command}\n          args: {args}\n          env:\n            - name: HF_TOKEN\n              valueFrom:\n                secretKeyRef: {{name: hf, key: token}}\n          resources:\n            limits:\n              nvidia.com/gpu: \"{}\"\n---\n# Source: chart/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: engine-{i}\nspec:\n  ports:\n    - port: 30000\n",
+            1 << (i % 3)
+        ));
+    }
+    s
+}
+
 fn time(label: &str, iters: u32, mut f: impl FnMut() -> usize) {
     let mut samples: Vec<Duration> = (0..iters)
         .map(|_| {
@@ -74,5 +108,10 @@ fn main() {
     };
     time("check 1,000 generated launches", 10, || {
         check("generated.sh", &script, &opts)
+    });
+    let rendered = helm_rendered();
+    let opts = Options { gpu: None, ..opts };
+    time("check a Helm-rendered file of 1,000 objects", 10, || {
+        check("rendered.yaml", &rendered, &opts)
     });
 }

@@ -33,6 +33,8 @@ pub struct LaunchOutcome {
     pub model: Option<Geometry>,
     pub gpu: Option<GpuSpec>,
     pub plan: Option<Plan>,
+    /// Where the engine version came from: `--engine-version`, `image tag`, or `latest known`.
+    pub version_source: &'static str,
 }
 
 /// The result of a run.
@@ -75,7 +77,7 @@ impl Outcome {
     ) {
         let index = self.launches.len();
         let mut findings = Vec::new();
-        let version = self.version(&launch, opts, &mut findings);
+        let (version, version_source) = self.version(&launch, opts, &mut findings);
         let mut cx = ParseContext {
             sources: &mut self.sources,
             base_dir: base_dir.map(Path::to_path_buf),
@@ -121,14 +123,27 @@ impl Outcome {
             model,
             gpu,
             plan,
+            version_source,
         });
     }
 
-    /// The engine version the launch runs: `--engine-version`, else the latest modelled.
-    fn version(&self, launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> Version {
+    /// The engine version the launch runs: `--engine-version`, else the release its image tag names,
+    /// else the latest modelled; the second value says which.
+    fn version(
+        &self,
+        launch: &Launch,
+        opts: &Options,
+        findings: &mut Vec<Finding>,
+    ) -> (Version, &'static str) {
         let (oldest, latest) = engine::supported(launch.engine);
-        let Some(v) = opts.engine_version.clone() else {
-            return latest;
+        let from_image = launch
+            .engine_version
+            .as_ref()
+            .and_then(|(v, loc)| Some((Version::parse(v)?, *loc)));
+        let (v, at, source) = match (opts.engine_version.clone(), from_image) {
+            (Some(v), _) => (v, launch.command, "--engine-version"),
+            (None, Some((v, loc))) => (v, loc, "image tag"),
+            (None, None) => return (latest, "latest known"),
         };
         if v.release() < oldest || v.release() > latest {
             let used = if v < oldest {
@@ -137,16 +152,16 @@ impl Outcome {
                 latest.clone()
             };
             findings.push(
-                Finding::new("INP005", Some(launch.command))
+                Finding::new("INP005", Some(at))
                     .var("engine", launch.engine.name())
                     .var("version", &v)
                     .var("oldest", &oldest)
                     .var("latest", &latest)
                     .var("used", &used),
             );
-            return used;
+            return (used, source);
         }
-        v
+        (v, source)
     }
 }
 
@@ -181,7 +196,8 @@ fn resolve_model(
             Some(s) if !s.unresolved.is_empty() => {
                 findings.extend(capacity::unresolved(args, &[dest]))
             }
-            _ => findings.push(Finding::new("INP002", Some(at)).var("model", "(the launch names none)")),
+            _ => findings
+                .push(Finding::new("INP002", Some(at)).var("model", "(the launch names none)")),
         }
         return None;
     };

@@ -12,8 +12,35 @@ const SEEDS: &[&str] = &[
 ];
 
 const NOISE: &[&str] = &[
-    "-", "--", "=", "'", "\"", "\\\n", "$", "${", "}", "$(", ")", "0", "-1", "1e99", "auto", "--tp", "--max-model-len",
-    "--context-length", "99999999999999999999", ":", "\n", " ", "[", "{", "#", "--kv-cache-dtype", "fp8", "é", "\t",
+    "-",
+    "--",
+    "=",
+    "'",
+    "\"",
+    "\\\n",
+    "$",
+    "${",
+    "}",
+    "$(",
+    ")",
+    "0",
+    "-1",
+    "1e99",
+    "auto",
+    "--tp",
+    "--max-model-len",
+    "--context-length",
+    "99999999999999999999",
+    ":",
+    "\n",
+    " ",
+    "[",
+    "{",
+    "#",
+    "--kv-cache-dtype",
+    "fp8",
+    "é",
+    "\t",
 ];
 
 /// A small deterministic generator (no extra dependency, reproducible failures).
@@ -21,7 +48,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) as usize) % n.max(1)
     }
 }
@@ -31,7 +61,9 @@ fn mutate(rng: &mut Lcg, seed: &str) -> String {
     for _ in 0..1 + rng.next(6) {
         let at = rng.next(s.len() + 1);
         match rng.next(3) {
-            0 => s.splice(at..at, NOISE[rng.next(NOISE.len())].chars()).for_each(drop),
+            0 => s
+                .splice(at..at, NOISE[rng.next(NOISE.len())].chars())
+                .for_each(drop),
             1 if at < s.len() => s.truncate(at),
             _ => {
                 let end = (at + rng.next(8)).min(s.len());
@@ -44,12 +76,19 @@ fn mutate(rng: &mut Lcg, seed: &str) -> String {
 
 #[test]
 fn mutated_inputs_never_panic_the_pipeline() {
-    let opts = Options { gpu: Some(gpu::parse_spec("h200x8").unwrap()), ..Options::default() };
+    let opts = Options {
+        gpu: Some(gpu::parse_spec("h200x8").unwrap()),
+        ..Options::default()
+    };
     let mut rng = Lcg(0x6b766c696e74);
     for i in 0..1500 {
         let seed = SEEDS[i % SEEDS.len()];
         let text = mutate(&mut rng, seed);
-        let name = if seed.starts_with("model-path") { "in.yaml" } else { "in.sh" };
+        let name = if seed.starts_with("model-path") {
+            "in.yaml"
+        } else {
+            "in.sh"
+        };
         let result = std::panic::catch_unwind(|| {
             let mut outcome = Outcome::default();
             let file = outcome.sources.add(name, text.clone());
