@@ -27,6 +27,9 @@ fn launch(sources: &mut Sources, engine: Engine, line: &str) -> Launch {
         args,
         env: Vec::new(),
         object: None,
+        role_hint: None,
+        group: None,
+        engine_version: None,
         placement: Placement::default(),
     }
 }
