@@ -3,6 +3,7 @@
 use crate::extract;
 use crate::gpu;
 use crate::pipeline::{Options, Outcome};
+use crate::probe;
 use crate::report::{self, human, json};
 use crate::rules::{self, Level};
 use crate::version::Version;
@@ -41,6 +42,14 @@ pub enum Command {
     Check(CheckArgs),
     /// Compute the KV pool of one launch given after `--`.
     Capacity(CapacityArgs),
+    /// List this node's GPUs as NVML reports them (exit 4 without an NVIDIA driver).
+    Gpus {
+        #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+        format: ListFormat,
+    },
+    /// Prove the plan on this node with a CUDA microprobe: allocate every rank's KV pool, write
+    /// and verify every page, release it (exit 1 when a pool does not fit or verify, 4 without a GPU).
+    Probe(CapacityArgs),
     /// Print a rule's documentation (by id or name, e.g. KV001 or pool-below-context).
     Explain {
         /// Rule id or name.
@@ -57,7 +66,9 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct Hardware {
     /// GPU the launches run on: a catalog name or alias (`h200`, `H100-80GB`, `A100-40GB`,
-    /// `NVIDIA-H100-80GB-HBM3`), optionally with a count (`h200x8`). Overrides what inputs say.
+    /// `NVIDIA-H100-80GB-HBM3`), optionally with a count (`h200x8`), or `auto` for this node's GPUs
+    /// as NVML measures them. Overrides what inputs say. Without it, inputs' node labels are used,
+    /// then this node's GPUs when NVML answers.
     #[arg(long, value_name = "SPEC", env = "KVLINT_GPU")]
     pub gpu: Option<String>,
     /// The model's config.json, or a model directory (config.json plus
@@ -116,33 +127,62 @@ pub enum FailOn {
     Deny,
 }
 
-/// A whole-run failure: one line on stderr and exit code 2.
+/// A whole-run failure: one line on stderr, exit code 2 (usage or input) or 4 (no hardware).
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
-type Run = Result<i32, UsageError>;
+/// A preflight that needs GPU hardware could not run (exit code 4).
+#[derive(Debug)]
+pub struct NoHardware(pub String);
+
+#[derive(Debug)]
+pub enum Failure {
+    Usage(UsageError),
+    Hardware(NoHardware),
+}
+
+impl From<UsageError> for Failure {
+    fn from(e: UsageError) -> Self {
+        Failure::Usage(e)
+    }
+}
+
+impl From<NoHardware> for Failure {
+    fn from(e: NoHardware) -> Self {
+        Failure::Hardware(e)
+    }
+}
+
+type Run = Result<i32, Failure>;
 
 /// Runs the parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Check(a) => check(a),
         Command::Capacity(a) => capacity(a),
+        Command::Gpus { format } => gpus(format),
+        Command::Probe(a) => probe(a),
         Command::Explain { rule } => explain(&rule),
         Command::Rules { format } => list_rules(format),
     };
-    result.unwrap_or_else(|UsageError(msg)| {
-        eprintln!("kvlint: {msg}");
-        exit::USAGE
+    result.unwrap_or_else(|failure| match failure {
+        Failure::Usage(UsageError(msg)) => {
+            eprintln!("kvlint: {msg}");
+            exit::USAGE
+        }
+        Failure::Hardware(NoHardware(msg)) => {
+            eprintln!("kvlint: {msg}");
+            exit::NO_HARDWARE
+        }
     })
 }
 
-fn options(h: &Hardware) -> Result<Options, UsageError> {
-    let gpu = h
-        .gpu
-        .as_deref()
-        .map(gpu::parse_spec)
-        .transpose()
-        .map_err(|e| UsageError(e.to_string()))?;
+fn options(h: &Hardware) -> Result<Options, Failure> {
+    let gpu = match h.gpu.as_deref() {
+        Some(spec) if spec.eq_ignore_ascii_case("auto") => Some(node_gpus()?),
+        Some(spec) => Some(gpu::parse_spec(spec).map_err(|e| UsageError(e.to_string()))?),
+        None => None,
+    };
     let engine_version = match &h.engine_version {
         Some(v) => Some(Version::parse(v).ok_or_else(|| {
             UsageError(format!(
@@ -156,13 +196,37 @@ fn options(h: &Hardware) -> Result<Options, UsageError> {
             return Err(UsageError(format!(
                 "--model-config {}: no such file or directory",
                 p.display()
-            )));
+            ))
+            .into());
         }
     }
+    // Without --gpu, a node where NVML answers plans with its own GPUs (after the input's labels).
+    let node_gpu = if gpu.is_none() {
+        node_gpus().ok()
+    } else {
+        None
+    };
     Ok(Options {
         gpu,
+        node_gpu,
         model_config: h.model_config.clone(),
         engine_version,
+    })
+}
+
+/// The GPUs of this node that CUDA will show the engine (`CUDA_VISIBLE_DEVICES`), measured by NVML.
+fn node_gpus() -> Result<gpu::GpuSelection, NoHardware> {
+    let inventory = gpu::nvml::inventory().map_err(|e| NoHardware(e.to_string()))?;
+    let visible = inventory.visible(std::env::var("CUDA_VISIBLE_DEVICES").ok().as_deref());
+    let first = visible
+        .first()
+        .ok_or_else(|| NoHardware("NVML lists no visible GPU on this node".into()))?;
+    let spec = first
+        .measured_spec()
+        .ok_or_else(|| NoHardware(format!("NVML gives no memory figures for {}", first.name)))?;
+    Ok(gpu::GpuSelection {
+        spec,
+        count: u32::try_from(visible.len()).ok(),
     })
 }
 
@@ -257,7 +321,8 @@ fn checkable(name: &str) -> bool {
     matches!(ext, Some("sh" | "bash" | "yaml" | "yml")) || name.starts_with("Dockerfile")
 }
 
-fn capacity(a: CapacityArgs) -> Run {
+/// Plans the one launch given after `--`, or says in one line why it cannot be planned.
+fn plan_launch(a: &CapacityArgs) -> Result<(Outcome, Vec<report::Rendered>), Failure> {
     let opts = options(&a.hardware)?;
     let mut outcome = Outcome::default();
     let file = outcome
@@ -265,7 +330,10 @@ fn capacity(a: CapacityArgs) -> Run {
         .add("<command line>", extract::quote_argv(&a.launch));
     let found = extract::parse_command_line(file, &outcome.sources);
     let Some(launch) = found.launches.into_iter().next() else {
-        return Err(UsageError("the command after `--` is not an SGLang or vLLM launch (python3 -m sglang.launch_server ..., vllm serve MODEL ...)".into()));
+        return Err(UsageError(
+            "the command after `--` is not an SGLang or vLLM launch (python3 -m sglang.launch_server ..., vllm serve MODEL ...)".into(),
+        )
+        .into());
     };
     outcome.check_launch(launch, file, &opts, std::env::current_dir().ok().as_deref());
     let findings = report::render_all(&outcome);
@@ -276,14 +344,73 @@ fn capacity(a: CapacityArgs) -> Run {
             } else {
                 ""
             };
-            return Err(UsageError(format!("{}{hint}", f.message)));
+            return Err(UsageError(format!("{}{hint}", f.message)).into());
         }
     }
+    Ok((outcome, findings))
+}
+
+fn capacity(a: CapacityArgs) -> Run {
+    let (outcome, findings) = plan_launch(&a)?;
     match a.format {
         ListFormat::Json => println!("{:#}", json::capacity(&outcome)),
         ListFormat::Human => print!("{}", human::capacity(&outcome, &findings, color())),
     }
     Ok(exit::CLEAN)
+}
+
+fn gpus(format: ListFormat) -> Run {
+    let inventory = gpu::nvml::inventory().map_err(|e| NoHardware(e.to_string()))?;
+    match format {
+        ListFormat::Json => println!("{}", inventory.to_json()),
+        ListFormat::Human => print!("{}", inventory.render_table()),
+    }
+    Ok(exit::CLEAN)
+}
+
+/// Proves the plan on this node: every GPU rank of the launch that this node holds allocates,
+/// writes and verifies its pool.
+fn probe(mut a: CapacityArgs) -> Run {
+    if a.hardware.gpu.is_none() {
+        a.hardware.gpu = Some("auto".into());
+    }
+    let node = node_gpus()?;
+    let (outcome, _) = plan_launch(&a)?;
+    let plan = outcome
+        .launches
+        .first()
+        .and_then(|l| l.plan.as_ref())
+        .ok_or_else(|| UsageError("no plan for this launch".into()))?;
+    let ranks_needed = plan.tp * plan.pp * plan.dp;
+    let here = node.count.unwrap_or(1).min(ranks_needed);
+    if here < ranks_needed {
+        eprintln!("kvlint: this node shows {here} of the {ranks_needed} GPUs the launch uses; probing those {here}");
+    }
+    let per_rank_tokens = plan.pool_tokens;
+    let ranks = (0..here)
+        .map(|i| probe::RankPlan {
+            gpu_index: i,
+            weights_bytes: plan.weights_bytes,
+            pool_bytes: per_rank_tokens * plan.kv_bytes_per_token,
+            page_bytes: u64::from(plan.page_size) * plan.kv_bytes_per_token,
+            pool_tokens: per_rank_tokens,
+            context_tokens: plan.context_length,
+        })
+        .collect();
+    let request = probe::ProbeRequest {
+        ranks,
+        corrupt_page: None,
+    };
+    let report =
+        probe::run(&request, std::io::stderr().is_terminal()).map_err(|e| match e.exit_code() {
+            exit::NO_HARDWARE => Failure::Hardware(NoHardware(e.to_string())),
+            _ => Failure::Usage(UsageError(e.to_string())),
+        })?;
+    match a.format {
+        ListFormat::Json => println!("{:#}", serde_json::to_value(&report).unwrap_or_default()),
+        ListFormat::Human => print!("{}", report.render_text()),
+    }
+    Ok(report.exit_code())
 }
 
 fn explain(key: &str) -> Run {

@@ -16,8 +16,10 @@ use std::path::{Path, PathBuf};
 /// Settings of a run that apply to every launch.
 #[derive(Debug, Default, Clone)]
 pub struct Options {
-    /// `--gpu SPEC`.
+    /// `--gpu SPEC` (or `--gpu auto`: this node's GPUs).
     pub gpu: Option<gpu::GpuSelection>,
+    /// This node's GPUs when NVML answers and no `--gpu` was given: used after the input's labels.
+    pub node_gpu: Option<gpu::GpuSelection>,
     /// `--model-config PATH` (a config.json or a model directory).
     pub model_config: Option<PathBuf>,
     /// `--engine-version V`.
@@ -243,11 +245,12 @@ fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> 
             );
             None
         }),
+        None if opts.node_gpu.is_some() => opts.node_gpu.as_ref().map(|s| s.spec.clone()),
         None => {
-            findings.push(
-                Finding::new("INP003", Some(launch.command))
-                    .var("detail", " (no --gpu given and the input names none)"),
-            );
+            findings.push(Finding::new("INP003", Some(launch.command)).var(
+                "detail",
+                " (no --gpu given, the input names none and this machine has no NVIDIA GPU)",
+            ));
             None
         }
     }
