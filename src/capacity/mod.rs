@@ -184,6 +184,14 @@ impl Notes {
     }
 }
 
+/// A positive integer setting, else `default`.
+pub fn int_or(args: &EngineArgs, dest: &str, default: u32) -> u32 {
+    args.int(dest)
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(default)
+}
+
 /// Rounds down to a multiple of `page` (the engines align pools to whole pages).
 pub fn page_floor(tokens: u64, page: u32) -> u64 {
     let page = u64::from(page.max(1));

@@ -6,8 +6,8 @@
 //! Reference: `sglang-capacity.md`.
 
 use super::{
-    kv_dtype_bytes, page_floor, unresolved, weights_per_rank, ContextSource, Estimate, Inputs,
-    Notes, Plan, Role, GIB,
+    int_or, kv_dtype_bytes, page_floor, unresolved, weights_per_rank, ContextSource, Estimate,
+    Inputs, Notes, Plan, Role, GIB,
 };
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
@@ -48,13 +48,6 @@ struct Layout {
     attn_dp: u32,
     attn_tp: u32,
     dcp: u32,
-}
-
-fn int_or(args: &EngineArgs, dest: &str, default: u32) -> u32 {
-    args.int(dest)
-        .and_then(|v| u32::try_from(v).ok())
-        .filter(|v| *v > 0)
-        .unwrap_or(default)
 }
 
 fn layout(args: &EngineArgs) -> Layout {

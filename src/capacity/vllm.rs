@@ -5,8 +5,8 @@
 //! 0.11–0.27 differences. Reference: `vllm-trtllm-capacity.md`.
 
 use super::{
-    kv_dtype_bytes, unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes, Plan,
-    Role, GIB,
+    int_or, kv_dtype_bytes, unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes,
+    Plan, Role, GIB,
 };
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
@@ -34,13 +34,6 @@ const NEEDED: &[&str] = &[
     "max_num_seqs",
     "num_gpu_blocks_override",
 ];
-
-fn int_or(args: &EngineArgs, dest: &str, default: u32) -> u32 {
-    args.int(dest)
-        .and_then(|v| u32::try_from(v).ok())
-        .filter(|v| *v > 0)
-        .unwrap_or(default)
-}
 
 /// Role from `--kv-transfer-config {"kv_role": ...}`.
 fn role(args: &EngineArgs) -> Role {

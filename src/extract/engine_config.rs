@@ -3,7 +3,7 @@
 //! SGLang and vLLM both read a flat mapping of option names to values; which engine a file is for
 //! is told by the keys only one of them has.
 
-use crate::launch::{Arg, Engine, Launch, Placement};
+use crate::launch::{Engine, Launch, Placement};
 use crate::source::Loc;
 use crate::yaml::{Node, Value};
 
@@ -68,7 +68,7 @@ pub fn detect(node: &Node) -> Option<Engine> {
 /// of the mapping) and the mapping's entries as argv tokens.
 pub fn launch(node: &Node) -> Option<Result<Launch, String>> {
     let engine = detect(node)?;
-    let args = match config_file_args(engine, node) {
+    let args = match crate::engine::config_file_args(engine, node) {
         Ok(args) => args,
         Err(e) => return Some(Err(e)),
     };
@@ -92,43 +92,6 @@ pub fn launch(node: &Node) -> Option<Result<Launch, String>> {
 /// A flat config mapping as argv tokens: `key` → `--key` spanning the key, the value spanning the
 /// value; `true` → a bare flag, `false` and null → omitted; a list → the flag then each item; a
 /// mapping → its JSON text.
-// Placeholder: to be replaced by `crate::engine::config_file_args` (same signature) once it lands
-// on main; that one follows SGLang `srt/utils/server_args_config_parser.py` `ConfigArgumentMerger`
-// and vLLM `FlexibleArgumentParser.load_config_file` exactly. This one only keeps spans right.
-fn config_file_args(_engine: Engine, node: &Node) -> Result<Vec<Arg>, String> {
-    let Value::Map(entries) = &node.value else {
-        return Err("the config file is not a mapping".into());
-    };
-    let mut args = Vec::new();
-    for (key, value) in entries {
-        let name = key
-            .scalar_text()
-            .ok_or_else(|| "a config key is not a scalar".to_string())?;
-        let flag = Arg::new(format!("--{name}"), key.loc);
-        match &value.value {
-            Value::Null | Value::Bool(false) => {}
-            Value::Bool(true) => args.push(flag),
-            Value::Seq(items) => {
-                args.push(flag);
-                for item in items {
-                    let text = item
-                        .scalar_text()
-                        .unwrap_or_else(|| item.to_json().to_string());
-                    args.push(Arg::new(text, item.loc));
-                }
-            }
-            Value::Map(_) => {
-                args.push(flag);
-                args.push(Arg::new(value.to_json().to_string(), value.loc));
-            }
-            _ => {
-                args.push(flag);
-                args.push(Arg::new(value.scalar_text().unwrap_or_default(), value.loc));
-            }
-        }
-    }
-    Ok(args)
-}
 
 #[cfg(test)]
 mod tests {
