@@ -18,3 +18,5 @@ pub mod pipeline;
 pub mod report;
 pub mod rules;
 pub mod cli;
+pub mod config;
+pub mod suppress;

@@ -1,4 +1,3 @@
-use clap::Parser;
 use kvlint::cli::{self, exit};
 
 fn main() {
@@ -6,6 +5,6 @@ fn main() {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("kvlint: internal error: {info}. Please report this with the input that caused it.");
     }));
-    let code = std::panic::catch_unwind(|| cli::run(cli::Cli::parse())).unwrap_or(exit::INTERNAL);
+    let code = std::panic::catch_unwind(|| cli::run_from(std::env::args_os())).unwrap_or(exit::INTERNAL);
     std::process::exit(code);
 }
