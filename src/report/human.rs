@@ -93,7 +93,7 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
     for (i, lo) in outcome.launches.iter().enumerate() {
         let pos = outcome.sources.position(lo.launch.command);
         let file = &outcome.sources.get(lo.file).name;
-        let verdict = super::verdict(findings, i);
+        let verdict = super::verdict(outcome, findings, i);
         let what = match &lo.plan {
             Some(p) => format!(
                 "{} {} {} {} on {}×{} (TP {}): pool {} tokens (band {}–{}) for a context of {}",

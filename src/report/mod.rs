@@ -64,12 +64,16 @@ fn sorted(mut out: Vec<Rendered>) -> Vec<Rendered> {
     out
 }
 
-/// What the run says about one launch, from its worst finding.
-pub fn verdict(findings: &[Rendered], launch: usize) -> &'static str {
-    match findings.iter().filter(|f| f.finding.launch == Some(launch)).map(|f| f.level).max() {
+/// What the run says about one launch, from its worst finding, noting what suppressions hid.
+pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> String {
+    let v = match findings.iter().filter(|f| f.finding.launch == Some(launch)).map(|f| f.level).max() {
         Some(Level::Deny) => "refused",
         Some(Level::Warn) => "passes with warnings",
         _ => "passes",
+    };
+    match outcome.suppressed.iter().filter(|s| s.finding.launch == Some(launch)).count() {
+        0 => v.to_string(),
+        n => format!("{v} ({n} suppressed)"),
     }
 }
 

@@ -21,10 +21,11 @@ fn launch_rows(outcome: &Outcome, findings: &[Rendered]) -> String {
         if let Some(o) = &lo.launch.object {
             at.push_str(&format!(" {}/{}", o.kind, o.name));
         }
-        let v = verdict(findings, i);
-        let mark = match v {
+        let v = verdict(outcome, findings, i);
+        let mark = match v.as_str() {
             "refused" => "❌",
             "passes" => "✅",
+            _ if v.starts_with("refused") => "❌",
             _ => "⚠️",
         };
         let row = match &lo.plan {
