@@ -48,7 +48,10 @@ impl FailOn {
 /// The file as written.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-#[schemars(title = "kvlint.toml", description = "kvlint configuration (https://github.com/kvlint/kvlint)")]
+#[schemars(
+    title = "kvlint.toml",
+    description = "kvlint configuration (https://github.com/kvlint/kvlint)"
+)]
 pub struct File {
     /// GPU the launches run on when `--gpu` is not given: a catalog name or alias, optionally with a
     /// count (`h200x8`).
@@ -83,7 +86,9 @@ impl<'de> Deserialize<'de> for RuleEntry {
         impl<'de> Visitor<'de> for V {
             type Value = RuleEntry;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a level (\"allow\", \"warn\", \"deny\") or a table of level and parameters")
+                f.write_str(
+                    "a level (\"allow\", \"warn\", \"deny\") or a table of level and parameters",
+                )
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RuleEntry, E> {
                 Ok(RuleEntry::Level(v.to_string()))
@@ -143,7 +148,10 @@ impl RuleSettings {
 
     /// A rule parameter: the configured value, else the rule file's.
     pub fn param(&self, rule: &Rule, name: &str) -> Option<f64> {
-        self.params.get(&(rule.id.clone(), name.to_string())).copied().or_else(|| rule.param(name))
+        self.params
+            .get(&(rule.id.clone(), name.to_string()))
+            .copied()
+            .or_else(|| rule.param(name))
     }
 
     /// Sets a rule's level (by id).
@@ -177,7 +185,9 @@ pub struct ConfigError {
 impl Config {
     /// Whether a path found while walking a directory is excluded.
     pub fn excluded(&self, path: &Path) -> bool {
-        let Some((dir, set)) = &self.exclude else { return false };
+        let Some((dir, set)) = &self.exclude else {
+            return false;
+        };
         let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let rel = abs.strip_prefix(dir).unwrap_or(path);
         set.is_match(rel) || set.is_match(path)
@@ -187,8 +197,14 @@ impl Config {
 /// The nearest `kvlint.toml` in the directory of `start` or above it.
 pub fn discover(start: &Path) -> Option<PathBuf> {
     let abs = std::fs::canonicalize(start).ok()?;
-    let dir = if abs.is_dir() { abs.as_path() } else { abs.parent()? };
-    dir.ancestors().map(|d| d.join(FILE_NAME)).find(|p| p.is_file())
+    let dir = if abs.is_dir() {
+        abs.as_path()
+    } else {
+        abs.parent()?
+    };
+    dir.ancestors()
+        .map(|d| d.join(FILE_NAME))
+        .find(|p| p.is_file())
 }
 
 /// Reads and validates a configuration file.
@@ -199,7 +215,9 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         at: String::new(),
         message: format!("cannot read: {e}"),
     })?;
-    let dir = path.parent().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()));
+    let dir = path
+        .parent()
+        .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()));
     parse(&name, &text, dir.as_deref())
 }
 
@@ -211,19 +229,34 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
             let (l, c) = src.line_col(s.start);
             format!(":{l}:{c}")
         });
-        ConfigError { path: name.to_string(), at, message }
+        ConfigError {
+            path: name.to_string(),
+            at,
+            message,
+        }
     };
-    let file: File = toml::from_str(text).map_err(|e| err(e.span(), e.message().trim().to_string()))?;
+    let file: File =
+        toml::from_str(text).map_err(|e| err(e.span(), e.message().trim().to_string()))?;
     let mut rules = RuleSettings::default();
     for (key, entry) in &file.rules {
         let rule = rules::find(key.get_ref()).ok_or_else(|| {
-            err(Some(key.span()), format!("unknown rule `{}` (`kvlint rules` lists them)", key.get_ref()))
+            err(
+                Some(key.span()),
+                format!(
+                    "unknown rule `{}` (`kvlint rules` lists them)",
+                    key.get_ref()
+                ),
+            )
         })?;
         match entry.get_ref() {
-            RuleEntry::Level(l) => rules.set_level(&rule.id, level(l).ok_or_else(|| err(Some(entry.span()), bad_level(l)))?),
+            RuleEntry::Level(l) => rules.set_level(
+                &rule.id,
+                level(l).ok_or_else(|| err(Some(entry.span()), bad_level(l)))?,
+            ),
             RuleEntry::Table(items) => {
                 for (k, v) in items {
-                    apply_item(rule, k, v, &mut rules).map_err(|(span, msg)| err(Some(span), msg))?;
+                    apply_item(rule, k, v, &mut rules)
+                        .map_err(|(span, msg)| err(Some(span), msg))?;
                 }
             }
         }
@@ -232,9 +265,15 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
         Some(d) if !file.exclude.is_empty() => {
             let mut b = GlobSetBuilder::new();
             for g in &file.exclude {
-                b.add(Glob::new(g.get_ref()).map_err(|e| err(Some(g.span()), format!("exclude: {e}")))?);
+                b.add(
+                    Glob::new(g.get_ref())
+                        .map_err(|e| err(Some(g.span()), format!("exclude: {e}")))?,
+                );
             }
-            Some((d.to_path_buf(), b.build().map_err(|e| err(None, format!("exclude: {e}")))?))
+            Some((
+                d.to_path_buf(),
+                b.build().map_err(|e| err(None, format!("exclude: {e}")))?,
+            ))
         }
         _ => None,
     };
@@ -264,13 +303,25 @@ fn apply_item(
     }
     if !rule.params.contains_key(k) {
         let known: Vec<&str> = rule.params.keys().map(String::as_str).collect();
-        let has = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-        return Err((key.span(), format!("{} has no parameter `{k}` (its parameters: {has})", rule.id)));
+        let has = if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        };
+        return Err((
+            key.span(),
+            format!("{} has no parameter `{k}` (its parameters: {has})", rule.id),
+        ));
     }
     let n = match value.get_ref() {
         toml::Value::Float(f) => *f,
         toml::Value::Integer(i) => *i as f64,
-        other => return Err((value.span(), format!("{}.{k} must be a number, not {other}", rule.id))),
+        other => {
+            return Err((
+                value.span(),
+                format!("{}.{k} must be a number, not {other}", rule.id),
+            ))
+        }
     };
     out.params.insert((rule.id.clone(), k.clone()), n);
     Ok(())
@@ -292,7 +343,10 @@ fn bad_level(s: &str) -> String {
 /// The JSON schema of `kvlint.toml`, with the rule ids and names it accepts.
 pub fn schema() -> serde_json::Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(File)).unwrap_or_default();
-    let keys: Vec<String> = rules::all().iter().flat_map(|r| [r.id.clone(), r.name.clone()]).collect();
+    let keys: Vec<String> = rules::all()
+        .iter()
+        .flat_map(|r| [r.id.clone(), r.name.clone()])
+        .collect();
     if let Some(rules) = schema.pointer_mut("/properties/rules") {
         rules["propertyNames"] = serde_json::json!({ "enum": keys });
     }
@@ -320,15 +374,26 @@ mod tests {
         assert_eq!(c.rules.level(kv001), Level::Warn);
         assert_eq!(c.rules.level(kv003), Level::Deny);
         assert_eq!(c.rules.param(kv003, "min_ratio"), Some(3.0));
-        assert_eq!(c.rules.param(kv001, "min_ratio"), Some(1.0), "falls back to the rule file");
-        assert_eq!((c.fail_on, c.gpu.as_deref()), (Some(FailOn::Warn), Some("h200x8")));
+        assert_eq!(
+            c.rules.param(kv001, "min_ratio"),
+            Some(1.0),
+            "falls back to the rule file"
+        );
+        assert_eq!(
+            (c.fail_on, c.gpu.as_deref()),
+            (Some(FailOn::Warn), Some("h200x8"))
+        );
     }
 
     #[test]
     fn unknown_keys_rules_and_parameters_point_at_the_key() {
-        assert!(err("gpu = \"h200\"\nfail_on = \"warn\"\n").starts_with("kvlint.toml:2:1: unknown field `fail_on`"));
-        assert!(err("[rules]\nKV999 = \"deny\"\n").starts_with("kvlint.toml:2:1: unknown rule `KV999`"));
-        assert!(err("[rules.KV003]\nmin_ratio = 3.0\nratio = 2\n").starts_with("kvlint.toml:3:1: KV003 has no parameter `ratio`"));
+        assert!(err("gpu = \"h200\"\nfail_on = \"warn\"\n")
+            .starts_with("kvlint.toml:2:1: unknown field `fail_on`"));
+        assert!(
+            err("[rules]\nKV999 = \"deny\"\n").starts_with("kvlint.toml:2:1: unknown rule `KV999`")
+        );
+        assert!(err("[rules.KV003]\nmin_ratio = 3.0\nratio = 2\n")
+            .starts_with("kvlint.toml:3:1: KV003 has no parameter `ratio`"));
         assert!(err("[rules]\nKV003 = \"loud\"\n").starts_with("kvlint.toml:2:9: unknown level"));
         assert!(err("[rules]\nKV003 = { min_ratio = \"x\" }\n").contains("must be a number"));
     }

@@ -23,9 +23,18 @@ pub const ANNOTATION: &str = "kvlint.io/ignore";
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scope {
     /// Lines `first..=last` (1-based) of a file.
-    Lines { file: FileId, first: usize, last: usize },
+    Lines {
+        file: FileId,
+        first: usize,
+        last: usize,
+    },
     /// Findings about one Kubernetes object (namespace compared only when both sides have one).
-    Object { file: FileId, kind: String, namespace: Option<String>, name: String },
+    Object {
+        file: FileId,
+        kind: String,
+        namespace: Option<String>,
+        name: String,
+    },
 }
 
 /// One suppression as written.
@@ -55,12 +64,17 @@ pub struct Applied {
 
 fn comment_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"(?:^|\s)(#\s*kvlint:\s*ignore\[([^\]]*)\](.*))$").expect("valid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"(?:^|\s)(#\s*kvlint:\s*ignore\[([^\]]*)\](.*))$").expect("valid regex")
+    })
 }
 
 /// Every suppression in the loaded files: comments, and annotations in YAML manifests.
 pub fn collect(sources: &Sources) -> Vec<Suppression> {
-    sources.iter().flat_map(|(id, src)| [comments(id, src), manifest_annotations(id, src)].concat()).collect()
+    sources
+        .iter()
+        .flat_map(|(id, src)| [comments(id, src), manifest_annotations(id, src)].concat())
+        .collect()
 }
 
 /// `# kvlint: ignore[...] reason` comments of one file.
@@ -70,9 +84,15 @@ pub fn comments(file: FileId, src: &SourceFile) -> Vec<Suppression> {
     let mut offset = 0;
     for (i, line) in lines.iter().enumerate() {
         if let Some(c) = comment_re().captures(line) {
-            let (Some(all), Some(keys), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else { continue };
+            let (Some(all), Some(keys), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
+                continue;
+            };
             let standalone = line[..all.start()].trim().is_empty();
-            let (first, last) = if standalone { statement_after(&lines, i) } else { (i + 1, i + 1) };
+            let (first, last) = if standalone {
+                statement_after(&lines, i)
+            } else {
+                (i + 1, i + 1)
+            };
             out.push(Suppression {
                 rules: rule_ids(keys.as_str().split(',')),
                 reason: reason(rest.as_str()),
@@ -89,14 +109,21 @@ pub fn comments(file: FileId, src: &SourceFile) -> Vec<Suppression> {
 /// that is not a comment, with its `\` continuations. Empty (first > last) at a blank line.
 fn statement_after(lines: &[&str], i: usize) -> (usize, usize) {
     let mut j = i + 1;
-    while lines.get(j).is_some_and(|l| l.trim_start().starts_with('#')) {
+    while lines
+        .get(j)
+        .is_some_and(|l| l.trim_start().starts_with('#'))
+    {
         j += 1;
     }
     if lines.get(j).is_none_or(|l| l.trim().is_empty()) {
         return (j + 1, j);
     }
     let mut last = j;
-    while lines.get(last).is_some_and(|l| l.trim_end().ends_with('\\')) && last + 1 < lines.len() {
+    while lines
+        .get(last)
+        .is_some_and(|l| l.trim_end().ends_with('\\'))
+        && last + 1 < lines.len()
+    {
         last += 1;
     }
     (j + 1, last + 1)
@@ -145,14 +172,21 @@ pub fn manifest_annotations(file: FileId, src: &SourceFile) -> Vec<Suppression> 
     }
     let mut out = Vec::new();
     for doc in yaml::parse_documents(file, src).into_iter().flatten() {
-        let (Some(kind), Some(name)) = (str_at(&doc, &["kind"]), str_at(&doc, &["metadata", "name"])) else { continue };
+        let (Some(kind), Some(name)) =
+            (str_at(&doc, &["kind"]), str_at(&doc, &["metadata", "name"]))
+        else {
+            continue;
+        };
         let object = ObjectRef {
             kind: kind.to_string(),
             namespace: str_at(&doc, &["metadata", "namespace"]).map(str::to_string),
             name: name.to_string(),
             container: None,
         };
-        for path in [&["metadata", "annotations"][..], &["spec", "template", "metadata", "annotations"]] {
+        for path in [
+            &["metadata", "annotations"][..],
+            &["spec", "template", "metadata", "annotations"],
+        ] {
             if let Some(v) = node_at(&doc, path).and_then(|a| a.get(ANNOTATION)) {
                 out.extend(annotation(&object, v.as_str().unwrap_or(""), v.loc));
             }
@@ -179,12 +213,20 @@ impl Suppression {
                 let line = sources.position(l).line;
                 l.file == *file && (*first..=*last).contains(&line)
             }),
-            Scope::Object { file, kind, namespace, name } => f.object.as_ref().is_some_and(|o| {
+            Scope::Object {
+                file,
+                kind,
+                namespace,
+                name,
+            } => f.object.as_ref().is_some_and(|o| {
                 let same_ns = match (&o.namespace, namespace) {
                     (Some(a), Some(b)) => a == b,
                     _ => true,
                 };
-                o.kind == *kind && o.name == *name && same_ns && f.primary.is_none_or(|l| l.file == *file)
+                o.kind == *kind
+                    && o.name == *name
+                    && same_ns
+                    && f.primary.is_none_or(|l| l.file == *file)
             }),
         }
     }
@@ -202,7 +244,11 @@ pub fn apply(
     let mut out = Applied::default();
     for f in findings {
         let hit = visible(&f)
-            .then(|| suppressions.iter().position(|s| s.reason.is_some() && s.covers(&f, sources)))
+            .then(|| {
+                suppressions
+                    .iter()
+                    .position(|s| s.reason.is_some() && s.covers(&f, sources))
+            })
             .flatten();
         match hit {
             Some(i) => {
@@ -216,12 +262,28 @@ pub fn apply(
     for (s, used) in suppressions.iter().zip(used) {
         let listed = s.rules.join(",");
         if s.reason.is_none() {
-            out.kept.push(Finding::new("SUP001", Some(s.at)).var("rules", listed).label("no reason given"));
-        } else if !used {
-            let unknown: Vec<&str> = s.rules.iter().filter(|r| rules::find(r).is_none()).map(String::as_str).collect();
-            let detail = if unknown.is_empty() { String::new() } else { format!(" (no rule is called {})", unknown.join(", ")) };
             out.kept.push(
-                Finding::new("SUP002", Some(s.at)).var("rules", listed).var("detail", detail).label("suppresses nothing"),
+                Finding::new("SUP001", Some(s.at))
+                    .var("rules", listed)
+                    .label("no reason given"),
+            );
+        } else if !used {
+            let unknown: Vec<&str> = s
+                .rules
+                .iter()
+                .filter(|r| rules::find(r).is_none())
+                .map(String::as_str)
+                .collect();
+            let detail = if unknown.is_empty() {
+                String::new()
+            } else {
+                format!(" (no rule is called {})", unknown.join(", "))
+            };
+            out.kept.push(
+                Finding::new("SUP002", Some(s.at))
+                    .var("rules", listed)
+                    .var("detail", detail)
+                    .label("suppresses nothing"),
             );
         }
     }
@@ -240,21 +302,39 @@ mod tests {
 
     #[test]
     fn a_standalone_comment_covers_the_whole_continued_command() {
-        let s = sources("# kvlint: ignore[KV003] measured at 2.1x\nsglang \\\n  --a 1 \\\n  --b 2\necho\n");
+        let s = sources(
+            "# kvlint: ignore[KV003] measured at 2.1x\nsglang \\\n  --a 1 \\\n  --b 2\necho\n",
+        );
         let sup = comments(FileId(0), s.get(FileId(0)));
         assert_eq!(sup.len(), 1);
         assert_eq!(sup[0].rules, ["KV003"]);
         assert_eq!(sup[0].reason.as_deref(), Some("measured at 2.1x"));
-        assert_eq!(sup[0].scope, Scope::Lines { file: FileId(0), first: 2, last: 4 });
+        assert_eq!(
+            sup[0].scope,
+            Scope::Lines {
+                file: FileId(0),
+                first: 2,
+                last: 4
+            }
+        );
     }
 
     #[test]
     fn a_trailing_comment_covers_its_line_and_names_resolve_to_ids() {
-        let s = sources("  - --context-length=8192  # kvlint: ignore[pool-below-context, KV004] -- ok\n");
+        let s = sources(
+            "  - --context-length=8192  # kvlint: ignore[pool-below-context, KV004] -- ok\n",
+        );
         let sup = comments(FileId(0), s.get(FileId(0)));
         assert_eq!(sup[0].rules, ["KV001", "KV004"]);
         assert_eq!(sup[0].reason.as_deref(), Some("ok"));
-        assert_eq!(sup[0].scope, Scope::Lines { file: FileId(0), first: 1, last: 1 });
+        assert_eq!(
+            sup[0].scope,
+            Scope::Lines {
+                file: FileId(0),
+                first: 1,
+                last: 1
+            }
+        );
     }
 
     #[test]
@@ -276,10 +356,18 @@ mod tests {
         assert_eq!(sup.len(), 2);
         assert_eq!(sup[1].reason, None);
         let mut f = Finding::new("KV003", Some(Loc::new(FileId(0), 0..1)));
-        f.object = Some(ObjectRef { kind: "Deployment".into(), namespace: Some("ml".into()), name: "prefill".into(), container: None });
+        f.object = Some(ObjectRef {
+            kind: "Deployment".into(),
+            namespace: Some("ml".into()),
+            name: "prefill".into(),
+            container: None,
+        });
         let applied = apply(vec![f], &sup, &s, |_| true);
         assert_eq!(applied.suppressed.len(), 1);
         assert_eq!(applied.suppressed[0].reason, "measured");
-        assert_eq!(applied.kept.iter().map(|f| f.rule).collect::<Vec<_>>(), ["SUP001"]);
+        assert_eq!(
+            applied.kept.iter().map(|f| f.rule).collect::<Vec<_>>(),
+            ["SUP001"]
+        );
     }
 }

@@ -6,7 +6,9 @@ use crate::rules::Level;
 
 /// Escapes a command's message (GitHub's `escapeData`).
 fn data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a command property (GitHub's `escapeProperty`).
@@ -30,8 +32,15 @@ fn annotation(r: &Rendered) -> String {
             props.push(format!("endColumn={ec}"));
         }
     }
-    props.push(format!("title={}", property(&format!("{} {}", r.rule, r.name))));
-    format!("::{command} {}::{}\n", props.join(","), data(&format!("{}\nhelp: {}", r.message, r.help)))
+    props.push(format!(
+        "title={}",
+        property(&format!("{} {}", r.rule, r.name))
+    ));
+    format!(
+        "::{command} {}::{}\n",
+        props.join(","),
+        data(&format!("{}\nhelp: {}", r.message, r.help))
+    )
 }
 
 /// The annotations of a run, in the order given (worst first).

@@ -159,11 +159,23 @@ fn descriptor(r: &Rule) -> ReportingDescriptor {
     ReportingDescriptor {
         id: r.id.clone(),
         name: r.name.clone(),
-        short_description: Text { text: first_sentence(&r.docs.what) },
-        full_description: Text { text: r.docs.what.split_whitespace().collect::<Vec<_>>().join(" ") },
-        help: Markdown { text: docs.clone(), markdown: docs },
-        default_configuration: Configuration { level: level(r.level) },
-        properties: RuleProperties { category: r.category.clone(), tags: vec![r.category.clone()] },
+        short_description: Text {
+            text: first_sentence(&r.docs.what),
+        },
+        full_description: Text {
+            text: r.docs.what.split_whitespace().collect::<Vec<_>>().join(" "),
+        },
+        help: Markdown {
+            text: docs.clone(),
+            markdown: docs,
+        },
+        default_configuration: Configuration {
+            level: level(r.level),
+        },
+        properties: RuleProperties {
+            category: r.category.clone(),
+            tags: vec![r.category.clone()],
+        },
     }
 }
 
@@ -187,23 +199,41 @@ fn uri(name: &str) -> Option<String> {
             _ => out.push(c),
         }
     }
-    Some(if rel.is_absolute() { format!("file://{out}") } else { out })
+    Some(if rel.is_absolute() {
+        format!("file://{out}")
+    } else {
+        out
+    })
 }
 
 fn logical(o: &ObjectRef) -> LogicalLocation {
-    let mut fq = format!("{}/{}/{}", o.kind, o.namespace.as_deref().unwrap_or("default"), o.name);
+    let mut fq = format!(
+        "{}/{}/{}",
+        o.kind,
+        o.namespace.as_deref().unwrap_or("default"),
+        o.name
+    );
     if let Some(c) = &o.container {
         fq.push('/');
         fq.push_str(c);
     }
-    LogicalLocation { name: o.name.clone(), fully_qualified_name: fq, kind: "resource" }
+    LogicalLocation {
+        name: o.name.clone(),
+        fully_qualified_name: fq,
+        kind: "resource",
+    }
 }
 
 fn result(r: &Rendered) -> SarifResult {
     let physical = match (&r.file, r.line, r.column, r.end_line, r.end_column) {
         (Some(f), Some(l), Some(c), Some(el), Some(ec)) => uri(f).map(|uri| PhysicalLocation {
             artifact_location: ArtifactLocation { uri },
-            region: Region { start_line: l, start_column: c, end_line: el, end_column: if el == l { ec.max(c) } else { ec } },
+            region: Region {
+                start_line: l,
+                start_column: c,
+                end_line: el,
+                end_column: if el == l { ec.max(c) } else { ec },
+            },
         }),
         _ => None,
     };
@@ -211,19 +241,32 @@ fn result(r: &Rendered) -> SarifResult {
     let locations = if physical.is_none() && logical.is_empty() {
         Vec::new()
     } else {
-        vec![Location { physical_location: physical, logical_locations: logical }]
+        vec![Location {
+            physical_location: physical,
+            logical_locations: logical,
+        }]
     };
     SarifResult {
         rule_id: r.rule.clone(),
-        rule_index: rules::all().iter().position(|x| x.id == r.rule).unwrap_or(0),
+        rule_index: rules::all()
+            .iter()
+            .position(|x| x.id == r.rule)
+            .unwrap_or(0),
         level: level(r.level),
-        message: Text { text: format!("{}\nhelp: {}", r.message, r.help) },
+        message: Text {
+            text: format!("{}\nhelp: {}", r.message, r.help),
+        },
         locations,
-        partial_fingerprints: Fingerprints { kvlint: r.fingerprint.clone() },
+        partial_fingerprints: Fingerprints {
+            kvlint: r.fingerprint.clone(),
+        },
         suppressions: r
             .suppression
             .iter()
-            .map(|why| Suppression { kind: "inSource", justification: why.clone() })
+            .map(|why| Suppression {
+                kind: "inSource",
+                justification: why.clone(),
+            })
             .collect(),
     }
 }
@@ -263,7 +306,10 @@ mod tests {
     #[test]
     fn uris_are_relative_with_forward_slashes_and_escapes() {
         assert_eq!(uri("./deploy/run.sh").as_deref(), Some("deploy/run.sh"));
-        assert_eq!(uri("deploy/my file#1.sh").as_deref(), Some("deploy/my%20file%231.sh"));
+        assert_eq!(
+            uri("deploy/my file#1.sh").as_deref(),
+            Some("deploy/my%20file%231.sh")
+        );
         assert_eq!(uri("<stdin>"), None);
     }
 }

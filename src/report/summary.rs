@@ -30,11 +30,20 @@ fn launch_rows(outcome: &Outcome, findings: &[Rendered]) -> String {
         };
         let row = match &lo.plan {
             Some(p) => [
-                format!("{} {} ({})", p.engine.name(), p.engine_version, p.role.name()),
+                format!(
+                    "{} {} ({})",
+                    p.engine.name(),
+                    p.engine_version,
+                    p.role.name()
+                ),
                 p.model.clone(),
                 format!("{}×{}", p.gpu_count, p.gpu),
                 p.tp.to_string(),
-                format!("{} / {}", thousands(p.usable_tokens), thousands(p.context_length)),
+                format!(
+                    "{} / {}",
+                    thousands(p.usable_tokens),
+                    thousands(p.context_length)
+                ),
                 headroom(p.usable_tokens, p.context_length),
             ],
             None => [
@@ -72,7 +81,12 @@ fn finding_rows(findings: &[Rendered]) -> String {
             _ => String::new(),
         };
         let what = format!("{} — {}", r.message, r.help);
-        out.push_str(&format!("| {level} | {} `{}` | {at} | {} |\n", r.rule, r.name, cell(&what)));
+        out.push_str(&format!(
+            "| {level} | {} `{}` | {at} | {} |\n",
+            r.rule,
+            r.name,
+            cell(&what)
+        ));
     }
     out
 }
