@@ -7,7 +7,9 @@ use crate::pipeline::{Options, Outcome};
 use crate::report::{self, github, human, json, sarif, summary, Rendered};
 use crate::rules;
 use crate::version::Version;
-use clap::{ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{
+    ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -149,7 +151,9 @@ type Run = Result<i32, UsageError>;
 /// Parses the process arguments, runs them and returns the exit code. Unlike [`run`] it also
 /// pairs each `--output` with the `--format` before it, which needs the arguments' order.
 pub fn run_from(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
-    let matches = Cli::command().try_get_matches_from(args).unwrap_or_else(|e| e.exit());
+    let matches = Cli::command()
+        .try_get_matches_from(args)
+        .unwrap_or_else(|e| e.exit());
     let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => e.exit(),
@@ -169,33 +173,66 @@ pub fn run_from(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> 
 /// Pairs outputs with formats: an `--output` writes the report of the nearest `--format` before
 /// it; one `--format` and one `--output` pair in any order; at most one report goes to stdout.
 fn targets(m: &ArgMatches) -> Result<Vec<Target>, UsageError> {
-    let indexed = |id: &str| -> Vec<usize> { m.indices_of(id).map(Iterator::collect).unwrap_or_default() };
-    let formats: Vec<Format> = m.get_many::<Format>("format").map(|v| v.copied().collect()).unwrap_or_default();
-    let outputs: Vec<PathBuf> = m.get_many::<PathBuf>("output").map(|v| v.cloned().collect()).unwrap_or_default();
+    let indexed =
+        |id: &str| -> Vec<usize> { m.indices_of(id).map(Iterator::collect).unwrap_or_default() };
+    let formats: Vec<Format> = m
+        .get_many::<Format>("format")
+        .map(|v| v.copied().collect())
+        .unwrap_or_default();
+    let outputs: Vec<PathBuf> = m
+        .get_many::<PathBuf>("output")
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default();
     pair(
-        &indexed("format").into_iter().zip(formats).collect::<Vec<_>>(),
-        &indexed("output").into_iter().zip(outputs).collect::<Vec<_>>(),
+        &indexed("format")
+            .into_iter()
+            .zip(formats)
+            .collect::<Vec<_>>(),
+        &indexed("output")
+            .into_iter()
+            .zip(outputs)
+            .collect::<Vec<_>>(),
     )
 }
 
-fn pair(formats: &[(usize, Format)], outputs: &[(usize, PathBuf)]) -> Result<Vec<Target>, UsageError> {
-    let mut out: Vec<Target> = formats.iter().map(|(_, f)| Target { format: *f, output: None }).collect();
+fn pair(
+    formats: &[(usize, Format)],
+    outputs: &[(usize, PathBuf)],
+) -> Result<Vec<Target>, UsageError> {
+    let mut out: Vec<Target> = formats
+        .iter()
+        .map(|(_, f)| Target {
+            format: *f,
+            output: None,
+        })
+        .collect();
     if out.is_empty() {
-        out.push(Target { format: Format::Human, output: None });
+        out.push(Target {
+            format: Format::Human,
+            output: None,
+        });
     }
     if out.len() == 1 && outputs.len() <= 1 {
         out[0].output = outputs.first().map(|(_, p)| p.clone());
         return Ok(out);
     }
     for (at, path) in outputs {
-        let slot = formats.iter().rposition(|(i, _)| i < at).filter(|&k| out[k].output.is_none());
+        let slot = formats
+            .iter()
+            .rposition(|(i, _)| i < at)
+            .filter(|&k| out[k].output.is_none());
         let k = slot.ok_or_else(|| {
-            UsageError(format!("--output {} must follow the --format it writes, one --output per --format", path.display()))
+            UsageError(format!(
+                "--output {} must follow the --format it writes, one --output per --format",
+                path.display()
+            ))
         })?;
         out[k].output = Some(path.clone());
     }
     if out.iter().filter(|t| t.output.is_none()).count() > 1 {
-        return Err(UsageError("only one --format can write to stdout; give the others --output FILE".into()));
+        return Err(UsageError(
+            "only one --format can write to stdout; give the others --output FILE".into(),
+        ));
     }
     Ok(out)
 }
@@ -215,17 +252,34 @@ pub fn run(cli: Cli) -> i32 {
 }
 
 fn options(h: &Hardware) -> Result<Options, UsageError> {
-    let gpu = h.gpu.as_deref().map(gpu::parse_spec).transpose().map_err(|e| UsageError(e.to_string()))?;
+    let gpu = h
+        .gpu
+        .as_deref()
+        .map(gpu::parse_spec)
+        .transpose()
+        .map_err(|e| UsageError(e.to_string()))?;
     let engine_version = match &h.engine_version {
-        Some(v) => Some(Version::parse(v).ok_or_else(|| UsageError(format!("--engine-version {v:?} is not a version like 0.5.20")))?),
+        Some(v) => Some(Version::parse(v).ok_or_else(|| {
+            UsageError(format!(
+                "--engine-version {v:?} is not a version like 0.5.20"
+            ))
+        })?),
         None => None,
     };
     if let Some(p) = &h.model_config {
         if !p.exists() {
-            return Err(UsageError(format!("--model-config {}: no such file or directory", p.display())));
+            return Err(UsageError(format!(
+                "--model-config {}: no such file or directory",
+                p.display()
+            )));
         }
     }
-    Ok(Options { gpu, model_config: h.model_config.clone(), engine_version, ..Options::default() })
+    Ok(Options {
+        gpu,
+        model_config: h.model_config.clone(),
+        engine_version,
+        ..Options::default()
+    })
 }
 
 fn color() -> bool {
@@ -237,19 +291,32 @@ fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
     let path = match &a.config {
         Some(p) => Some(p.clone()),
         None => {
-            let first = a.paths.iter().find(|p| *p != "-").map_or_else(|| PathBuf::from("."), PathBuf::from);
+            let first = a
+                .paths
+                .iter()
+                .find(|p| *p != "-")
+                .map_or_else(|| PathBuf::from("."), PathBuf::from);
             config::discover(&first)
         }
     };
-    path.map_or_else(|| Ok(Config::default()), |p| config::load(&p).map_err(|e| UsageError(e.to_string())))
+    path.map_or_else(
+        || Ok(Config::default()),
+        |p| config::load(&p).map_err(|e| UsageError(e.to_string())),
+    )
 }
 
 fn check(mut a: CheckArgs) -> Run {
     let cfg = load_config(&a)?;
     let h = &mut a.hardware;
     h.gpu = h.gpu.take().or_else(|| cfg.gpu.clone());
-    h.engine_version = h.engine_version.take().or_else(|| cfg.engine_version.clone());
-    let opts = Options { rules: cfg.rules.clone(), ..options(h)? };
+    h.engine_version = h
+        .engine_version
+        .take()
+        .or_else(|| cfg.engine_version.clone());
+    let opts = Options {
+        rules: cfg.rules.clone(),
+        ..options(h)?
+    };
     let mut outcome = Outcome::default();
     for input in &a.paths {
         for (name, text, base) in read_input(input, &cfg)? {
@@ -261,12 +328,18 @@ fn check(mut a: CheckArgs) -> Run {
         outcome.apply_suppressions(&opts.rules);
     }
     let findings = report::render_with(&outcome, &opts.rules);
-    let targets = if a.targets.is_empty() { pair(&[], &[])? } else { a.targets.clone() };
+    let targets = if a.targets.is_empty() {
+        pair(&[], &[])?
+    } else {
+        a.targets.clone()
+    };
     for t in &targets {
         let text = match t.format {
             Format::Human => human::render(&outcome, &findings, t.output.is_none() && color()),
             Format::Json => format!("{:#}\n", json::check(&outcome, &findings)),
-            Format::Sarif => sarif::render(&findings, &report::render_suppressed(&outcome, &opts.rules)),
+            Format::Sarif => {
+                sarif::render(&findings, &report::render_suppressed(&outcome, &opts.rules))
+            }
             Format::Github => github::render(&findings),
         };
         write_report(t.output.as_deref(), &text)?;
@@ -277,7 +350,12 @@ fn check(mut a: CheckArgs) -> Run {
 }
 
 /// `--summary FILE` (overwritten), else `$GITHUB_STEP_SUMMARY` (appended) with `--format github`.
-fn write_summary(a: &CheckArgs, targets: &[Target], outcome: &Outcome, findings: &[Rendered]) -> Result<(), UsageError> {
+fn write_summary(
+    a: &CheckArgs,
+    targets: &[Target],
+    outcome: &Outcome,
+    findings: &[Rendered],
+) -> Result<(), UsageError> {
     let github = targets.iter().any(|t| t.format == Format::Github);
     let (path, append) = match &a.summary {
         Some(p) => (p.clone(), false),
@@ -289,7 +367,11 @@ fn write_summary(a: &CheckArgs, targets: &[Target], outcome: &Outcome, findings:
     let text = summary::render(outcome, findings);
     let written = if append {
         use std::io::Write;
-        std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| f.write_all(text.as_bytes()))
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
     } else {
         std::fs::write(&path, text)
     };
@@ -298,7 +380,8 @@ fn write_summary(a: &CheckArgs, targets: &[Target], outcome: &Outcome, findings:
 
 fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
     match path {
-        Some(p) => std::fs::write(p, text).map_err(|e| UsageError(format!("cannot write {}: {e}", p.display()))),
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", p.display()))),
         None => {
             print!("{text}");
             Ok(())
@@ -307,18 +390,28 @@ fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
 }
 
 /// Files an input names: itself, every checkable file below a directory, or stdin.
-fn read_input(input: &str, cfg: &Config) -> Result<Vec<(String, String, Option<PathBuf>)>, UsageError> {
+fn read_input(
+    input: &str,
+    cfg: &Config,
+) -> Result<Vec<(String, String, Option<PathBuf>)>, UsageError> {
     if input == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| UsageError(format!("cannot read stdin: {e}")))?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| UsageError(format!("cannot read stdin: {e}")))?;
         return Ok(vec![("<stdin>".into(), text, std::env::current_dir().ok())]);
     }
     let path = Path::new(input);
-    let files = if path.is_dir() { walk(path, cfg)? } else { vec![path.to_path_buf()] };
+    let files = if path.is_dir() {
+        walk(path, cfg)?
+    } else {
+        vec![path.to_path_buf()]
+    };
     files
         .into_iter()
         .map(|f| {
-            let text = std::fs::read_to_string(&f).map_err(|e| UsageError(format!("cannot read {}: {e}", f.display())))?;
+            let text = std::fs::read_to_string(&f)
+                .map_err(|e| UsageError(format!("cannot read {}: {e}", f.display())))?;
             let base = f.parent().map(Path::to_path_buf);
             Ok((f.display().to_string(), text, base))
         })
@@ -329,11 +422,18 @@ fn read_input(input: &str, cfg: &Config) -> Result<Vec<(String, String, Option<P
 /// kvlint.toml excludes.
 fn walk(dir: &Path, cfg: &Config) -> Result<Vec<PathBuf>, UsageError> {
     let mut out = Vec::new();
-    let entries = std::fs::read_dir(dir).map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?;
     for entry in entries {
-        let path = entry.map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?.path();
+        let path = entry
+            .map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?
+            .path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.') || name == "target" || name == "node_modules" || cfg.excluded(&path) {
+        if name.starts_with('.')
+            || name == "target"
+            || name == "node_modules"
+            || cfg.excluded(&path)
+        {
             continue;
         }
         if path.is_dir() {
@@ -354,7 +454,9 @@ fn checkable(name: &str) -> bool {
 fn capacity(a: CapacityArgs) -> Run {
     let opts = options(&a.hardware)?;
     let mut outcome = Outcome::default();
-    let file = outcome.sources.add("<command line>", extract::quote_argv(&a.launch));
+    let file = outcome
+        .sources
+        .add("<command line>", extract::quote_argv(&a.launch));
     let found = extract::parse_command_line(file, &outcome.sources);
     let Some(launch) = found.launches.into_iter().next() else {
         return Err(UsageError("the command after `--` is not an SGLang or vLLM launch (python3 -m sglang.launch_server ..., vllm serve MODEL ...)".into()));
@@ -363,7 +465,11 @@ fn capacity(a: CapacityArgs) -> Run {
     let findings = report::render_all(&outcome);
     for rule in ["INP002", "INP003", "INP004"] {
         if let Some(f) = findings.iter().find(|f| f.rule == rule) {
-            let hint = if rule == "INP002" { " (pass --model-config)" } else { "" };
+            let hint = if rule == "INP002" {
+                " (pass --model-config)"
+            } else {
+                ""
+            };
             return Err(UsageError(format!("{}{hint}", f.message)));
         }
     }
@@ -375,17 +481,32 @@ fn capacity(a: CapacityArgs) -> Run {
 }
 
 fn explain(key: &str) -> Run {
-    let rule = rules::find(key).ok_or_else(|| UsageError(format!("no rule {key:?}; `kvlint rules` lists them")))?;
+    let rule = rules::find(key)
+        .ok_or_else(|| UsageError(format!("no rule {key:?}; `kvlint rules` lists them")))?;
     print!("{}", rules::explain(rule));
     Ok(exit::CLEAN)
 }
 
 fn list_rules(format: ListFormat) -> Run {
     match format {
-        ListFormat::Json => println!("{:#}", serde_json::to_value(rules::all()).unwrap_or_default()),
+        ListFormat::Json => println!(
+            "{:#}",
+            serde_json::to_value(rules::all()).unwrap_or_default()
+        ),
         ListFormat::Human => {
             for r in rules::all() {
-                println!("{:<7} {:<30} {:<5} {}", r.id, r.name, r.level.name(), r.docs.what.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim());
+                println!(
+                    "{:<7} {:<30} {:<5} {}",
+                    r.id,
+                    r.name,
+                    r.level.name(),
+                    r.docs
+                        .what
+                        .lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("")
+                        .trim()
+                );
             }
         }
     }

@@ -72,6 +72,13 @@ pub struct Launch {
     pub env: Vec<(String, Arg)>,
     pub object: Option<ObjectRef>,
     pub placement: Placement,
+    /// The role the object gives the launch (`prefill`, `decode`): Dynamo `subComponentType`,
+    /// DisaggregatedSet role names, LLMInferenceService `prefill`, OME decoder config.
+    pub role_hint: Option<String>,
+    /// Shared by the launches of one deployment object (`Kind/namespace/name`).
+    pub group: Option<String>,
+    /// The engine release the container image's tag names, with where the image is written.
+    pub engine_version: Option<(String, Loc)>,
 }
 
 impl Launch {

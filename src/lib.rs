@@ -3,20 +3,20 @@
 //! Pipeline: `extract` (inputs → launches) → `engine` (argv → settings) → `model` + `gpu`
 //! (geometry, hardware) → `capacity` (plans) → `rules` (findings) → `report` (outputs).
 
+pub mod capacity;
+pub mod cli;
+pub mod config;
 pub mod engine;
 pub mod extract;
 pub mod finding;
 pub mod gpu;
 pub mod launch;
 pub mod model;
-pub mod probe;
-pub mod source;
-pub mod version;
-pub mod yaml;
-pub mod capacity;
 pub mod pipeline;
+pub mod probe;
 pub mod report;
 pub mod rules;
-pub mod cli;
-pub mod config;
+pub mod source;
 pub mod suppress;
+pub mod version;
+pub mod yaml;

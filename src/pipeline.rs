@@ -37,6 +37,8 @@ pub struct LaunchOutcome {
     pub model: Option<Geometry>,
     pub gpu: Option<GpuSpec>,
     pub plan: Option<Plan>,
+    /// Where the engine version came from: `--engine-version`, `image tag`, or `latest known`.
+    pub version_source: &'static str,
 }
 
 /// The result of a run.
@@ -53,7 +55,10 @@ pub struct Outcome {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("{path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Model(#[from] model::ModelError),
 }
@@ -69,11 +74,20 @@ impl Outcome {
     }
 
     /// Parses, plans and evaluates one launch.
-    pub fn check_launch(&mut self, launch: Launch, file: FileId, opts: &Options, base_dir: Option<&Path>) {
+    pub fn check_launch(
+        &mut self,
+        launch: Launch,
+        file: FileId,
+        opts: &Options,
+        base_dir: Option<&Path>,
+    ) {
         let index = self.launches.len();
         let mut findings = Vec::new();
-        let version = self.version(&launch, opts, &mut findings);
-        let mut cx = ParseContext { sources: &mut self.sources, base_dir: base_dir.map(Path::to_path_buf) };
+        let (version, version_source) = self.version(&launch, opts, &mut findings);
+        let mut cx = ParseContext {
+            sources: &mut self.sources,
+            base_dir: base_dir.map(Path::to_path_buf),
+        };
         let parsed = engine::parse(&launch, Some(&version), &mut cx);
         findings.extend(parsed.findings);
         let args = parsed.args;
@@ -82,10 +96,22 @@ impl Outcome {
         let mut plan = None;
         if let (Some(m), Some(g)) = (&model, &gpu) {
             let count = gpu_count(&launch, opts);
-            let inputs = Inputs { args: &args, model: m, gpu: g, gpu_count: count, at: launch.command };
+            let inputs = Inputs {
+                args: &args,
+                model: m,
+                gpu: g,
+                gpu_count: count,
+                at: launch.command,
+            };
             match capacity::plan(&inputs) {
                 Ok(p) => {
-                    let subject = rules::eval::Subject { plan: &p, args: &args, model: m, at: launch.command, settings: &opts.rules };
+                    let subject = rules::eval::Subject {
+                        plan: &p,
+                        args: &args,
+                        model: m,
+                        at: launch.command,
+                        settings: &opts.rules,
+                    };
                     findings.extend(rules::evaluate(&subject));
                     plan = Some(p);
                 }
@@ -97,7 +123,15 @@ impl Outcome {
             f.object = f.object.take().or_else(|| launch.object.clone());
         }
         self.findings.extend(findings);
-        self.launches.push(LaunchOutcome { launch, file, args, model, gpu, plan });
+        self.launches.push(LaunchOutcome {
+            launch,
+            file,
+            args,
+            model,
+            gpu,
+            plan,
+            version_source,
+        });
     }
 
     /// Moves findings covered by a suppression comment or annotation (with a reason) to
@@ -106,34 +140,59 @@ impl Outcome {
     pub fn apply_suppressions(&mut self, settings: &RuleSettings) {
         let all = suppress::collect(&self.sources);
         let findings = std::mem::take(&mut self.findings);
-        let visible = |f: &Finding| rules::find(f.rule).is_some_and(|r| settings.level(r) != rules::Level::Allow);
+        let visible = |f: &Finding| {
+            rules::find(f.rule).is_some_and(|r| settings.level(r) != rules::Level::Allow)
+        };
         let applied = suppress::apply(findings, &all, &self.sources, visible);
         self.findings = applied.kept;
         self.suppressed = applied.suppressed;
     }
 
-    /// The engine version the launch runs: `--engine-version`, else the latest modelled.
-    fn version(&self, launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> Version {
+    /// The engine version the launch runs: `--engine-version`, else the release its image tag names,
+    /// else the latest modelled; the second value says which.
+    fn version(
+        &self,
+        launch: &Launch,
+        opts: &Options,
+        findings: &mut Vec<Finding>,
+    ) -> (Version, &'static str) {
         let (oldest, latest) = engine::supported(launch.engine);
-        let Some(v) = opts.engine_version.clone() else { return latest };
+        let from_image = launch
+            .engine_version
+            .as_ref()
+            .and_then(|(v, loc)| Some((Version::parse(v)?, *loc)));
+        let (v, at, source) = match (opts.engine_version.clone(), from_image) {
+            (Some(v), _) => (v, launch.command, "--engine-version"),
+            (None, Some((v, loc))) => (v, loc, "image tag"),
+            (None, None) => return (latest, "latest known"),
+        };
         if v.release() < oldest || v.release() > latest {
-            let used = if v < oldest { oldest.clone() } else { latest.clone() };
+            let used = if v < oldest {
+                oldest.clone()
+            } else {
+                latest.clone()
+            };
             findings.push(
-                Finding::new("INP005", Some(launch.command))
+                Finding::new("INP005", Some(at))
                     .var("engine", launch.engine.name())
                     .var("version", &v)
                     .var("oldest", &oldest)
                     .var("latest", &latest)
                     .var("used", &used),
             );
-            return used;
+            return (used, source);
         }
-        v
+        (v, source)
     }
 }
 
 /// The model the launch serves, from `--model-config`, a local directory, or the catalog.
-fn resolve_model(launch: &Launch, args: &EngineArgs, opts: &Options, findings: &mut Vec<Finding>) -> Option<Geometry> {
+fn resolve_model(
+    launch: &Launch,
+    args: &EngineArgs,
+    opts: &Options,
+    findings: &mut Vec<Finding>,
+) -> Option<Geometry> {
     let dest = match launch.engine {
         Engine::Sglang => "model_path",
         Engine::Vllm => "model",
@@ -155,8 +214,11 @@ fn resolve_model(launch: &Launch, args: &EngineArgs, opts: &Options, findings: &
     }
     let Some(id) = id else {
         match setting {
-            Some(s) if !s.unresolved.is_empty() => findings.extend(capacity::unresolved(args, &[dest])),
-            _ => findings.push(Finding::new("INP002", Some(at)).var("model", "(none given)")),
+            Some(s) if !s.unresolved.is_empty() => {
+                findings.extend(capacity::unresolved(args, &[dest]))
+            }
+            _ => findings
+                .push(Finding::new("INP002", Some(at)).var("model", "(the launch names none)")),
         }
         return None;
     };
@@ -178,7 +240,11 @@ fn resolve_model(launch: &Launch, args: &EngineArgs, opts: &Options, findings: &
 
 /// Loads `--model-config`: a config.json file or a model directory.
 pub fn load_model_path(path: &Path, id: Option<&str>) -> Result<Geometry, model::ModelError> {
-    let mut g = if path.is_dir() { model::load_model_dir(path)? } else { model::load_config_file(path)? };
+    let mut g = if path.is_dir() {
+        model::load_model_dir(path)?
+    } else {
+        model::load_config_file(path)?
+    };
     if let Some(id) = id {
         g.id = id.to_string();
     }
@@ -192,12 +258,16 @@ fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> 
     }
     match &launch.placement.gpu {
         Some((name, loc)) => gpu::lookup(name).cloned().or_else(|| {
-            findings.push(Finding::new("INP003", Some(*loc)).var("detail", format!(": {name} is not in the catalog")));
+            findings.push(
+                Finding::new("INP003", Some(*loc))
+                    .var("detail", format!(": {name} is not in the catalog")),
+            );
             None
         }),
         None => {
             findings.push(
-                Finding::new("INP003", Some(launch.command)).var("detail", " (no --gpu given and the input names none)"),
+                Finding::new("INP003", Some(launch.command))
+                    .var("detail", " (no --gpu given and the input names none)"),
             );
             None
         }

@@ -183,15 +183,30 @@ pub fn manifest_annotations(file: FileId, src: &SourceFile) -> Vec<Suppression> 
             name: name.to_string(),
             container: None,
         };
-        for path in [
-            &["metadata", "annotations"][..],
-            &["spec", "template", "metadata", "annotations"],
-        ] {
-            if let Some(v) = node_at(&doc, path).and_then(|a| a.get(ANNOTATION)) {
-                out.extend(annotation(&object, v.as_str().unwrap_or(""), v.loc));
-            }
+        for (value, at) in annotations(&doc) {
+            out.extend(annotation(&object, value, at));
         }
     }
+    out
+}
+
+/// Every `metadata.annotations["kvlint.io/ignore"]` in an object: its own and those of the pod
+/// templates nested anywhere in its spec (Deployment, LeaderWorkerSet, CRDs).
+fn annotations(node: &Node) -> Vec<(&str, Loc)> {
+    let mut out = Vec::new();
+    if let Some(v) = node_at(node, &["metadata", "annotations", ANNOTATION]) {
+        out.push((v.as_str().unwrap_or(""), v.loc));
+    }
+    let children: Vec<&Node> = match &node.value {
+        yaml::Value::Map(entries) => entries
+            .iter()
+            .filter(|(k, _)| k.as_str() != Some("metadata"))
+            .map(|(_, v)| v)
+            .collect(),
+        yaml::Value::Seq(items) => items.iter().collect(),
+        _ => Vec::new(),
+    };
+    out.extend(children.into_iter().flat_map(annotations));
     out
 }
 

@@ -41,7 +41,9 @@ fn run(rec: &Value) -> Result<Row, String> {
     if engine != "sglang" && engine != "vllm" {
         return Err(format!("engine {engine} not modelled"));
     }
-    let version = rec["engine_version"].as_str().ok_or("engine version not stated")?;
+    let version = rec["engine_version"]
+        .as_str()
+        .ok_or("engine version not stated")?;
     let v = kvlint::version::Version::parse(version).ok_or("unparsable version")?;
     let (oldest, latest) = match engine {
         "sglang" => ((0, 4, 6), (0, 5, 23)),
@@ -52,13 +54,25 @@ fn run(rec: &Value) -> Result<Row, String> {
         return Err(format!("{engine} {version} outside the modelled range"));
     }
     let gpu = rec["gpu"].as_str().unwrap_or("");
-    let mut args: Vec<String> = vec!["capacity".into(), "--format".into(), "json".into(), "--gpu".into(), gpu.into()];
+    let mut args: Vec<String> = vec![
+        "capacity".into(),
+        "--format".into(),
+        "json".into(),
+        "--gpu".into(),
+        gpu.into(),
+    ];
     args.extend(["--engine-version".into(), version.into()]);
     if let Some(mc) = rec["model_config"].as_str() {
         args.extend(["--model-config".into(), format!("{SHARED}/reference/{mc}")]);
     }
     args.push("--".into());
-    args.extend(rec["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()));
+    args.extend(
+        rec["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string()),
+    );
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = kvlint(&refs);
     if out.code != 0 {
@@ -79,22 +93,36 @@ fn run(rec: &Value) -> Result<Row, String> {
 #[test]
 #[ignore = "reads ../shared"]
 fn capacity_against_observed_startup_logs() {
-    let text = std::fs::read_to_string(format!("{}/{SHARED}/validation/observed-public.jsonl", env!("CARGO_MANIFEST_DIR")))
-        .expect("../shared/validation/observed-public.jsonl");
+    let text = std::fs::read_to_string(format!(
+        "{}/{SHARED}/validation/observed-public.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("../shared/validation/observed-public.jsonl");
     let mut rows = Vec::new();
-    println!("{:<58} {:>10} {:>10} {:>7}  band", "record", "predicted", "observed", "error");
+    println!(
+        "{:<58} {:>10} {:>10} {:>7}  band",
+        "record", "predicted", "observed", "error"
+    );
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let rec: Value = serde_json::from_str(line).expect("valid JSONL");
         match run(&rec) {
             Ok(r) => {
                 println!(
                     "{:<58} {:>10.0} {:>10.0} {:>6.1}%  [{:.0} – {:.0}]{}",
-                    r.id, r.predicted, r.observed, r.error() * 100.0, r.low, r.high,
+                    r.id,
+                    r.predicted,
+                    r.observed,
+                    r.error() * 100.0,
+                    r.low,
+                    r.high,
                     if r.inside() { "" } else { "  OUTSIDE" }
                 );
                 rows.push(r);
             }
-            Err(why) => println!("{:<58} out of range: {why}", rec["id"].as_str().unwrap_or("")),
+            Err(why) => println!(
+                "{:<58} out of range: {why}",
+                rec["id"].as_str().unwrap_or("")
+            ),
         }
     }
     for engine in ["sglang", "vllm"] {
@@ -109,8 +137,20 @@ fn capacity_against_observed_startup_logs() {
         );
         assert!(!mine.is_empty(), "{engine}: no record in range");
         // Regression guard at the targets: median ≤ 3 %, p90 ≤ 8 %, ≥ 90 % inside.
-        assert!(median <= 0.03, "{engine}: median error {:.2}% above 3%", median * 100.0);
-        assert!(p90 <= 0.08, "{engine}: p90 error {:.2}% above 8%", p90 * 100.0);
-        assert!(inside as f64 >= 0.9 * mine.len() as f64, "{engine}: {inside}/{} inside the band", mine.len());
+        assert!(
+            median <= 0.03,
+            "{engine}: median error {:.2}% above 3%",
+            median * 100.0
+        );
+        assert!(
+            p90 <= 0.08,
+            "{engine}: p90 error {:.2}% above 8%",
+            p90 * 100.0
+        );
+        assert!(
+            inside as f64 >= 0.9 * mine.len() as f64,
+            "{engine}: {inside}/{} inside the band",
+            mine.len()
+        );
     }
 }

@@ -517,6 +517,37 @@ fn a_suppressed_kv001_does_not_fail_the_run_and_is_counted() {
     );
 }
 
+#[test]
+fn a_pod_template_annotation_suppresses_and_an_unreasoned_one_is_sup001() {
+    let file = "fixtures/ci/deployment.yaml";
+    let doc = json(&check("json", file).stdout);
+    assert_eq!(doc["suppressed"], 1);
+    let rules: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["SUP001"]);
+    assert_eq!(doc["findings"][0]["line"], 9);
+    let run = kvlint(&[
+        "check",
+        "--config",
+        CONFIG,
+        "--no-ignore",
+        "--format",
+        "json",
+        file,
+    ]);
+    let rules: Vec<String> = json(&run.stdout)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(rules, ["KV001"]);
+}
+
 // ---- the GitHub Action ----
 
 /// Runs `scripts/kvlint-action.sh run` as the action would, with the built kvlint on PATH.

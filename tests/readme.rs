@@ -9,7 +9,13 @@ fn table() -> String {
     for r in kvlint::rules::all() {
         let what = r.docs.what.split_whitespace().collect::<Vec<_>>().join(" ");
         let first = what.split(". ").next().unwrap_or("").trim_end_matches('.');
-        t.push_str(&format!("| {} | `{}` | {} | {}. |\n", r.id, r.name, r.level.name(), first));
+        t.push_str(&format!(
+            "| {} | `{}` | {} | {}. |\n",
+            r.id,
+            r.name,
+            r.level.name(),
+            first
+        ));
     }
     t
 }
@@ -18,12 +24,19 @@ fn table() -> String {
 fn readme_rule_table_is_generated_from_the_rule_data() {
     let path = format!("{}/README.md", env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(&path).expect("README.md");
-    let (head, rest) = readme.split_once(START).expect("README has the rules:start marker");
-    let (_, tail) = rest.split_once(END).expect("README has the rules:end marker");
+    let (head, rest) = readme
+        .split_once(START)
+        .expect("README has the rules:start marker");
+    let (_, tail) = rest
+        .split_once(END)
+        .expect("README has the rules:end marker");
     let fresh = format!("{head}{START}\n{}{END}{tail}", table());
     if std::env::var_os("KVLINT_UPDATE_README").is_some() {
         std::fs::write(&path, &fresh).expect("README written");
         return;
     }
-    assert!(fresh == readme, "README rule table is stale: run KVLINT_UPDATE_README=1 cargo test --test readme");
+    assert!(
+        fresh == readme,
+        "README rule table is stale: run KVLINT_UPDATE_README=1 cargo test --test readme"
+    );
 }

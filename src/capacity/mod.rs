@@ -47,14 +47,26 @@ pub struct Estimate {
 
 impl Estimate {
     pub fn exact(v: f64) -> Self {
-        Estimate { point: v, low: v, high: v }
+        Estimate {
+            point: v,
+            low: v,
+            high: v,
+        }
     }
     /// `v` with a relative uncertainty of `rel` either way.
     pub fn rel(v: f64, rel: f64) -> Self {
-        Estimate { point: v, low: v * (1.0 - rel), high: v * (1.0 + rel) }
+        Estimate {
+            point: v,
+            low: v * (1.0 - rel),
+            high: v * (1.0 + rel),
+        }
     }
     pub fn range(point: f64, low: f64, high: f64) -> Self {
-        Estimate { point, low: low.min(point), high: high.max(point) }
+        Estimate {
+            point,
+            low: low.min(point),
+            high: high.max(point),
+        }
     }
 }
 
@@ -186,7 +198,7 @@ pub fn unresolved(args: &EngineArgs, dests: &[&str]) -> Vec<Finding> {
         .filter(|s| !s.unresolved.is_empty())
         .map(|s| {
             Finding::new("INP004", Some(s.value_loc))
-                .var("flag", &s.dest)
+                .var("flag", format!("--{}", s.dest.replace('_', "-")))
                 .var("vars", s.unresolved.join(", "))
                 .label("value not known before deploy")
         })
@@ -198,8 +210,14 @@ pub fn kv_dtype_bytes(name: &str) -> Option<f64> {
     match name {
         "bf16" | "bfloat16" | "float16" | "fp16" | "half" => Some(2.0),
         "float32" | "fp32" => Some(4.0),
-        "fp8" | "fp8_e4m3" | "fp8_e5m2" | "fp8_inc" | "mxfp8" | "int8_per_token_head"
-        | "fp8_per_token_head" | "fp8_ds_mla" => Some(1.0),
+        "fp8"
+        | "fp8_e4m3"
+        | "fp8_e5m2"
+        | "fp8_inc"
+        | "mxfp8"
+        | "int8_per_token_head"
+        | "fp8_per_token_head"
+        | "fp8_ds_mla" => Some(1.0),
         _ => None,
     }
 }
@@ -216,24 +234,41 @@ pub fn weights_per_rank(
     notes: &mut Notes,
 ) -> Estimate {
     use crate::model::WeightsSource;
-    let four_bit = model.quantization.as_ref().is_some_and(|q| q.weight_bits <= 4);
+    let four_bit = model
+        .quantization
+        .as_ref()
+        .is_some_and(|q| q.weight_bits <= 4);
     let (total, high, how) = match online_quant.and_then(|q| online_quant_bytes(model, q)) {
-        Some(bytes) => (bytes, 0.10, "online quantization of the checkpoint's parameters"),
+        Some(bytes) => (
+            bytes,
+            0.10,
+            "online quantization of the checkpoint's parameters",
+        ),
         None => match model.weight_bytes_source {
-            WeightsSource::SafetensorsIndex => {
-                (model.weight_bytes as f64, 0.03, "model.safetensors.index.json total_size")
-            }
-            WeightsSource::ParamCount if four_bit => {
-                (model.weight_bytes as f64, 1.0, "parameter count from config.json at 4 bits")
-            }
-            WeightsSource::ParamCount => {
-                (model.weight_bytes as f64, 0.10, "parameter count from config.json × dtype/quantization")
-            }
+            WeightsSource::SafetensorsIndex => (
+                model.weight_bytes as f64,
+                0.03,
+                "model.safetensors.index.json total_size",
+            ),
+            WeightsSource::ParamCount if four_bit => (
+                model.weight_bytes as f64,
+                1.0,
+                "parameter count from config.json at 4 bits",
+            ),
+            WeightsSource::ParamCount => (
+                model.weight_bytes as f64,
+                0.10,
+                "parameter count from config.json × dtype/quantization",
+            ),
         },
     };
     let per = total / f64::from(shards.max(1));
     let e = Estimate::range(per, per * 0.98, per * (1.0 + high));
-    notes.estimate("weights_bytes_per_rank", e, format!("{how}, split over {shards} ranks"));
+    notes.estimate(
+        "weights_bytes_per_rank",
+        e,
+        format!("{how}, split over {shards} ranks"),
+    );
     e
 }
 
@@ -257,7 +292,7 @@ fn online_quant_bytes(model: &Geometry, method: &str) -> Option<f64> {
 pub(crate) mod testing {
     use crate::engine::{EngineArgs, Setting, SettingValue};
     use crate::launch::Engine;
-    use crate::model::{Dtype, Dsa, Geometry, LayerKind, Mla, WeightsSource};
+    use crate::model::{Dsa, Dtype, Geometry, LayerKind, Mla, WeightsSource};
     use crate::source::{FileId, Loc};
     use crate::version::Version;
 
@@ -299,7 +334,10 @@ pub(crate) mod testing {
     pub fn deepseek_v3() -> Geometry {
         let mut g = dense(61, 128, 128, 128);
         g.architectures = vec!["DeepseekV3ForCausalLM".into()];
-        g.mla = Some(Mla { kv_lora_rank: 512, qk_rope_head_dim: 64 });
+        g.mla = Some(Mla {
+            kv_lora_rank: 512,
+            qk_rope_head_dim: 64,
+        });
         g.nextn_layers = 1;
         g
     }
@@ -307,7 +345,11 @@ pub(crate) mod testing {
     /// DeepSeek-V3.2: DeepSeek-V3 plus a 128-wide indexer on every layer.
     pub fn deepseek_v32() -> Geometry {
         let mut g = deepseek_v3();
-        g.dsa = Some(Dsa { index_head_dim: 128, index_topk: 2048, indexer_layers: 61 });
+        g.dsa = Some(Dsa {
+            index_head_dim: 128,
+            index_topk: 2048,
+            indexer_layers: 61,
+        });
         g
     }
 
@@ -316,10 +358,20 @@ pub(crate) mod testing {
         let settings = pairs
             .iter()
             .map(|(d, v)| {
-                let s = Setting { dest: d.to_string(), value: v.clone(), flag_loc: loc, value_loc: loc, unresolved: vec![] };
+                let s = Setting {
+                    dest: d.to_string(),
+                    value: v.clone(),
+                    flag_loc: loc,
+                    value_loc: loc,
+                    unresolved: vec![],
+                };
                 (d.to_string(), s)
             })
             .collect();
-        EngineArgs { engine, version: Version::parse(version).unwrap(), settings }
+        EngineArgs {
+            engine,
+            version: Version::parse(version).unwrap(),
+            settings,
+        }
     }
 }

@@ -51,7 +51,10 @@ struct Layout {
 }
 
 fn int_or(args: &EngineArgs, dest: &str, default: u32) -> u32 {
-    args.int(dest).and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0).unwrap_or(default)
+    args.int(dest)
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(default)
 }
 
 fn layout(args: &EngineArgs) -> Layout {
@@ -65,7 +68,14 @@ fn layout(args: &EngineArgs) -> Layout {
         _ => 1,
     };
     let dcp = int_or(args, "dcp_size", 1);
-    Layout { tp, pp, dp, attn_dp, attn_tp: (tp / attn_dp).max(1), dcp }
+    Layout {
+        tp,
+        pp,
+        dp,
+        attn_dp,
+        attn_tp: (tp / attn_dp).max(1),
+        dcp,
+    }
 }
 
 fn role(args: &EngineArgs) -> Role {
@@ -96,7 +106,9 @@ fn hybrid_swa(m: &Geometry, args: &EngineArgs) -> bool {
     args.version >= V0_5_0
         && !args.flag("disable_hybrid_swa_memory")
         && m.architectures.iter().any(|a| ARCHS.contains(&a.as_str()))
-        && m.layers.iter().any(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }))
+        && m.layers
+            .iter()
+            .any(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }))
 }
 
 /// KV dtype after `configure_kv_cache_dtype` and the DSA override `_dsa_kv_cache_dtype_default`.
@@ -114,7 +126,11 @@ fn kv_dtype(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, notes: &mut Notes) -
     }
     if is_dsa(m) {
         let blackwell = gpu.compute_capability.0 >= 10;
-        let (name, bytes) = if blackwell { ("fp8_e4m3", 1.0) } else { ("bfloat16", 2.0) };
+        let (name, bytes) = if blackwell {
+            ("fp8_e4m3", 1.0)
+        } else {
+            ("bfloat16", 2.0)
+        };
         notes.exact(
             "kv_cache_dtype",
             bytes,
@@ -123,7 +139,11 @@ fn kv_dtype(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, notes: &mut Notes) -
         return (name.to_string(), bytes);
     }
     if m.quantization.as_ref().is_some_and(|q| q.kv_cache_fp8) {
-        notes.exact("kv_cache_dtype", 1.0, "auto → fp8_e4m3: the checkpoint declares an FP8 KV cache");
+        notes.exact(
+            "kv_cache_dtype",
+            1.0,
+            "auto → fp8_e4m3: the checkpoint declares an FP8 KV cache",
+        );
         return ("fp8_e4m3".into(), 1.0);
     }
     let model_dtype = match args.text("dtype") {
@@ -176,14 +196,29 @@ fn mha_heads(m: &Geometry, lay: &Layout) -> u32 {
 fn cell(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout, kvb: f64, kv: &str) -> Cell {
     let v = &args.version;
     // 0.4.x counted every hidden layer on every PP stage.
-    let layers = |n: u32| if *v < V0_5_0 { n } else { stage_layers(n, lay.pp) };
+    let layers = |n: u32| {
+        if *v < V0_5_0 {
+            n
+        } else {
+            stage_layers(n, lay.pp)
+        }
+    };
     if let Some(mla) = &m.mla {
         let raw = f64::from(mla.kv_lora_rank + mla.qk_rope_head_dim);
         let l = f64::from(layers(m.num_layers));
         if let Some(dsa) = m.dsa.as_ref().filter(|_| is_dsa(m)) {
-            let per_layer = dsa_latent_bytes(args, gpu, raw, kvb, kv, mla.kv_lora_rank, mla.qk_rope_head_dim);
+            let per_layer = dsa_latent_bytes(
+                args,
+                gpu,
+                raw,
+                kvb,
+                kv,
+                mla.kv_lora_rank,
+                mla.qk_rope_head_dim,
+            );
             let ihd = f64::from(dsa.index_head_dim);
-            let idx = (ihd + (ihd / 128.0).floor() * 4.0).ceil() * f64::from(layers(dsa.indexer_layers));
+            let idx =
+                (ihd + (ihd / 128.0).floor() * 4.0).ceil() * f64::from(layers(dsa.indexer_layers));
             let idx = idx * f64::from(lay.dcp.max(1));
             return Cell {
                 bytes: per_layer * l + idx,
@@ -194,7 +229,10 @@ fn cell(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout, kvb: f64, 
         return Cell {
             bytes: raw * kvb * l,
             swa_ratio: None,
-            how: format!("MLA: ({} + {}) × {kvb} B × {l} layers, not split by TP", mla.kv_lora_rank, mla.qk_rope_head_dim),
+            how: format!(
+                "MLA: ({} + {}) × {kvb} B × {l} layers, not split by TP",
+                mla.kv_lora_rank, mla.qk_rope_head_dim
+            ),
         };
     }
     let n = f64::from(mha_heads(m, lay));
@@ -216,19 +254,34 @@ fn cell(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout, kvb: f64, 
         };
     }
     // Linear-attention hybrids keep KV only on their full-attention layers.
-    let kv_layers = if m.linear.is_some() { m.full_layers() } else { m.num_layers };
+    let kv_layers = if m.linear.is_some() {
+        m.full_layers()
+    } else {
+        m.num_layers
+    };
     let l = f64::from(layers(kv_layers));
     Cell {
         bytes: per_full * l,
         swa_ratio: None,
-        how: format!("{n} KV heads × ({} + {}) × {kvb} B × {l} layers", m.head_dim, m.v_head_dim),
+        how: format!(
+            "{n} KV heads × ({} + {}) × {kvb} B × {l} layers",
+            m.head_dim, m.v_head_dim
+        ),
     }
 }
 
 /// `calculate_mla_kv_cache_dim`: the FP8 FlashMLA layout stores rope in bf16 plus fp32 scales
 /// (656 B for 512/64); trtllm, both-tilelang and the HIP backends keep the raw layout. 0.5.9
 /// profiled with the raw layout whatever was allocated.
-fn dsa_latent_bytes(args: &EngineArgs, gpu: &GpuSpec, raw: f64, kvb: f64, kv: &str, lora: u32, rope: u32) -> f64 {
+fn dsa_latent_bytes(
+    args: &EngineArgs,
+    gpu: &GpuSpec,
+    raw: f64,
+    kvb: f64,
+    kv: &str,
+    lora: u32,
+    rope: u32,
+) -> f64 {
     let backend = |d: &str, legacy: &str| args.text(d).or_else(|| args.text(legacy)).unwrap_or("");
     let (pre, dec) = (
         backend("dsa_prefill_backend", "nsa_prefill_backend"),
@@ -262,8 +315,14 @@ fn tier_defaults(gpu_mib: u64, tp: u32, v: &Version) -> (i64, i64) {
 
 /// `prefill_capture_sizes`, filtered to ≤ max_bs.
 fn prefill_capture_sizes(max_bs: i64) -> usize {
-    let ranges: [(i64, i64, i64); 6] =
-        [(4, 32, 4), (48, 256, 16), (288, 512, 32), (576, 1024, 64), (1280, 4096, 256), (4608, i64::MAX, 512)];
+    let ranges: [(i64, i64, i64); 6] = [
+        (4, 32, 4),
+        (48, 256, 16),
+        (288, 512, 32),
+        (576, 1024, 64),
+        (1280, 4096, 256),
+        (4608, i64::MAX, 512),
+    ];
     ranges
         .iter()
         .flat_map(|&(a, b, s)| (a..=b.min(max_bs.max(0))).step_by(s as usize))
@@ -271,11 +330,18 @@ fn prefill_capture_sizes(max_bs: i64) -> usize {
 }
 
 fn speculative(args: &EngineArgs) -> Option<&str> {
-    args.text("speculative_algorithm").filter(|a| !a.eq_ignore_ascii_case("none"))
+    args.text("speculative_algorithm")
+        .filter(|a| !a.eq_ignore_ascii_case("none"))
 }
 
 /// The default `mem_fraction_static` (sglang-capacity.md §2).
-fn default_fraction(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout, role: Role) -> (f64, String) {
+fn default_fraction(
+    args: &EngineArgs,
+    m: &Geometry,
+    gpu: &GpuSpec,
+    lay: &Layout,
+    role: Role,
+) -> (f64, String) {
     let v = &args.version;
     let gpu_mib = gpu.memory_mib;
     if *v < V0_5_0 {
@@ -291,12 +357,17 @@ fn default_fraction(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout
         } else {
             (gpu_mib as f64 - 13.0 * 1024.0) / gpu_mib as f64
         };
-        return (f, "0.4.x table by TP and GPU memory (server_args.py :: ServerArgs.__post_init__)".into());
+        return (
+            f,
+            "0.4.x table by TP and GPU memory (server_args.py :: ServerArgs.__post_init__)".into(),
+        );
     }
     let (chunk_default, bs_default) = tier_defaults(gpu_mib, lay.tp, v);
     let chunked = args.int("chunked_prefill_size").unwrap_or(chunk_default);
     let mrr = args.int("max_running_requests");
-    let bs_flag = args.int("cuda_graph_max_bs_decode").or_else(|| args.int("cuda_graph_max_bs"));
+    let bs_flag = args
+        .int("cuda_graph_max_bs_decode")
+        .or_else(|| args.int("cuda_graph_max_bs"));
     let max_bs = match (bs_flag, mrr) {
         (Some(b), _) => b,
         (None, Some(r)) if r < bs_default => r,
@@ -324,8 +395,18 @@ fn default_fraction(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout
             reserved += w * 3.0 + if max_bs > 300 { w * 1.5 } else { 0.0 };
         }
         if role != Role::Decode && prefill_graph {
-            let prefill_bs = args.int("cuda_graph_max_bs_prefill").unwrap_or(if m.mla.is_some() { chunked.min(8192) } else { chunked });
-            reserved += if m.mla.is_some() { 1536.0 } else { 8.0 * prefill_capture_sizes(prefill_bs) as f64 };
+            let prefill_bs = args
+                .int("cuda_graph_max_bs_prefill")
+                .unwrap_or(if m.mla.is_some() {
+                    chunked.min(8192)
+                } else {
+                    chunked
+                });
+            reserved += if m.mla.is_some() {
+                1536.0
+            } else {
+                8.0 * prefill_capture_sizes(prefill_bs) as f64
+            };
         }
     } else {
         // 0.5.9 server_args.py :: ServerArgs._handle_gpu_memory_settings
@@ -345,7 +426,8 @@ fn default_fraction(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout
     }
     let g = gpu_mib as f64;
     let mut f = ((g - reserved) / g * 1000.0).round() / 1000.0;
-    let mut how = format!("heuristic: ({gpu_mib} MiB − {reserved:.0} MiB reserved) / {gpu_mib} MiB");
+    let mut how =
+        format!("heuristic: ({gpu_mib} MiB − {reserved:.0} MiB reserved) / {gpu_mib} MiB");
     if m.multimodal && role != Role::Decode {
         // adjust_mem_fraction_for_vlm: a larger vision tower leaves less for the KV cache.
         let scale = m.vision.as_ref().map_or(1.0, |v| {
@@ -353,7 +435,9 @@ fn default_fraction(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, lay: &Layout
             (1.0 - 0.1 * (x - 1.0)).clamp(0.8, 1.05)
         });
         f *= 0.95 * scale;
-        how.push_str(&format!(", × 0.95 × {scale:.4} for a VLM (adjust_mem_fraction_for_vlm)"));
+        how.push_str(&format!(
+            ", × 0.95 × {scale:.4} for a VLM (adjust_mem_fraction_for_vlm)"
+        ));
     }
     (f, how)
 }
@@ -371,7 +455,11 @@ fn baseline(gpu: &GpuSpec, lay: &Layout, args: &EngineArgs, notes: &mut Notes) -
         (Vendor::Amd, false) => (1.5, 0.5, 4.0),
         (Vendor::Amd, true) => (8.0, 3.5, 12.0),
     };
-    let symm = if args.flag("enable_symm_mem") { 4.0 } else { 0.0 };
+    let symm = if args.flag("enable_symm_mem") {
+        4.0
+    } else {
+        0.0
+    };
     let e = Estimate::range(
         total - (point + symm) * GIB,
         total - (high + symm) * GIB,
@@ -390,10 +478,18 @@ fn baseline(gpu: &GpuSpec, lay: &Layout, args: &EngineArgs, notes: &mut Notes) -
 fn mamba_per_request(m: &Geometry, tp: u32) -> f64 {
     let Some(lin) = &m.linear else { return 0.0 };
     let tp = f64::from(tp.max(1));
-    let conv_dim = f64::from(lin.num_value_heads * lin.value_head_dim + 2 * lin.num_key_heads * lin.key_head_dim);
+    let conv_dim = f64::from(
+        lin.num_value_heads * lin.value_head_dim + 2 * lin.num_key_heads * lin.key_head_dim,
+    );
     let conv = conv_dim / tp * f64::from(lin.conv_kernel.saturating_sub(1)) * 2.0;
-    let ssm = f64::from(lin.num_value_heads) / tp * f64::from(lin.value_head_dim * lin.key_head_dim) * 4.0;
-    let n_linear = m.layers.iter().filter(|l| matches!(l, LayerKind::Linear)).count() as f64;
+    let ssm = f64::from(lin.num_value_heads) / tp
+        * f64::from(lin.value_head_dim * lin.key_head_dim)
+        * 4.0;
+    let n_linear = m
+        .layers
+        .iter()
+        .filter(|l| matches!(l, LayerKind::Linear))
+        .count() as f64;
     (conv + ssm) * n_linear
 }
 
@@ -404,11 +500,16 @@ fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u32) -> f64 
     }
     let slots = if let Some(n) = args.int("max_mamba_cache_size") {
         n as f64
-    } else if let (true, Some(mrr)) = (args.flag("disable_radix_cache"), args.int("max_running_requests")) {
+    } else if let (true, Some(mrr)) = (
+        args.flag("disable_radix_cache"),
+        args.int("max_running_requests"),
+    ) {
         (mrr / i64::from(attn_dp.max(1))) as f64
     } else {
         let r = args.float("mamba_full_memory_ratio").unwrap_or(0.9);
-        ((rest * r / (1.0 + r) - per_req) / per_req).floor().max(0.0)
+        ((rest * r / (1.0 + r) - per_req) / per_req)
+            .floor()
+            .max(0.0)
     };
     rest - (slots + 1.0) * per_req
 }
@@ -443,15 +544,24 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     });
     if eagle_like && *v >= V0_5_18 {
         // 0.5.18+: the draft KV shares the budget, so the cell grows by draft/target layers.
-        let draft_layers = if m.nextn_layers > 0 { m.nextn_layers } else { 1 };
+        let draft_layers = if m.nextn_layers > 0 {
+            m.nextn_layers
+        } else {
+            1
+        };
         let grow = (cell.bytes * f64::from(draft_layers) / f64::from(m.num_layers.max(1))).floor();
         cell.bytes += grow;
-        cell.how.push_str(&format!(" + {grow} B for {draft_layers} draft layer(s)"));
+        cell.how
+            .push_str(&format!(" + {grow} B for {draft_layers} draft layer(s)"));
     }
     notes.exact("kv_bytes_per_token", cell.bytes, cell.how.clone());
 
     let (fraction, fraction_how, fraction_loc) = match args.float("mem_fraction_static") {
-        Some(f) => (f, "--mem-fraction-static".to_string(), args.get("mem_fraction_static").map(|s| s.loc())),
+        Some(f) => (
+            f,
+            "--mem-fraction-static".to_string(),
+            args.get("mem_fraction_static").map(|s| s.loc()),
+        ),
         None => {
             let (f, how) = default_fraction(args, m, gpu, &lay, role);
             (f, how, None)
@@ -464,12 +574,20 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let mut w = weights_per_rank(m, quant, lay.tp * lay.pp, &mut notes);
     if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
-        notes.estimate("draft_weights_bytes", Estimate::rel(draft, 0.1), "MTP layers load before profiling (0.5.18+)");
+        notes.estimate(
+            "draft_weights_bytes",
+            Estimate::rel(draft, 0.1),
+            "MTP layers load before profiling (0.5.18+)",
+        );
         w = Estimate::range(w.point + draft, w.low + draft * 0.9, w.high + draft * 1.1);
     }
     let per_req = mamba_per_request(m, lay.attn_tp);
     if per_req > 0.0 {
-        notes.exact("mamba_state_bytes_per_request", per_req, "conv + fp32 SSM state of the linear-attention layers");
+        notes.exact(
+            "mamba_state_bytes_per_request",
+            per_req,
+            "conv + fp32 SSM state of the linear-attention layers",
+        );
     }
 
     let rest_at = |b: f64, w: f64| after_mamba(fraction * b - w, per_req, args, lay.attn_dp);
@@ -477,8 +595,11 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let logical = |t: u64| t * u64::from(lay.dcp.max(1));
     let pool = |rest: f64| logical(tokens(rest, &cell, page, cap));
     let rest = rest_at(b.point, w.point);
-    let (pool_point, pool_low, pool_high) =
-        (pool(rest), pool(rest_at(b.low, w.high)), pool(rest_at(b.high, w.low)));
+    let (pool_point, pool_low, pool_high) = (
+        pool(rest),
+        pool(rest_at(b.low, w.high)),
+        pool(rest_at(b.high, w.low)),
+    );
 
     // 0.5.9 and older used min(swa, full) tokens as the request capacity for hybrid SWA.
     let usable = |t: u64| match cell.swa_ratio {
@@ -488,7 +609,10 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let model_max = crate::model::derived_context_length_sglang(m);
     let (context_length, context_source) = match args.int("context_length") {
-        Some(c) => (c.max(0) as u64, ContextSource::Flag(args.get("context_length").map_or(inp.at, |s| s.loc()))),
+        Some(c) => (
+            c.max(0) as u64,
+            ContextSource::Flag(args.get("context_length").map_or(inp.at, |s| s.loc())),
+        ),
         None => (model_max, ContextSource::Model),
     };
 
@@ -559,11 +683,25 @@ mod tests {
         assert_eq!(fraction("H200", &ds, &[("tp_size", Int(8))]), 0.886);
         let prefill = ("disaggregation_mode", Text("prefill".into()));
         let decode = ("disaggregation_mode", Text("decode".into()));
-        assert_eq!(fraction("H200", &ds, &[("tp_size", Int(8)), prefill.clone()]), 0.893);
-        assert_eq!(fraction("H200", &ds, &[("tp_size", Int(8)), decode.clone()]), 0.929);
-        let dp_attn = [("tp_size", Int(8)), ("dp_size", Int(8)), ("enable_dp_attention", Flag(true)), decode];
+        assert_eq!(
+            fraction("H200", &ds, &[("tp_size", Int(8)), prefill.clone()]),
+            0.893
+        );
+        assert_eq!(
+            fraction("H200", &ds, &[("tp_size", Int(8)), decode.clone()]),
+            0.929
+        );
+        let dp_attn = [
+            ("tp_size", Int(8)),
+            ("dp_size", Int(8)),
+            ("enable_dp_attention", Flag(true)),
+            decode,
+        ];
         assert_eq!(fraction("H200", &ds, &dp_attn), 0.833);
-        assert_eq!(fraction("B200", &ds, &[("tp_size", Int(8)), prefill]), 0.849);
+        assert_eq!(
+            fraction("B200", &ds, &[("tp_size", Int(8)), prefill]),
+            0.849
+        );
     }
 
     fn cell_of(m: &Geometry, gpu_name: &str, pairs: &[(&str, crate::engine::SettingValue)]) -> f64 {
@@ -577,21 +715,47 @@ mod tests {
     #[test]
     fn cell_sizes_match_the_worked_examples() {
         let llama70 = dense(80, 64, 8, 128);
-        assert_eq!(cell_of(&llama70, "H100-80GB", &[("tp_size", Int(8))]), 40_960.0);
-        assert_eq!(cell_of(&llama70, "H100-80GB", &[("tp_size", Int(16))]), 40_960.0);
+        assert_eq!(
+            cell_of(&llama70, "H100-80GB", &[("tp_size", Int(8))]),
+            40_960.0
+        );
+        assert_eq!(
+            cell_of(&llama70, "H100-80GB", &[("tp_size", Int(16))]),
+            40_960.0
+        );
         let fp8 = ("kv_cache_dtype", Text("fp8_e4m3".into()));
-        assert_eq!(cell_of(&llama70, "H100-80GB", &[("tp_size", Int(8)), fp8.clone()]), 20_480.0);
+        assert_eq!(
+            cell_of(&llama70, "H100-80GB", &[("tp_size", Int(8)), fp8.clone()]),
+            20_480.0
+        );
         assert_eq!(cell_of(&dense(28, 28, 4, 128), "H100-80GB", &[]), 57_344.0);
-        assert_eq!(cell_of(&deepseek_v3(), "H200", &[("tp_size", Int(8))]), 70_272.0);
-        assert_eq!(cell_of(&deepseek_v32(), "H200", &[("tp_size", Int(8))]), 78_324.0);
-        assert_eq!(cell_of(&deepseek_v32(), "B200", &[("tp_size", Int(8))]), 48_068.0);
+        assert_eq!(
+            cell_of(&deepseek_v3(), "H200", &[("tp_size", Int(8))]),
+            70_272.0
+        );
+        assert_eq!(
+            cell_of(&deepseek_v32(), "H200", &[("tp_size", Int(8))]),
+            78_324.0
+        );
+        assert_eq!(
+            cell_of(&deepseek_v32(), "B200", &[("tp_size", Int(8))]),
+            48_068.0
+        );
     }
 
     #[test]
     fn gpt_oss_hybrid_swa_cell_counts_window_layers_at_the_ratio() {
         let mut m = dense(36, 64, 8, 64);
         m.architectures = vec!["GptOssForCausalLM".into()];
-        m.layers = (0..36).map(|i| if i % 2 == 0 { LayerKind::Sliding { window: 128 } } else { LayerKind::Full }).collect();
+        m.layers = (0..36)
+            .map(|i| {
+                if i % 2 == 0 {
+                    LayerKind::Sliding { window: 128 }
+                } else {
+                    LayerKind::Full
+                }
+            })
+            .collect();
         let c = cell_of(&m, "H100-80GB", &[("tp_size", Int(8))]);
         assert!((c - 8_294.4).abs() < 1e-6, "{c}");
     }
@@ -599,9 +763,22 @@ mod tests {
     #[test]
     fn nextn_draft_grows_the_cell_by_its_layer_share() {
         let m = deepseek_v3();
-        let a = args(Engine::Sglang, "0.5.23", &[("tp_size", Int(8)), ("speculative_algorithm", Text("NEXTN".into()))]);
+        let a = args(
+            Engine::Sglang,
+            "0.5.23",
+            &[
+                ("tp_size", Int(8)),
+                ("speculative_algorithm", Text("NEXTN".into())),
+            ],
+        );
         let g = gpu("H200");
-        let inputs = Inputs { args: &a, model: &m, gpu: &g, gpu_count: None, at: crate::source::Loc::new(crate::source::FileId(0), 0..0) };
+        let inputs = Inputs {
+            args: &a,
+            model: &m,
+            gpu: &g,
+            gpu_count: None,
+            at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+        };
         assert_eq!(plan(&inputs).unwrap().kv_bytes_per_token, 71_424);
     }
 }

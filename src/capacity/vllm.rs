@@ -36,7 +36,10 @@ const NEEDED: &[&str] = &[
 ];
 
 fn int_or(args: &EngineArgs, dest: &str, default: u32) -> u32 {
-    args.int(dest).and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0).unwrap_or(default)
+    args.int(dest)
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(default)
 }
 
 /// Role from `--kv-transfer-config {"kv_role": ...}`.
@@ -45,7 +48,11 @@ fn role(args: &EngineArgs) -> Role {
         Some(SettingValue::Text(t)) => serde_json::from_str::<serde_json::Value>(t).ok(),
         _ => None,
     };
-    match json.as_ref().and_then(|j| j.get("kv_role")).and_then(|r| r.as_str()) {
+    match json
+        .as_ref()
+        .and_then(|j| j.get("kv_role"))
+        .and_then(|r| r.as_str())
+    {
         Some("kv_producer") => Role::Prefill,
         Some("kv_consumer") => Role::Decode,
         _ => Role::Unified,
@@ -67,7 +74,11 @@ fn utilization(args: &EngineArgs, notes: &mut Notes) -> Estimate {
     } else {
         Estimate::exact(0.9)
     };
-    notes.estimate("gpu_memory_utilization", e, "engine default for this version (CacheConfig.gpu_memory_utilization)");
+    notes.estimate(
+        "gpu_memory_utilization",
+        e,
+        "engine default for this version (CacheConfig.gpu_memory_utilization)",
+    );
     e
 }
 
@@ -93,7 +104,10 @@ fn kv_dtype(args: &EngineArgs, m: &Geometry) -> (String, f64) {
     if m.dsa.is_some() && m.mla.is_some() {
         return ("fp8_ds_mla".into(), 1.0); // "Some models (namely DeepSeekV3.2) default to fp8"
     }
-    let modelopt_fp8 = m.quantization.as_ref().is_some_and(|q| q.method.starts_with("modelopt") && q.kv_cache_fp8);
+    let modelopt_fp8 = m
+        .quantization
+        .as_ref()
+        .is_some_and(|q| q.method.starts_with("modelopt") && q.kv_cache_fp8);
     if modelopt_fp8 {
         return ("fp8_e4m3".into(), 1.0);
     }
@@ -113,7 +127,7 @@ fn block_size(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec) -> u32 {
     let sparse = m.dsa.is_some() && m.mla.is_some();
     match (m.mla.is_some(), gpu.compute_capability.0) {
         (true, _) if sparse => 64,
-        (true, cc) if cc >= 10 => 128,            // CUTLASS_MLA
+        (true, cc) if cc >= 10 => 128,           // CUTLASS_MLA
         (true, _) if args.version < V0_16 => 64, // FlashMLA was the Hopper default in 0.11
         _ => 16,
     }
@@ -130,32 +144,70 @@ struct LayerGroup {
 /// Bytes per token of one attention layer on one rank (`AttentionSpec.page_size_bytes / block_size`).
 fn layer_bytes(m: &Geometry, tp: u32, dcp: u32, kv: &str, kvb: f64) -> f64 {
     if let Some(mla) = &m.mla {
-        let latent = if kv == "fp8_ds_mla" { 656.0 } else { f64::from(mla.kv_lora_rank + mla.qk_rope_head_dim) * kvb };
+        let latent = if kv == "fp8_ds_mla" {
+            656.0
+        } else {
+            f64::from(mla.kv_lora_rank + mla.qk_rope_head_dim) * kvb
+        };
         return latent / f64::from(dcp.max(1));
     }
     let heads = (m.num_kv_heads / tp.max(1)).max(1);
     2.0 * f64::from(heads) * f64::from(m.head_dim) * kvb
 }
 
+/// How a launch lays out its KV cache on one rank.
+struct Shape<'a> {
+    tp: u32,
+    pp: u32,
+    dcp: u32,
+    kv: &'a str,
+    kvb: f64,
+    bs: u32,
+    /// The hybrid KV cache manager (separate groups for window layers) is on.
+    hma: bool,
+}
+
 /// Layer groups of the binding PP stage (`get_pp_indices`: the remainder goes to later stages).
-fn groups(m: &Geometry, tp: u32, pp: u32, dcp: u32, kv: &str, kvb: f64, bs: u32, hma: bool) -> Vec<LayerGroup> {
-    let per_token = layer_bytes(m, tp, dcp, kv, kvb);
+fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
+    let (bs, hma) = (sh.bs, sh.hma);
+    let per_token = layer_bytes(m, sh.tp, sh.dcp, sh.kv, sh.kvb);
     let page = per_token * f64::from(bs);
-    let stage = |n: u32| n.div_ceil(pp.max(1));
+    let stage = |n: u32| n.div_ceil(sh.pp.max(1));
     let count = |pred: fn(&LayerKind) -> bool| m.layers.iter().filter(|l| pred(l)).count() as u32;
     let full = count(|l| matches!(l, LayerKind::Full));
     let mut out = Vec::new();
-    let windowed: Vec<LayerKind> = m.layers.iter().copied().filter(|l| !matches!(l, LayerKind::Full | LayerKind::Linear)).collect();
+    let windowed: Vec<LayerKind> = m
+        .layers
+        .iter()
+        .copied()
+        .filter(|l| !matches!(l, LayerKind::Full | LayerKind::Linear))
+        .collect();
     if hma && !windowed.is_empty() {
-        out.push(LayerGroup { kind: LayerKind::Full, layers: stage(full), page });
-        out.push(LayerGroup { kind: windowed[0], layers: stage(windowed.len() as u32), page });
+        out.push(LayerGroup {
+            kind: LayerKind::Full,
+            layers: stage(full),
+            page,
+        });
+        out.push(LayerGroup {
+            kind: windowed[0],
+            layers: stage(windowed.len() as u32),
+            page,
+        });
     } else {
         let attn = full + if hma { 0 } else { windowed.len() as u32 };
-        out.push(LayerGroup { kind: LayerKind::Full, layers: stage(attn), page });
+        out.push(LayerGroup {
+            kind: LayerKind::Full,
+            layers: stage(attn),
+            page,
+        });
     }
     let linear = count(|l| matches!(l, LayerKind::Linear));
     if linear > 0 {
-        out.push(LayerGroup { kind: LayerKind::Linear, layers: stage(linear), page });
+        out.push(LayerGroup {
+            kind: LayerKind::Linear,
+            layers: stage(linear),
+            page,
+        });
     }
     if let Some(dsa) = m.dsa.as_ref().filter(|_| m.mla.is_some()) {
         // DeepSeek-V3.2 indexer keys: fp8 plus an fp32 scale per 128 elements, one spec per layer.
@@ -176,15 +228,37 @@ struct Grouping {
 
 fn grouping(groups: &[LayerGroup]) -> Grouping {
     let sizes: Vec<u32> = groups.iter().map(|g| g.layers).filter(|n| *n > 0).collect();
-    let (min, max) = (sizes.iter().copied().min().unwrap_or(1), sizes.iter().copied().max().unwrap_or(1));
-    let group_size = if f64::from(max) < 1.5 * f64::from(min) { max } else { min };
-    let kinds = groups.iter().filter(|g| g.layers > 0).map(|g| (g.kind, g.layers.div_ceil(group_size))).collect();
+    let (min, max) = (
+        sizes.iter().copied().min().unwrap_or(1),
+        sizes.iter().copied().max().unwrap_or(1),
+    );
+    let group_size = if f64::from(max) < 1.5 * f64::from(min) {
+        max
+    } else {
+        min
+    };
+    let kinds = groups
+        .iter()
+        .filter(|g| g.layers > 0)
+        .map(|g| (g.kind, g.layers.div_ceil(group_size)))
+        .collect();
     let page = groups.iter().map(|g| g.page).fold(0.0, f64::max);
-    Grouping { group_size, kinds, bytes_per_block: f64::from(group_size) * page }
+    Grouping {
+        group_size,
+        kinds,
+        bytes_per_block: f64::from(group_size) * page,
+    }
 }
 
 /// Blocks one request of `len` tokens needs, summed over groups (`max_memory_usage_bytes`).
-fn blocks_per_request(g: &Grouping, len: u64, bs: u32, in_flight: u64, v: &Version, prefix: bool) -> u64 {
+fn blocks_per_request(
+    g: &Grouping,
+    len: u64,
+    bs: u32,
+    in_flight: u64,
+    v: &Version,
+    prefix: bool,
+) -> u64 {
     let bs = u64::from(bs.max(1));
     g.kinds
         .iter()
@@ -214,7 +288,11 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut N
     // Forward activations: a handful of hidden-sized bf16 tensors per token.
     let act = tokens * m.hidden_size as f64 * 12.0;
     // Sampler dummy run: fp32 logits, probabilities and sort buffers over the vocabulary.
-    let per_entry = if args.version < V0_17 { 13.6 * 2.8 } else { 13.6 };
+    let per_entry = if args.version < V0_17 {
+        13.6 * 2.8
+    } else {
+        13.6
+    };
     let sampler = seqs * m.vocab_size as f64 * per_entry;
     // Custom all-reduce and NCCL buffers of the TP group; pipeline stages only send and receive.
     let comm = if tp > 1 { 1.8 * GIB } else { 0.0 };
@@ -222,7 +300,11 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut N
     let encoder = if m.multimodal { 1.0 * GIB } else { 0.0 };
     let moe = if m.moe { 0.5 * GIB } else { 0.0 };
     let eager = args.flag("enforce_eager");
-    let graphs = if !eager && args.version >= V0_21 { 0.5 * GIB } else { 0.0 };
+    let graphs = if !eager && args.version >= V0_21 {
+        0.5 * GIB
+    } else {
+        0.0
+    };
     let point = act + sampler + comm + moe + encoder + graphs + 0.1 * GIB;
     let e = Estimate::range(point, point * 0.6, point * 1.6 + 0.3 * GIB);
     notes.estimate(
@@ -243,7 +325,11 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut N
 /// Largest context one request can use with `blocks` free blocks (the startup check of
 /// `_check_enough_kv_cache_memory`, which keeps one null block back from 0.33).
 fn max_len(g: &Grouping, blocks: u64, bs: u32, in_flight: u64, v: &Version, prefix: bool) -> u64 {
-    let avail = if *v >= V0_33 { blocks.saturating_sub(1) } else { blocks };
+    let avail = if *v >= V0_33 {
+        blocks.saturating_sub(1)
+    } else {
+        blocks
+    };
     let (mut lo, mut hi) = (0u64, 1u64 << 32);
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);
@@ -274,11 +360,31 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let bs = block_size(args, m, gpu);
     // The hybrid allocator is off when a connector without HMA support is configured (always in 0.11).
     let hma = !args.flag("disable_hybrid_kv_cache_manager")
-        && !(args.get("kv_transfer_config").is_some() && *v < V0_16);
-    let groups = groups(m, tp, pp, dcp, &kv_name, kvb, bs, hma);
+        && (args.get("kv_transfer_config").is_none() || *v >= V0_16);
+    let shape = Shape {
+        tp,
+        pp,
+        dcp,
+        kv: &kv_name,
+        kvb,
+        bs,
+        hma,
+    };
+    let groups = groups(m, &shape);
     let g = grouping(&groups);
-    let per_token: f64 = groups.iter().map(|x| x.page / f64::from(bs) * f64::from(x.layers)).sum();
-    notes.exact("kv_bytes_per_token", per_token, format!("{} layer group(s) of {} layers, block {bs}", g.kinds.len(), g.group_size));
+    let per_token: f64 = groups
+        .iter()
+        .map(|x| x.page / f64::from(bs) * f64::from(x.layers))
+        .sum();
+    notes.exact(
+        "kv_bytes_per_token",
+        per_token,
+        format!(
+            "{} layer group(s) of {} layers, block {bs}",
+            g.kinds.len(),
+            g.group_size
+        ),
+    );
 
     let util = utilization(args, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
@@ -300,9 +406,15 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let model_max = crate::model::derived_max_model_len_vllm(m, v);
     let mml_setting = args.get("max_model_len");
     let (tokens_default, _) = batch_defaults(gpu);
-    let batched = args.int("max_num_batched_tokens").unwrap_or(tokens_default).max(1) as u64;
+    let batched = args
+        .int("max_num_batched_tokens")
+        .unwrap_or(tokens_default)
+        .max(1) as u64;
     let in_flight = if *v >= V0_17 { 2 * batched } else { batched };
-    let prefix = !matches!(args.get("enable_prefix_caching").map(|s| &s.value), Some(SettingValue::Flag(false)));
+    let prefix = !matches!(
+        args.get("enable_prefix_caching").map(|s| &s.value),
+        Some(SettingValue::Flag(false))
+    );
     let fit = |kv: f64| max_len(&g, block_count(kv), bs, in_flight, v, prefix) * u64::from(dcp);
     let (context_length, context_source) = match mml_setting.map(|s| (&s.value, s.loc())) {
         Some((SettingValue::Int(n), loc)) if *n > 0 => (*n as u64, ContextSource::Flag(loc)),
@@ -317,10 +429,18 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let logged = |kv: f64| {
         let blocks = block_count(kv);
         if *v >= V0_17 {
-            let per_req = blocks_per_request(&g, context_length.max(1), bs, in_flight, v, prefix).max(1);
+            let per_req =
+                blocks_per_request(&g, context_length.max(1), bs, in_flight, v, prefix).max(1);
             (blocks as f64 / per_req as f64 * context_length as f64) as u64
         } else {
-            blocks / g.kinds.iter().map(|(_, n)| u64::from(*n)).sum::<u64>().max(1) * u64::from(bs) * u64::from(dcp)
+            blocks
+                / g.kinds
+                    .iter()
+                    .map(|(_, n)| u64::from(*n))
+                    .sum::<u64>()
+                    .max(1)
+                * u64::from(bs)
+                * u64::from(dcp)
         }
     };
 
@@ -375,7 +495,16 @@ mod tests {
     fn tokens_for(m: &Geometry, tp: u32, kv_gib: f64) -> (u64, u64) {
         let a = args(Engine::Vllm, "0.19.0", &[]);
         let bs = 16;
-        let g = grouping(&groups(m, tp, 1, 1, "bfloat16", 2.0, bs, true));
+        let shape = Shape {
+            tp,
+            pp: 1,
+            dcp: 1,
+            kv: "bfloat16",
+            kvb: 2.0,
+            bs,
+            hma: true,
+        };
+        let g = grouping(&groups(m, &shape));
         let blocks = (kv_gib * GIB / g.bytes_per_block).floor() as u64;
         let per_req = blocks_per_request(&g, 8192, bs, 2 * 8192, &a.version, false);
         (blocks, (blocks as f64 / per_req as f64 * 8192.0) as u64)
@@ -390,9 +519,21 @@ mod tests {
         // 62 layers: 52 sliding (1024) and 10 global, 16 KV heads of 128: "Available KV cache
         // memory: 19.53 GiB", "GPU KV cache size: 36,560 tokens", 15,997 blocks.
         let mut m = dense(62, 32, 16, 128);
-        m.layers = (0..62).map(|i| if i % 6 == 5 { LayerKind::Full } else { LayerKind::Sliding { window: 1024 } }).collect();
+        m.layers = (0..62)
+            .map(|i| {
+                if i % 6 == 5 {
+                    LayerKind::Full
+                } else {
+                    LayerKind::Sliding { window: 1024 }
+                }
+            })
+            .collect();
         m.layers.truncate(62);
-        let full = m.layers.iter().filter(|l| matches!(l, LayerKind::Full)).count();
+        let full = m
+            .layers
+            .iter()
+            .filter(|l| matches!(l, LayerKind::Full))
+            .count();
         assert_eq!(full, 10);
         let (blocks, tokens) = tokens_for(&m, 1, 19.53);
         assert!(near(blocks, 15_997), "{blocks}");
@@ -403,7 +544,10 @@ mod tests {
     fn uniform_llama_pool_is_blocks_times_block_size() {
         // Llama-3.1-8B TP1: 58.11 GiB → 29,751 blocks → 476,016 tokens.
         let (blocks, tokens) = tokens_for(&dense(32, 32, 8, 128), 1, 58.11);
-        assert!(near(blocks, 29_751) && near(tokens, 476_016), "{blocks} {tokens}");
+        assert!(
+            near(blocks, 29_751) && near(tokens, 476_016),
+            "{blocks} {tokens}"
+        );
     }
 
     #[test]
@@ -411,7 +555,15 @@ mod tests {
         // Llama-4-Scout TP4: 36 chunked (8192) + 12 global layers, 8 KV heads of 128:
         // 16.75 GiB → 365,968 tokens.
         let mut m = dense(48, 40, 8, 128);
-        m.layers = (0..48).map(|i| if i % 4 == 3 { LayerKind::Full } else { LayerKind::Chunked { size: 8192 } }).collect();
+        m.layers = (0..48)
+            .map(|i| {
+                if i % 4 == 3 {
+                    LayerKind::Full
+                } else {
+                    LayerKind::Chunked { size: 8192 }
+                }
+            })
+            .collect();
         let (_, tokens) = tokens_for(&m, 4, 16.75);
         assert!(near(tokens, 365_968), "{tokens}");
     }

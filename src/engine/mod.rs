@@ -96,15 +96,129 @@ pub struct Parsed {
     /// CFG001 unknown flag, CFG002 removed flag, invalid values, unreadable `--config`.
     pub findings: Vec<Finding>,
 }
-// TEMP-SHIM
-pub fn supported(e: Engine) -> (Version, Version) { match e { Engine::Sglang => (Version::new(0,4,6), Version::new(0,5,23)), Engine::Vllm => (Version::new(0,11,0), Version::new(0,33,0)) } }
-pub fn parse(launch: &Launch, version: Option<&Version>, _cx: &mut ParseContext) -> Parsed {
-    let mut settings = BTreeMap::new();
-    let mut i = 0; let a = &launch.args;
-    if launch.engine == Engine::Vllm && !a.is_empty() && !a[0].text.starts_with("--") { settings.insert("model".into(), Setting{dest:"model".into(), value: SettingValue::Text(a[0].text.clone()), flag_loc:a[0].loc, value_loc:a[0].loc, unresolved:a[0].unresolved.clone()}); i=1; }
-    while i < a.len() { let t=&a[i].text; if let Some(name)=t.strip_prefix("--") { let dest=name.replace('-',"_"); let dest = match dest.as_str() {"tp"=>"tp_size".to_string(), _=>dest};
-      if i+1<a.len() && !a[i+1].text.starts_with("--") { let v=&a[i+1]; let val = if let Ok(n)=v.text.parse::<i64>() {SettingValue::Int(n)} else if let Ok(f)=v.text.parse::<f64>() {SettingValue::Float(f)} else {SettingValue::Text(v.text.clone())}; settings.insert(dest.clone(), Setting{dest, value: val, flag_loc:a[i].loc, value_loc:v.loc, unresolved:v.unresolved.clone()}); i+=2; }
-      else { let (dest, b) = match dest.strip_prefix("no_") { Some(d)=>(d.to_string(), false), None=>(dest,true)}; settings.insert(dest.clone(), Setting{dest, value: SettingValue::Flag(b), flag_loc:a[i].loc, value_loc:a[i].loc, unresolved:vec![]}); i+=1; } } else { i+=1; } }
-    let version = version.cloned().unwrap_or_else(|| supported(launch.engine).1);
-    Parsed { args: EngineArgs { engine: launch.engine, version, settings }, findings: vec![] }
+
+pub mod argparse;
+pub mod sglang;
+pub mod vllm;
+
+/// Releases kvlint knows, oldest first. Flag tables come from the inspected ones among them;
+/// the others use the nearest earlier inspected table.
+const SGLANG_VERSIONS: &[Version] = &[
+    Version::new(0, 4, 6),
+    Version::new(0, 4, 7),
+    Version::new(0, 4, 8),
+    Version::new(0, 4, 9),
+    Version::new(0, 4, 10),
+    Version::new(0, 5, 0),
+    Version::new(0, 5, 1),
+    Version::new(0, 5, 2),
+    Version::new(0, 5, 3),
+    Version::new(0, 5, 4),
+    Version::new(0, 5, 5),
+    Version::new(0, 5, 6),
+    Version::new(0, 5, 7),
+    Version::new(0, 5, 8),
+    Version::new(0, 5, 9),
+    Version::new(0, 5, 10),
+    Version::new(0, 5, 11),
+    Version::new(0, 5, 12),
+    Version::new(0, 5, 13),
+    Version::new(0, 5, 14),
+    Version::new(0, 5, 15),
+    Version::new(0, 5, 16),
+    Version::new(0, 5, 17),
+    Version::new(0, 5, 18),
+    Version::new(0, 5, 19),
+    Version::new(0, 5, 20),
+    Version::new(0, 5, 21),
+    Version::new(0, 5, 22),
+    Version::new(0, 5, 23),
+];
+
+const VLLM_VERSIONS: &[Version] = &[
+    Version::new(0, 11, 0),
+    Version::new(0, 12, 0),
+    Version::new(0, 13, 0),
+    Version::new(0, 14, 0),
+    Version::new(0, 15, 0),
+    Version::new(0, 16, 0),
+    Version::new(0, 17, 0),
+    Version::new(0, 18, 0),
+    Version::new(0, 19, 0),
+    Version::new(0, 20, 0),
+    Version::new(0, 21, 0),
+    Version::new(0, 22, 0),
+    Version::new(0, 23, 0),
+    Version::new(0, 24, 0),
+    Version::new(0, 25, 0),
+    Version::new(0, 26, 0),
+    Version::new(0, 27, 0),
+    Version::new(0, 28, 0),
+    Version::new(0, 29, 0),
+    Version::new(0, 30, 0),
+    Version::new(0, 31, 0),
+    Version::new(0, 32, 0),
+    Version::new(0, 33, 0),
+];
+
+pub fn known_versions(engine: Engine) -> &'static [Version] {
+    match engine {
+        Engine::Sglang => SGLANG_VERSIONS,
+        Engine::Vllm => VLLM_VERSIONS,
+    }
+}
+
+/// `(oldest, latest)` supported release.
+pub fn supported(engine: Engine) -> (Version, Version) {
+    let v = known_versions(engine);
+    let oldest = v.first().cloned().unwrap_or(Version::new(0, 0, 0));
+    let latest = v.last().cloned().unwrap_or(Version::new(0, 0, 0));
+    (oldest, latest)
+}
+
+/// Parses a launch with its engine's argparse semantics; `version` None → the latest supported.
+pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) -> Parsed {
+    let version = version
+        .cloned()
+        .unwrap_or_else(|| supported(launch.engine).1);
+    match launch.engine {
+        Engine::Sglang => sglang::parse(launch, version, cx),
+        Engine::Vllm => vllm::parse(launch, version, cx),
+    }
+}
+
+/// A bare engine config file (flat YAML mapping) as argv tokens, the way the latest release
+/// merges `--config`; every token keeps the span of its key or value.
+pub fn config_file_args(
+    engine: Engine,
+    root: &crate::yaml::Node,
+) -> Result<Vec<crate::launch::Arg>, String> {
+    let latest = supported(engine).1;
+    let (spec, style) = match engine {
+        Engine::Sglang => (sglang::spec(latest), argparse::BoolStyle::Sglang),
+        Engine::Vllm => (vllm::spec(latest), argparse::BoolStyle::Vllm),
+    };
+    let spec = spec.ok_or("no flag table")?;
+    argparse::config_args(&spec, style, root)
+}
+
+fn run_engine(
+    spec: Option<argparse::Spec>,
+    style: argparse::BoolStyle,
+    launch: &Launch,
+    version: Version,
+    cx: &mut ParseContext,
+) -> Parsed {
+    let out = spec
+        .map(|s| argparse::run(&s, style, &launch.args, cx))
+        .unwrap_or_default();
+    let args = EngineArgs {
+        engine: launch.engine,
+        version,
+        settings: out.settings,
+    };
+    Parsed {
+        args,
+        findings: out.findings,
+    }
 }

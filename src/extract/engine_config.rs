@@ -83,6 +83,9 @@ pub fn launch(node: &Node) -> Option<Result<Launch, String>> {
         env: Vec::new(),
         object: None,
         placement: Placement::default(),
+        role_hint: None,
+        group: None,
+        engine_version: None,
     }))
 }
 

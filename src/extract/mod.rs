@@ -1,6 +1,9 @@
 //! Finding engine launches in inputs. One submodule per input kind; `extract` picks by content.
 
+pub mod compose;
 pub mod engine_config;
+pub mod helm_values;
+pub mod k8s;
 pub mod shell;
 
 use crate::finding::Finding;
@@ -59,9 +62,10 @@ fn launches(launches: Vec<Launch>) -> Extracted {
     }
 }
 
+/// YAML, and JSON (a YAML subset here: AdmissionReviews, `kubectl get -o json`).
 fn is_yaml_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    lower.ends_with(".yaml") || lower.ends_with(".yml")
+    lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
 }
 
 fn is_shell_name(name: &str) -> bool {
@@ -77,12 +81,22 @@ fn looks_like_engine_config(file: FileId, sources: &Sources) -> bool {
         .is_ok_and(|node| engine_config::detect(&node).is_some())
 }
 
-/// A YAML file: engine-config documents become launches; other documents (Kubernetes objects,
-/// Helm values) are left to their own readers; a broken document is an `INP001` finding.
+/// A YAML file: each document is a Kubernetes object, Helm values, a compose file or an engine
+/// config; a broken document is an `INP001` finding and the others are still read.
 fn yaml_input(file: FileId, sources: &Sources) -> Extracted {
     let mut out = Extracted::default();
-    for doc in yaml::parse_documents(file, sources.get(file)) {
+    let src = sources.get(file);
+    for doc in yaml::parse_documents(file, src) {
         match doc {
+            Ok(node) if k8s::is_object(&node) => {
+                out.launches.extend(k8s::launches(file, src, &node))
+            }
+            Ok(node) if helm_values::is_values(&node) => {
+                out.launches.extend(helm_values::launches(src, &node))
+            }
+            Ok(node) if compose::is_compose(&node) => {
+                out.launches.extend(compose::launches(file, src, &node))
+            }
             Ok(node) => match engine_config::launch(&node) {
                 Some(Ok(launch)) => out.launches.push(launch),
                 Some(Err(reason)) => out

@@ -930,6 +930,9 @@ impl Walker {
             env,
             object: None,
             placement: Placement::default(),
+            role_hint: None,
+            group: None,
+            engine_version: None,
         });
     }
 
@@ -1040,8 +1043,9 @@ fn match_launch(texts: &[String], j: usize) -> Option<(Engine, usize)> {
     }
     let (module, after) = python_module(texts, j + 1)?;
     let engine = match module {
-        "sglang.launch_server" => Engine::Sglang,
-        "vllm.entrypoints.openai.api_server" => Engine::Vllm,
+        // Dynamo's workers take the engine's own flags (ai-dynamo/dynamo components/src/dynamo/{sglang,vllm}/args.py).
+        "sglang.launch_server" | "dynamo.sglang" => Engine::Sglang,
+        "vllm.entrypoints.openai.api_server" | "dynamo.vllm" => Engine::Vllm,
         _ => return None,
     };
     Some((engine, after))
@@ -1073,6 +1077,85 @@ pub fn script_launches(file: FileId, text: &str) -> Vec<Launch> {
     let mut walker = Walker::new(file);
     walker.script(&chars_of(text, 0));
     walker.launches
+}
+
+/// A word read from a structured input (a YAML scalar) before any shell sees it: each character
+/// with the file bytes it came from, its whole span, and the variables left in it by character index.
+#[derive(Debug, Clone)]
+pub struct MappedWord {
+    pub chars: Vec<(char, std::ops::Range<usize>)>,
+    pub loc: Loc,
+    pub unresolved: Vec<(usize, String)>,
+}
+
+impl MappedWord {
+    fn field(&self) -> Field {
+        let chars = self
+            .chars
+            .iter()
+            .map(|(c, r)| Ch {
+                c: *c,
+                start: r.start,
+                end: r.end,
+                quoted: true,
+            })
+            .collect();
+        Field {
+            chars,
+            loc: self.loc,
+            names: self.unresolved.clone(),
+        }
+    }
+}
+
+fn walker_with_env(file: FileId, env: &[(String, MappedWord)]) -> Walker {
+    let mut walker = Walker::new(file);
+    for (name, value) in env {
+        walker.export(name, value.field());
+    }
+    walker
+}
+
+/// Launches in an exec-form argv (a container's `command` + `args`) run with `env` exported;
+/// `sh -c` scripts in it are walked as scripts.
+pub fn exec_launches(
+    file: FileId,
+    argv: &[MappedWord],
+    env: &[(String, MappedWord)],
+) -> Vec<Launch> {
+    let mut walker = walker_with_env(file, env);
+    let fields: Vec<Field> = argv.iter().map(MappedWord::field).collect();
+    walker.argv(&fields);
+    walker.launches
+}
+
+/// A shell string's words after quote removal and expansion (an env var a launcher splices in with
+/// `eval`, a compose `command` string), each still mapped to the bytes it was written at.
+pub fn split_words(file: FileId, text: &MappedWord) -> Vec<MappedWord> {
+    let mut walker = Walker::new(file);
+    let src: Vec<Ch> = text
+        .field()
+        .chars
+        .into_iter()
+        .map(|ch| Ch {
+            quoted: false,
+            ..ch
+        })
+        .collect();
+    Lexer::new(&src)
+        .tokens()
+        .into_iter()
+        .filter_map(|t| match t {
+            Tok::Word(w) => Some(w),
+            Tok::Sep => None,
+        })
+        .flat_map(|w| walker.expand(&w, true))
+        .map(|f| MappedWord {
+            chars: f.chars.iter().map(|ch| (ch.c, ch.start..ch.end)).collect(),
+            loc: f.loc,
+            unresolved: f.names,
+        })
+        .collect()
 }
 
 /// A Dockerfile by name (`Dockerfile`, `Containerfile`, `x.Dockerfile`) or by a first `FROM` line.

@@ -350,6 +350,11 @@ mod tests {
         // torch reports 79.19 GiB total on an H100 80GB HBM3.
         assert!((h100.cuda_total_bytes as f64 / (1u64 << 30) as f64 - 79.19).abs() < 0.01);
         assert_eq!(lookup("H200").unwrap().memory_mib, 143771);
+        // Measured on an H200: cuMemGetInfo total = NVML total 150754820096 - reserved 644939776.
+        assert_eq!(
+            lookup("H200").unwrap().cuda_total_bytes,
+            150_754_820_096 - 644_939_776
+        );
         assert_eq!(lookup("B200").unwrap().memory_mib, 183359);
         assert!(
             (lookup("RTX-3090").unwrap().cuda_total_bytes as f64 / (1u64 << 30) as f64 - 23.58)

@@ -228,6 +228,19 @@ mod tests {
     }
 
     #[test]
+    fn captured_h200_inventory_matches_the_catalog() {
+        // Captured on a real H200: nvidia-smi printed memory.total 143771 MiB.
+        let inv = fixture("h200-x1.json");
+        assert_eq!(inv.driver_version.as_deref(), Some("580.159.04"));
+        let g = &inv.gpus[0];
+        let spec = g.measured_spec().expect("memory");
+        assert_eq!((spec.name.as_str(), spec.memory_mib), ("H200", 143771));
+        let catalog = g.catalog_spec().expect("catalog");
+        assert_eq!(catalog.cuda_total_bytes, spec.cuda_total_bytes);
+        assert_eq!(g.mig.as_ref().map(|m| m.enabled), Some(false));
+    }
+
+    #[test]
     fn unknown_gpu_is_usable_with_measured_memory() {
         let mut inv = fixture("h100-80gb-x8.json");
         inv.gpus[0].name = "NVIDIA Future GPU".into();

@@ -648,6 +648,23 @@ pub fn load_model_dir(path: &Path) -> Result<Geometry, ModelError> {
     Ok(g)
 }
 
+/// Vision encoder depth and width under the key spellings VLM configs use
+/// (`num_hidden_layers`/`depth`/`vt_num_hidden_layers`, `hidden_size`/`embed_dim`/`vt_hidden_size`).
+fn vision_tower(v: Option<&Value>) -> Option<crate::model::VisionTower> {
+    let v = v?.as_object()?;
+    let first = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(Value::as_u64));
+    Some(crate::model::VisionTower {
+        layers: u32::try_from(first(&[
+            "num_hidden_layers",
+            "depth",
+            "vt_num_hidden_layers",
+            "num_layers",
+        ])?)
+        .ok()?,
+        hidden: first(&["hidden_size", "embed_dim", "vt_hidden_size", "width"])?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -890,15 +907,4 @@ mod tests {
             .to_string()
             .contains("missing.json"));
     }
-}
-
-/// Vision encoder depth and width under the key spellings VLM configs use
-/// (`num_hidden_layers`/`depth`/`vt_num_hidden_layers`, `hidden_size`/`embed_dim`/`vt_hidden_size`).
-fn vision_tower(v: Option<&Value>) -> Option<crate::model::VisionTower> {
-    let v = v?.as_object()?;
-    let first = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(Value::as_u64));
-    Some(crate::model::VisionTower {
-        layers: u32::try_from(first(&["num_hidden_layers", "depth", "vt_num_hidden_layers", "num_layers"])?).ok()?,
-        hidden: first(&["hidden_size", "embed_dim", "vt_hidden_size", "width"])?,
-    })
 }

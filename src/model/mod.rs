@@ -16,9 +16,15 @@ pub use context::{derived_context_length_sglang, derived_max_model_len_vllm};
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path} is not valid JSON: {source}")]
-    Json { path: String, source: serde_json::Error },
+    Json {
+        path: String,
+        source: serde_json::Error,
+    },
     #[error("{file}: {cause}")]
     Invalid { file: String, cause: String },
 }

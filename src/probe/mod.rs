@@ -107,6 +107,54 @@ pub enum RankOutcome {
 }
 
 impl RankReport {
+    fn render_text(&self) -> String {
+        let gib = |b: u64| b as f64 / GIB as f64;
+        let rate = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.0} GB/s"));
+        let p = &self.plan;
+        let verdict = match &self.outcome {
+            RankOutcome::Verified { pool_covers_context: true } => "ok: pool allocated, verified and released".to_string(),
+            RankOutcome::Verified { pool_covers_context: false } => format!(
+                "FAIL: pool verified but holds {} tokens, less than the advertised context of {}",
+                p.pool_tokens, p.context_tokens
+            ),
+            RankOutcome::DoesNotFit { need_bytes, free_bytes } => format!(
+                "FAIL: weights + pool need {:.2} GiB but only {:.2} GiB is free (nothing allocated)",
+                gib(*need_bytes),
+                gib(*free_bytes)
+            ),
+            RankOutcome::AllocFailed { allocated_bytes, error } => {
+                format!("FAIL: allocation failed after {:.2} GiB: {error}", gib(*allocated_bytes))
+            }
+            RankOutcome::Corrupt { mismatched_words, first_bad_page } => format!(
+                "FAIL: {mismatched_words} words read back wrong (first bad page {})",
+                first_bad_page.map_or("?".into(), |x| x.to_string())
+            ),
+            RankOutcome::NotReleased { free_before_bytes, free_after_bytes } => format!(
+                "FAIL: free memory {:.3} GiB before, {:.3} GiB after",
+                gib(*free_before_bytes),
+                gib(*free_after_bytes)
+            ),
+        };
+        format!(
+            "GPU {} {} ({})\n  plan: weights {:.2} GiB, pool {:.2} GiB = {} tokens, context {}\n  \
+             free before {:.2} GiB, after {:.2} GiB; {} pages in {:.3} s; write {}, verify {}, D2D copy {}\n  {verdict}\n",
+            p.gpu_index,
+            self.gpu_name,
+            self.uuid,
+            gib(p.weights_bytes),
+            gib(p.pool_bytes),
+            p.pool_tokens,
+            p.context_tokens,
+            gib(self.free_before_bytes),
+            gib(self.free_after_bytes),
+            self.pages,
+            self.alloc_seconds,
+            rate(self.write_gbs),
+            rate(self.verify_gbs),
+            rate(self.d2d_copy_gbs),
+        )
+    }
+
     pub fn passed(&self) -> bool {
         matches!(
             self.outcome,
@@ -118,6 +166,11 @@ impl RankReport {
 }
 
 impl ProbeReport {
+    /// Human summary, one block per rank.
+    pub fn render_text(&self) -> String {
+        self.ranks.iter().map(RankReport::render_text).collect()
+    }
+
     /// Exit 0 when every rank's pool fits, verifies, is released and covers the context; 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         if self.ranks.iter().all(RankReport::passed) {

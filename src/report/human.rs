@@ -3,7 +3,9 @@
 use super::Rendered;
 use crate::pipeline::Outcome;
 use crate::rules::{thousands, Level};
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, Severity};
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, Severity,
+};
 use std::fmt;
 
 /// One finding as a miette diagnostic.
@@ -39,7 +41,8 @@ impl Diagnostic for Diag {
         self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        (!self.labels.is_empty()).then(|| Box::new(self.labels.iter().cloned()) as Box<dyn Iterator<Item = _>>)
+        (!self.labels.is_empty())
+            .then(|| Box::new(self.labels.iter().cloned()) as Box<dyn Iterator<Item = _>>)
     }
 }
 
@@ -47,7 +50,10 @@ fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
     let (source, labels) = match r.primary {
         Some(loc) => {
             let file = outcome.sources.get(loc.file);
-            let mut labels = vec![LabeledSpan::new_primary_with_span(r.finding.primary_label.clone(), loc.range())];
+            let mut labels = vec![LabeledSpan::new_primary_with_span(
+                r.finding.primary_label.clone(),
+                loc.range(),
+            )];
             labels.extend(
                 r.finding
                     .labels
@@ -55,7 +61,10 @@ fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
                     .filter(|l| l.loc.file == loc.file)
                     .map(|l| LabeledSpan::new_with_span(Some(l.text.clone()), l.loc.range())),
             );
-            (Some(NamedSource::new(&file.name, file.text.clone())), labels)
+            (
+                Some(NamedSource::new(&file.name, file.text.clone())),
+                labels,
+            )
         }
         None => (None, Vec::new()),
     };
@@ -75,8 +84,14 @@ fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
 
 /// The printed report. `color` selects ANSI colours (a terminal) or plain text.
 pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
-    let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(100).with_links(false);
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_links(false);
     let mut out = String::new();
     for r in findings {
         let _ = handler.render_report(&mut out, &diag(r, outcome));
@@ -109,7 +124,11 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
                 thousands(p.usable_tokens_high),
                 thousands(p.context_length),
             ),
-            None => format!("{} {}: no plan (see findings)", lo.launch.engine.name(), lo.args.version),
+            None => format!(
+                "{} {}: no plan (see findings)",
+                lo.launch.engine.name(),
+                lo.args.version
+            ),
         };
         out.push_str(&format!("{file}:{}: {what}: {verdict}\n", pos.line));
     }
@@ -121,7 +140,11 @@ pub fn summary(findings: &[Rendered], suppressed: usize) -> String {
     let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
     let (e, w) = (count(Level::Deny), count(Level::Warn));
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    let hidden = if suppressed > 0 { format!(", {suppressed} suppressed") } else { String::new() };
+    let hidden = if suppressed > 0 {
+        format!(", {suppressed} suppressed")
+    } else {
+        String::new()
+    };
     format!("{}, {}{hidden}\n", plural(e, "error"), plural(w, "warning"))
 }
 
@@ -133,16 +156,58 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
         let Some(p) = &lo.plan else { continue };
         out.push_str(&format!(
             "{} {} · {} · {} on {}×{} (TP {}, PP {}, DP {})\n",
-            p.engine.name(), p.engine_version, p.role.name(), p.model, p.gpu_count, p.gpu, p.tp, p.pp, p.dp
+            p.engine.name(),
+            p.engine_version,
+            p.role.name(),
+            p.model,
+            p.gpu_count,
+            p.gpu,
+            p.tp,
+            p.pp,
+            p.dp
         ));
         let rows = [
-            ("KV pool", format!("{} tokens (band {} – {})", thousands(p.pool_tokens), thousands(p.pool_tokens_low), thousands(p.pool_tokens_high))),
-            ("one request fits", format!("{} tokens (band {} – {})", thousands(p.usable_tokens), thousands(p.usable_tokens_low), thousands(p.usable_tokens_high))),
-            ("context", format!("{} tokens (model allows {})", thousands(p.context_length), thousands(p.model_max_context))),
-            ("KV bytes per token", format!("{} per GPU ({}, page {})", thousands(p.kv_bytes_per_token), p.kv_cache_dtype, p.page_size)),
+            (
+                "KV pool",
+                format!(
+                    "{} tokens (band {} – {})",
+                    thousands(p.pool_tokens),
+                    thousands(p.pool_tokens_low),
+                    thousands(p.pool_tokens_high)
+                ),
+            ),
+            (
+                "one request fits",
+                format!(
+                    "{} tokens (band {} – {})",
+                    thousands(p.usable_tokens),
+                    thousands(p.usable_tokens_low),
+                    thousands(p.usable_tokens_high)
+                ),
+            ),
+            (
+                "context",
+                format!(
+                    "{} tokens (model allows {})",
+                    thousands(p.context_length),
+                    thousands(p.model_max_context)
+                ),
+            ),
+            (
+                "KV bytes per token",
+                format!(
+                    "{} per GPU ({}, page {})",
+                    thousands(p.kv_bytes_per_token),
+                    p.kv_cache_dtype,
+                    p.page_size
+                ),
+            ),
             ("KV budget per GPU", gib(p.budget_bytes as f64)),
             ("weights per GPU", gib(p.weights_bytes as f64)),
-            ("memory fraction", format!("{} ({})", p.memory_fraction, p.memory_fraction_flag)),
+            (
+                "memory fraction",
+                format!("{} ({})", p.memory_fraction, p.memory_fraction_flag),
+            ),
         ];
         for (k, v) in rows {
             out.push_str(&format!("  {k:<20} {v}\n"));
@@ -153,7 +218,10 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
                 (Some(l), Some(h)) => format!(" [{l:.4e} – {h:.4e}]"),
                 _ => String::new(),
             };
-            out.push_str(&format!("    - {} = {:.6}{band}: {}\n", a.term, a.value, a.source));
+            out.push_str(&format!(
+                "    - {} = {:.6}{band}: {}\n",
+                a.term, a.value, a.source
+            ));
         }
     }
     if !findings.is_empty() {

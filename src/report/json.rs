@@ -48,8 +48,14 @@ pub fn launch_object(lo: &LaunchOutcome) -> Map<String, Value> {
     if lo.plan.is_none() {
         obj.insert("engine".into(), json!(lo.launch.engine));
         obj.insert("engine_version".into(), json!(lo.args.version.to_string()));
-        obj.insert("model".into(), lo.model.as_ref().map_or(Value::Null, |m| json!(m.id)));
-        obj.insert("gpu".into(), lo.gpu.as_ref().map_or(Value::Null, |g| json!(g.name)));
+        obj.insert(
+            "model".into(),
+            lo.model.as_ref().map_or(Value::Null, |m| json!(m.id)),
+        );
+        obj.insert(
+            "gpu".into(),
+            lo.gpu.as_ref().map_or(Value::Null, |g| json!(g.name)),
+        );
     }
     obj
 }
@@ -76,7 +82,11 @@ pub fn check(outcome: &Outcome, findings: &[Rendered]) -> Value {
 
 /// `capacity --format json`: one object per launch.
 pub fn capacity(outcome: &Outcome) -> Value {
-    let items: Vec<Value> = outcome.launches.iter().map(|l| Value::Object(launch_object(l))).collect();
+    let items: Vec<Value> = outcome
+        .launches
+        .iter()
+        .map(|l| Value::Object(launch_object(l)))
+        .collect();
     match items.len() {
         1 => items.into_iter().next().unwrap_or(Value::Null),
         _ => Value::Array(items),

@@ -46,32 +46,53 @@ pub fn render_all(outcome: &Outcome) -> Vec<Rendered> {
 
 /// Renders every reported finding at the levels `kvlint.toml` sets.
 pub fn render_with(outcome: &Outcome, settings: &RuleSettings) -> Vec<Rendered> {
-    sorted(outcome.findings.iter().filter_map(|f| render(f, &outcome.sources, settings)).collect())
+    sorted(
+        outcome
+            .findings
+            .iter()
+            .filter_map(|f| render(f, &outcome.sources, settings))
+            .collect(),
+    )
 }
 
 /// Renders the findings suppressions hid, each with its reason.
 pub fn render_suppressed(outcome: &Outcome, settings: &RuleSettings) -> Vec<Rendered> {
     let one = |s: &crate::suppress::Suppressed| {
-        render(&s.finding, &outcome.sources, settings).map(|r| Rendered { suppression: Some(s.reason.clone()), ..r })
+        render(&s.finding, &outcome.sources, settings).map(|r| Rendered {
+            suppression: Some(s.reason.clone()),
+            ..r
+        })
     };
     sorted(outcome.suppressed.iter().filter_map(one).collect())
 }
 
 fn sorted(mut out: Vec<Rendered>) -> Vec<Rendered> {
     out.sort_by(|a, b| {
-        b.level.cmp(&a.level).then_with(|| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)))
+        b.level
+            .cmp(&a.level)
+            .then_with(|| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)))
     });
     out
 }
 
 /// What the run says about one launch, from its worst finding, noting what suppressions hid.
 pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> String {
-    let v = match findings.iter().filter(|f| f.finding.launch == Some(launch)).map(|f| f.level).max() {
+    let v = match findings
+        .iter()
+        .filter(|f| f.finding.launch == Some(launch))
+        .map(|f| f.level)
+        .max()
+    {
         Some(Level::Deny) => "refused",
         Some(Level::Warn) => "passes with warnings",
         _ => "passes",
     };
-    match outcome.suppressed.iter().filter(|s| s.finding.launch == Some(launch)).count() {
+    match outcome
+        .suppressed
+        .iter()
+        .filter(|s| s.finding.launch == Some(launch))
+        .count()
+    {
         0 => v.to_string(),
         n => format!("{v} ({n} suppressed)"),
     }
@@ -83,9 +104,18 @@ fn render(f: &Finding, sources: &Sources, settings: &RuleSettings) -> Option<Ren
     if level == Level::Allow {
         return None;
     }
-    let pos = f.primary.map(|l| (sources.get(l.file).name.clone(), sources.position(l)));
+    let pos = f
+        .primary
+        .map(|l| (sources.get(l.file).name.clone(), sources.position(l)));
     let flag_text = f.primary.map_or("", |l| sources.text(l));
-    let object = f.object.as_ref().map(|o| format!("{}/{}/{}", o.kind, o.namespace.as_deref().unwrap_or(""), o.name));
+    let object = f.object.as_ref().map(|o| {
+        format!(
+            "{}/{}/{}",
+            o.kind,
+            o.namespace.as_deref().unwrap_or(""),
+            o.name
+        )
+    });
     Some(Rendered {
         rule: rule.id.clone(),
         name: rule.name.clone(),

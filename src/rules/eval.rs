@@ -2,8 +2,8 @@
 //! the launch's settings and returns at most one finding; wording comes from the rule's templates.
 
 use super::Rule;
-use crate::config::RuleSettings;
 use crate::capacity::{ContextSource, Plan, Role};
+use crate::config::RuleSettings;
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
@@ -53,7 +53,7 @@ pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -108,7 +108,8 @@ fn pool_finding(rule: &'static str, s: &Subject) -> Finding {
 fn pool_vs_context(r: &'static Rule, s: &Subject) -> Option<Finding> {
     let p = s.plan;
     let ratio = s.param(r, "min_ratio").unwrap_or(1.0);
-    ((p.usable_tokens_high as f64) < p.context_length as f64 * ratio).then(|| pool_finding(&r.id, s))
+    ((p.usable_tokens_high as f64) < p.context_length as f64 * ratio)
+        .then(|| pool_finding(&r.id, s))
 }
 
 /// KV004: the band straddles the context.
@@ -131,7 +132,9 @@ fn pool_headroom(r: &'static Rule, s: &Subject) -> Option<Finding> {
 /// KV005: the context exceeds what config.json and its rope scaling allow.
 fn context_vs_model(r: &'static Rule, s: &Subject) -> Option<Finding> {
     let p = s.plan;
-    let ContextSource::Flag(loc) = p.context_source else { return None };
+    let ContextSource::Flag(loc) = p.context_source else {
+        return None;
+    };
     (p.context_length > p.model_max_context).then(|| {
         Finding::new(&r.id, Some(loc))
             .var("context", thousands(p.context_length))
@@ -148,7 +151,10 @@ fn weights_vs_budget(r: &'static Rule, s: &Subject) -> Option<Finding> {
     (p.pool_tokens_high == 0).then(|| {
         let loc = p.memory_fraction_loc.unwrap_or(s.at);
         Finding::new(&r.id, Some(loc))
-            .var("weights_gib", format!("{:.1}", p.weights_bytes as f64 / crate::capacity::GIB))
+            .var(
+                "weights_gib",
+                format!("{:.1}", p.weights_bytes as f64 / crate::capacity::GIB),
+            )
             .var("fraction_flag", p.memory_fraction_flag)
             .var("fraction", p.memory_fraction)
             .var("gpu", &p.gpu)

@@ -81,7 +81,8 @@ pub fn all() -> &'static [Rule] {
         let mut rules: Vec<Rule> = RULE_FILES
             .iter()
             .map(|(file, text)| {
-                toml::from_str(text).unwrap_or_else(|e| panic!("embedded rule {file} is invalid: {e}"))
+                toml::from_str(text)
+                    .unwrap_or_else(|e| panic!("embedded rule {file} is invalid: {e}"))
             })
             .collect();
         rules.sort_by(|a, b| a.id.cmp(&b.id));
@@ -91,7 +92,9 @@ pub fn all() -> &'static [Rule] {
 
 /// A rule by id (`KV001`) or name (`pool-below-context`), case-insensitively.
 pub fn find(key: &str) -> Option<&'static Rule> {
-    all().iter().find(|r| r.id.eq_ignore_ascii_case(key) || r.name.eq_ignore_ascii_case(key))
+    all()
+        .iter()
+        .find(|r| r.id.eq_ignore_ascii_case(key) || r.name.eq_ignore_ascii_case(key))
 }
 
 /// Fills `{name}` placeholders; unknown placeholders are left as written.
@@ -120,30 +123,15 @@ pub fn render(template: &str, vars: &[(&'static str, String)]) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_rule_file_parses_and_is_named_after_its_id_and_name() {
-        for (file, text) in RULE_FILES {
-            let rule: Rule = toml::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
-            assert_eq!(*file, format!("{}-{}.toml", rule.id, rule.name), "file name of {}", rule.id);
-            assert!(!rule.docs.what.trim().is_empty() && !rule.docs.why.trim().is_empty(), "{file} docs");
-        }
-    }
-
-    #[test]
-    fn templates_fill_known_placeholders_only() {
-        let vars = vec![("pool", "681,280".to_string())];
-        assert_eq!(render("pool {pool} vs {context}", &vars), "pool 681,280 vs {context}");
-        assert_eq!(render("unclosed {pool", &vars), "unclosed {pool");
-    }
-}
-
 /// A rule's documentation as `kvlint explain` prints it (Markdown).
 pub fn explain(r: &Rule) -> String {
-    let mut out = format!("# {} {}\n\nLevel: {} · Category: {}\n", r.id, r.name, r.level.name(), r.category);
+    let mut out = format!(
+        "# {} {}\n\nLevel: {} · Category: {}\n",
+        r.id,
+        r.name,
+        r.level.name(),
+        r.category
+    );
     if !r.roles.is_empty() {
         out.push_str(&format!("Roles: {}\n", r.roles.join(", ")));
     }
@@ -151,7 +139,8 @@ pub fn explain(r: &Rule) -> String {
         let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         out.push_str(&format!("Parameters: {}\n", params.join(", ")));
     }
-    let mut section = |title: &str, body: &str| out.push_str(&format!("\n## {title}\n\n{}\n", body.trim()));
+    let mut section =
+        |title: &str, body: &str| out.push_str(&format!("\n## {title}\n\n{}\n", body.trim()));
     section("What it does", &r.docs.what);
     section("Why it matters", &r.docs.why);
     section("Example", &r.docs.example);
@@ -163,4 +152,36 @@ pub fn explain(r: &Rule) -> String {
         section("References", &refs.join("\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_file_parses_and_is_named_after_its_id_and_name() {
+        for (file, text) in RULE_FILES {
+            let rule: Rule = toml::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(
+                *file,
+                format!("{}-{}.toml", rule.id, rule.name),
+                "file name of {}",
+                rule.id
+            );
+            assert!(
+                !rule.docs.what.trim().is_empty() && !rule.docs.why.trim().is_empty(),
+                "{file} docs"
+            );
+        }
+    }
+
+    #[test]
+    fn templates_fill_known_placeholders_only() {
+        let vars = vec![("pool", "681,280".to_string())];
+        assert_eq!(
+            render("pool {pool} vs {context}", &vars),
+            "pool 681,280 vs {context}"
+        );
+        assert_eq!(render("unclosed {pool", &vars), "unclosed {pool");
+    }
 }

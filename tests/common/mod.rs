@@ -37,7 +37,11 @@ pub fn kvlint_stdin(args: &[&str], stdin: Option<&str>) -> Run {
         .current_dir(root())
         .env_remove("KVLINT_GPU")
         .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -1,0 +1,719 @@
+//! CPython argparse semantics over a flag table extracted from each engine release
+//! (`tools/extract_engine_flags.py`): exact options, `--k=v`, unique-prefix abbreviations,
+//! ambiguous prefixes, zero-argument actions, nargs lists, last-one-wins, `type=` conversion.
+
+use super::{Setting, SettingValue};
+use crate::finding::Finding;
+use crate::launch::{Arg, Engine};
+use crate::version::Version;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// One argparse action of one engine release range.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FlagDef {
+    pub opts: Vec<String>,
+    /// Option strings that set a BooleanOptionalAction to false (`--no-x`, vLLM `--disable-x`).
+    #[serde(default)]
+    pub neg: Vec<String>,
+    pub dest: String,
+    /// `value`, `nargs`, `append`, `store_true`, `store_false`, `store_const`, `bool_optional`.
+    pub kind: String,
+    /// `int`, `float`, `str`, `json`, `human_int`, `human_int_or_auto`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub choices: Option<Vec<String>>,
+    /// First and last inspected release that has this action (`until` absent: still present).
+    pub since: String,
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Table {
+    pub versions: Vec<String>,
+    pub flag: Vec<FlagDef>,
+}
+
+impl Table {
+    pub fn parse(text: &str) -> Table {
+        // The tables are compiled in and checked by tests; an empty table is the safe fallback.
+        toml::from_str(text).unwrap_or(Table {
+            versions: Vec::new(),
+            flag: Vec::new(),
+        })
+    }
+
+    pub fn inspected(&self) -> Vec<Version> {
+        self.versions
+            .iter()
+            .filter_map(|v| Version::parse(v))
+            .collect()
+    }
+
+    /// The inspected release whose table applies to `v`: the nearest one not after it.
+    pub fn table_version(&self, v: &Version) -> Option<Version> {
+        let all = self.inspected();
+        let rel = v.release();
+        all.iter()
+            .rev()
+            .find(|i| **i <= rel)
+            .or(all.first())
+            .cloned()
+    }
+}
+
+fn in_range(f: &FlagDef, v: &Version) -> bool {
+    let since = Version::parse(&f.since).is_some_and(|s| s <= *v);
+    let until = f
+        .until
+        .as_deref()
+        .and_then(Version::parse)
+        .is_none_or(|u| *v <= u);
+    since && until
+}
+
+/// How a value string becomes a number for `human_int` flags.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HumanInt {
+    /// vllm/utils/argparse_utils.py::human_readable_int: `k` = 10³, `K` = 2¹⁰, decimals with
+    /// lowercase suffixes only.
+    Vllm,
+    /// sglang/srt/utils/common.py::human_readable_int: SI `k M G T` (decimals allowed) and IEC
+    /// `Ki Mi Gi Ti`, case-sensitive.
+    Sglang,
+}
+
+/// Engine conventions the generic parser needs.
+pub struct Spec<'t> {
+    pub engine: Engine,
+    pub version: Version,
+    pub flags: Vec<&'t FlagDef>,
+    /// Earlier releases' actions, for CFG002.
+    pub table: &'t Table,
+    pub table_version: Version,
+    /// vLLM FlexibleArgumentParser turns `_` into `-` in option names; SGLang does not.
+    pub underscores: bool,
+    pub human: HumanInt,
+    /// Known replacements of removed flags.
+    pub replacements: &'static [(&'static str, &'static str)],
+    /// dest renames (vLLM positional `model_tag` → `model`).
+    pub dest_renames: &'static [(&'static str, &'static str)],
+}
+
+impl<'t> Spec<'t> {
+    pub fn new(engine: Engine, table: &'t Table, version: Version) -> Option<Spec<'t>> {
+        let table_version = table.table_version(&version)?;
+        let flags = table
+            .flag
+            .iter()
+            .filter(|f| in_range(f, &table_version))
+            .collect();
+        Some(Spec {
+            engine,
+            version,
+            flags,
+            table,
+            table_version,
+            underscores: false,
+            human: HumanInt::Vllm,
+            replacements: &[],
+            dest_renames: &[],
+        })
+    }
+
+    /// The action an exact option string belongs to, and whether it is a negative form.
+    pub fn exact(&self, opt: &str) -> Option<(&'t FlagDef, bool)> {
+        self.flags.iter().find_map(|f| {
+            if f.opts.iter().any(|o| o == opt) {
+                Some((*f, false))
+            } else if f.neg.iter().any(|o| o == opt) {
+                Some((*f, true))
+            } else {
+                None
+            }
+        })
+    }
+
+    fn all_opts(&self) -> impl Iterator<Item = &'t str> + '_ {
+        self.flags
+            .iter()
+            .flat_map(|f| f.opts.iter().chain(f.neg.iter()).map(String::as_str))
+    }
+
+    fn positional(&self) -> Option<&'t FlagDef> {
+        self.flags.iter().copied().find(|f| f.opts.is_empty())
+    }
+
+    fn dest(&self, f: &FlagDef) -> String {
+        let renamed = self.dest_renames.iter().find(|(from, _)| *from == f.dest);
+        renamed.map_or_else(|| f.dest.clone(), |(_, to)| (*to).to_string())
+    }
+
+    /// `(removed_in, replacement)` when `opt` existed in an earlier inspected release.
+    fn removed(&self, opt: &str) -> Option<(String, String)> {
+        let last = self
+            .table
+            .flag
+            .iter()
+            .filter(|f| f.opts.iter().chain(f.neg.iter()).any(|o| o == opt))
+            .filter_map(|f| f.until.as_deref().and_then(Version::parse))
+            .filter(|u| *u < self.table_version)
+            .max()?;
+        let removed_in = self.table.inspected().into_iter().find(|v| *v > last)?;
+        let replacement = self.replacements.iter().find(|(o, _)| *o == opt);
+        Some((
+            removed_in.to_string(),
+            replacement.map_or("", |(_, r)| r).to_string(),
+        ))
+    }
+}
+
+/// What an option token resolved to.
+enum Lookup<'t> {
+    Found(&'t FlagDef, bool),
+    Ambiguous(Vec<String>),
+    Unknown,
+}
+
+/// Mirrors argparse.ArgumentParser._parse_optional / _get_option_tuples: exact match first,
+/// then unique prefix among the long options.
+fn lookup<'t>(spec: &Spec<'t>, opt: &str) -> Lookup<'t> {
+    if let Some((f, neg)) = spec.exact(opt) {
+        return Lookup::Found(f, neg);
+    }
+    // A removed option that is now a prefix of newer ones (`--cuda-graph-max-bs` in 0.5.20)
+    // is reported as removed: that is the cause, argparse's "ambiguous" only the symptom.
+    if spec.removed(opt).is_some() {
+        return Lookup::Unknown;
+    }
+    let mut hits: Vec<&str> = spec.all_opts().filter(|o| o.starts_with(opt)).collect();
+    hits.dedup();
+    match hits.as_slice() {
+        [] => Lookup::Unknown,
+        [one] => spec
+            .exact(one)
+            .map_or(Lookup::Unknown, |(f, neg)| Lookup::Found(f, neg)),
+        _ => Lookup::Ambiguous(hits.iter().map(|s| s.to_string()).collect()),
+    }
+}
+
+/// argparse treats `-1` and `-.5` as values when no option looks like a negative number.
+fn looks_like_option(s: &str) -> bool {
+    s.starts_with('-') && s.len() > 1 && s.parse::<f64>().is_err()
+}
+
+/// Result of running the parser over a token list.
+#[derive(Default)]
+pub struct Outcome {
+    pub settings: BTreeMap<String, Setting>,
+    pub findings: Vec<Finding>,
+}
+
+/// Parses `tokens` the way argparse would, recording every problem argparse would exit on.
+pub fn parse_tokens(spec: &Spec, tokens: &[Arg]) -> Outcome {
+    let mut out = Outcome::default();
+    let mut i = 0;
+    while i < tokens.len() {
+        let tok = &tokens[i];
+        i += 1;
+        if !looks_like_option(&tok.text) {
+            positional(spec, tok, &mut out);
+            continue;
+        }
+        let (name, explicit) = split_option(spec, &tok.text);
+        if !tok.unresolved.is_empty() && explicit.is_none() {
+            continue; // `--$FLAG`: which option is unknown
+        }
+        match lookup(spec, &name) {
+            Lookup::Found(f, neg) => i = take(spec, f, neg, tok, explicit, tokens, i, &mut out),
+            Lookup::Ambiguous(c) => {
+                out.findings.push(
+                    Finding::new("CFG005", Some(tok.loc))
+                        .var("flag", &name)
+                        .var("candidates", c.join(", ")),
+                );
+                i = skip_values(tokens, i, explicit.is_some());
+            }
+            Lookup::Unknown => {
+                out.findings.push(unknown(spec, &name, tok));
+                i = skip_values(tokens, i, explicit.is_some());
+            }
+        }
+    }
+    out
+}
+
+/// `--k=v` split, and vLLM's underscore conversion of the option name
+/// (vllm/utils/argparse_utils.py::FlexibleArgumentParser.parse_args).
+fn split_option(spec: &Spec, text: &str) -> (String, Option<String>) {
+    let (name, explicit) = match text.split_once('=') {
+        Some((k, v)) if text.starts_with("--") => (k, Some(v.to_string())),
+        _ => (text, None),
+    };
+    let name = if spec.underscores && name.starts_with("--") {
+        name.replace('_', "-")
+    } else {
+        name.to_string()
+    };
+    (name, explicit)
+}
+
+/// An unknown option's value, if it has one, is skipped so it is not read as a positional.
+fn skip_values(tokens: &[Arg], i: usize, explicit: bool) -> usize {
+    match tokens.get(i) {
+        Some(next) if !explicit && !looks_like_option(&next.text) => i + 1,
+        _ => i,
+    }
+}
+
+fn unknown(spec: &Spec, name: &str, tok: &Arg) -> Finding {
+    if let Some((removed_in, replacement)) = spec.removed(name) {
+        return Finding::new("CFG002", Some(tok.loc))
+            .var("flag", name)
+            .var("engine", spec.engine.name())
+            .var("version", &spec.version)
+            .var("removed_in", removed_in)
+            .var("replacement", replacement);
+    }
+    Finding::new("CFG001", Some(tok.loc))
+        .var("flag", name)
+        .var("engine", spec.engine.name())
+        .var("version", &spec.version)
+        .var("suggestion", suggestion(spec, name))
+}
+
+/// The closest option string of this release, if any is close enough to be a typo.
+fn suggestion(spec: &Spec, name: &str) -> String {
+    spec.all_opts()
+        .filter(|o| o.starts_with("--"))
+        .map(|o| (strsim::damerau_levenshtein(name, o), o))
+        .filter(|(d, o)| *d <= 2.max(o.len() / 6))
+        .min_by_key(|(d, _)| *d)
+        .map_or_else(String::new, |(_, o)| o.to_string())
+}
+
+fn positional(spec: &Spec, tok: &Arg, out: &mut Outcome) {
+    let Some(f) = spec.positional() else { return };
+    let dest = spec.dest(f);
+    // nargs='?': the first positional fills it; argparse rejects later ones, which the
+    // extractor's caller reports only through the model check.
+    if out
+        .settings
+        .get(&dest)
+        .is_some_and(|s| s.flag_loc != tok.loc && is_positional(s))
+    {
+        return;
+    }
+    let value = SettingValue::Text(tok.text.clone());
+    let s = Setting {
+        dest: dest.clone(),
+        value,
+        flag_loc: tok.loc,
+        value_loc: tok.loc,
+        unresolved: tok.unresolved.clone(),
+    };
+    out.settings.insert(dest, s);
+}
+
+fn is_positional(s: &Setting) -> bool {
+    s.flag_loc == s.value_loc
+}
+
+/// Consumes the values of one recognised option; returns the next token index.
+#[allow(clippy::too_many_arguments)]
+fn take(
+    spec: &Spec,
+    f: &FlagDef,
+    neg: bool,
+    tok: &Arg,
+    explicit: Option<String>,
+    tokens: &[Arg],
+    mut i: usize,
+    out: &mut Outcome,
+) -> usize {
+    let dest = spec.dest(f);
+    let flag_value = match f.kind.as_str() {
+        "store_true" | "store_const" => Some(true),
+        "store_false" => Some(false),
+        "bool_optional" => Some(!neg),
+        _ => None,
+    };
+    if let Some(b) = flag_value {
+        if let Some(v) = explicit {
+            // argparse: "ignored explicit argument"
+            out.findings.push(invalid(tok, &tok.text, &v, "no value"));
+            return i;
+        }
+        insert(
+            out,
+            dest,
+            SettingValue::Flag(b),
+            tok.loc,
+            tok.loc,
+            Vec::new(),
+        );
+        return i;
+    }
+    let many = f.kind == "nargs";
+    let mut vals: Vec<Arg> = Vec::new();
+    if let Some(v) = explicit {
+        vals.push(Arg {
+            text: v,
+            loc: tok.loc,
+            unresolved: tok.unresolved.clone(),
+        });
+    } else {
+        while let Some(next) = tokens.get(i) {
+            if looks_like_option(&next.text) {
+                break;
+            }
+            vals.push(next.clone());
+            i += 1;
+            if !many {
+                break;
+            }
+        }
+    }
+    let Some(last) = vals.last() else {
+        out.findings.push(invalid(tok, &tok.text, "", "a value"));
+        return i;
+    };
+    let value_loc = vals[0].loc.join(last.loc);
+    let unresolved: Vec<String> = vals.iter().flat_map(|v| v.unresolved.clone()).collect();
+    let name = tok.text.split('=').next().unwrap_or(&tok.text);
+    if !unresolved.is_empty() {
+        let raw = vals
+            .iter()
+            .map(|v| v.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        insert(
+            out,
+            dest,
+            SettingValue::Text(raw),
+            tok.loc,
+            value_loc,
+            unresolved,
+        );
+        return i;
+    }
+    let typed: Result<Vec<SettingValue>, String> =
+        vals.iter().map(|v| convert(spec, f, &v.text)).collect();
+    match typed {
+        Ok(mut t) if !many => insert(out, dest, t.remove(0), tok.loc, value_loc, Vec::new()),
+        Ok(_) => {
+            let list = SettingValue::List(vals.iter().map(|v| v.text.clone()).collect());
+            insert(out, dest, list, tok.loc, value_loc, Vec::new());
+        }
+        Err(expected) => {
+            let bad = vals
+                .iter()
+                .find(|v| convert(spec, f, &v.text).is_err())
+                .unwrap_or(last);
+            out.findings.push(invalid(tok, name, &bad.text, &expected));
+        }
+    }
+    i
+}
+
+fn insert(
+    out: &mut Outcome,
+    dest: String,
+    value: SettingValue,
+    flag_loc: crate::source::Loc,
+    value_loc: crate::source::Loc,
+    unresolved: Vec<String>,
+) {
+    // Repeated options: argparse keeps the last one.
+    out.settings.insert(
+        dest.clone(),
+        Setting {
+            dest,
+            value,
+            flag_loc,
+            value_loc,
+            unresolved,
+        },
+    );
+}
+
+fn invalid(tok: &Arg, flag: &str, value: &str, expected: &str) -> Finding {
+    Finding::new("CFG004", Some(tok.loc))
+        .var("flag", flag)
+        .var("value", value)
+        .var("expected", expected)
+}
+
+/// argparse: `type=` conversion, then the `choices` check on the converted value.
+fn convert(spec: &Spec, f: &FlagDef, raw: &str) -> Result<SettingValue, String> {
+    let v = match f.ty.as_str() {
+        "int" => py_int(raw).map(SettingValue::Int).ok_or("an integer")?,
+        "float" => py_float(raw).map(SettingValue::Float).ok_or("a number")?,
+        "human_int" => human_int(spec.human, raw)
+            .map(SettingValue::Int)
+            .ok_or("an integer such as 32768, 32k or 32K")?,
+        "human_int_or_auto" => {
+            human_int_or_auto(raw).ok_or("an integer such as 32768, 32k or 32K, or auto")?
+        }
+        _ => SettingValue::Text(raw.to_string()),
+    };
+    if let Some(choices) = &f.choices {
+        let text = match &v {
+            SettingValue::Int(i) => i.to_string(),
+            _ => raw.to_string(),
+        };
+        if !choices.contains(&text) {
+            return Err(format!("one of {}", choices.join(", ")));
+        }
+    }
+    Ok(v)
+}
+
+/// Python `int(str)`: surrounding whitespace, a sign, digits with single underscores between.
+pub fn py_int(raw: &str) -> Option<i64> {
+    let s = raw.trim();
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    if !digits.chars().all(|c| c.is_ascii_digit() || c == '_') {
+        return None;
+    }
+    s.replace('_', "").parse().ok()
+}
+
+/// Python `float(str)`: decimal and exponent forms, `inf`, `nan`.
+pub fn py_float(raw: &str) -> Option<f64> {
+    let s = raw.trim();
+    if s.is_empty() || s.contains("__") {
+        return None;
+    }
+    s.replace('_', "").parse().ok()
+}
+
+/// vllm/utils/argparse_utils.py::human_readable_int_or_auto (≥ 0.16): `auto` and `-1` mean auto-fit.
+fn human_int_or_auto(raw: &str) -> Option<SettingValue> {
+    let s = raw.trim();
+    if s.eq_ignore_ascii_case("auto") || s == "-1" {
+        return Some(SettingValue::Auto);
+    }
+    human_int(HumanInt::Vllm, s).map(SettingValue::Int)
+}
+
+/// Number with an optional size suffix, per engine (see [`HumanInt`]).
+pub fn human_int(flavor: HumanInt, raw: &str) -> Option<i64> {
+    let s = raw.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, suffix) = s.split_at(split);
+    if suffix.is_empty() {
+        return py_int(s);
+    }
+    let valid_num = !num.is_empty()
+        && !num.starts_with('.')
+        && !num.ends_with('.')
+        && num.matches('.').count() <= 1;
+    if !valid_num {
+        return None;
+    }
+    let (mult, decimals_ok): (f64, bool) = match (flavor, suffix) {
+        (HumanInt::Vllm, "k") | (HumanInt::Sglang, "k") => (1e3, true),
+        (HumanInt::Vllm, "m") | (HumanInt::Sglang, "M") => (1e6, true),
+        (HumanInt::Vllm, "g") | (HumanInt::Sglang, "G") => (1e9, true),
+        (HumanInt::Vllm, "t") | (HumanInt::Sglang, "T") => (1e12, true),
+        (HumanInt::Vllm, "K") | (HumanInt::Sglang, "Ki") => (1024.0, false),
+        (HumanInt::Vllm, "M") | (HumanInt::Sglang, "Mi") => (1048576.0, false),
+        (HumanInt::Vllm, "G") | (HumanInt::Sglang, "Gi") => (1073741824.0, false),
+        (HumanInt::Vllm, "T") | (HumanInt::Sglang, "Ti") => (1099511627776.0, false),
+        _ => return None,
+    };
+    if num.contains('.') {
+        if !decimals_ok {
+            return None;
+        }
+        let n: f64 = num.parse().ok()?;
+        return Some((n * mult).trunc() as i64);
+    }
+    let n: i64 = num.parse().ok()?;
+    n.checked_mul(mult as i64)
+}
+
+/// How a config-file boolean becomes command-line tokens.
+#[derive(Debug, Clone, Copy)]
+pub enum BoolStyle {
+    /// sglang/srt/utils/server_args_config_parser.py::ConfigArgumentMerger: store_true flags
+    /// get the bare flag for `true` and nothing for `false`; other options get `true`/`false`.
+    Sglang,
+    /// vllm/utils/argparse_utils.py::FlexibleArgumentParser._pull_args_from_config: `true` →
+    /// bare `--key`, `false` → `--no-key` when that option exists, else dropped.
+    Vllm,
+}
+
+/// A flat YAML mapping → argv tokens, each keeping the span of its key or value in the file.
+pub fn config_args(
+    spec: &Spec,
+    style: BoolStyle,
+    root: &crate::yaml::Node,
+) -> Result<Vec<Arg>, String> {
+    use crate::yaml::Value;
+    let Value::Map(entries) = &root.value else {
+        return Err("the file must hold a mapping of option names to values".into());
+    };
+    let mut args = Vec::new();
+    for (k, v) in entries {
+        let Some(key) = k.scalar_text() else {
+            return Err("a key is not a plain name".into());
+        };
+        let flag = format!("--{}", key.trim_start_matches('-'));
+        let flag_arg = Arg::new(flag.clone(), k.loc);
+        match &v.value {
+            Value::Bool(b) => bool_args(spec, style, flag_arg, *b, v, &mut args),
+            Value::Seq(items) => {
+                args.push(flag_arg);
+                for item in items {
+                    let text = item
+                        .scalar_text()
+                        .unwrap_or_else(|| item.to_json().to_string());
+                    args.push(Arg::new(text, item.loc));
+                }
+            }
+            Value::Map(_) => {
+                args.push(flag_arg);
+                args.push(Arg::new(v.to_json().to_string(), v.loc));
+            }
+            Value::Null => {} // `key:` with no value: nothing to pass
+            _ => {
+                args.push(flag_arg);
+                args.push(Arg::new(v.scalar_text().unwrap_or_default(), v.loc));
+            }
+        }
+    }
+    Ok(args)
+}
+
+fn bool_args(
+    spec: &Spec,
+    style: BoolStyle,
+    flag: Arg,
+    b: bool,
+    v: &crate::yaml::Node,
+    args: &mut Vec<Arg>,
+) {
+    let name = if spec.underscores {
+        flag.text.replace('_', "-")
+    } else {
+        flag.text.clone()
+    };
+    let zero_arg = spec
+        .exact(&name)
+        .is_some_and(|(f, _)| !matches!(f.kind.as_str(), "value" | "nargs" | "append"));
+    match style {
+        BoolStyle::Sglang if zero_arg => {
+            if b {
+                args.push(flag);
+            }
+        }
+        BoolStyle::Vllm if b => args.push(flag),
+        BoolStyle::Vllm => {
+            let no = format!("--no-{}", name.trim_start_matches("--"));
+            if spec.exact(&no).is_some() {
+                args.push(Arg::new(no, flag.loc));
+            }
+        }
+        BoolStyle::Sglang => {
+            args.push(flag);
+            args.push(Arg::new(b.to_string(), v.loc));
+        }
+    }
+}
+
+/// Parses a launch: `--config FILE` merged ahead of the command line (so the command line
+/// wins, as in both engines), then argparse over the tokens.
+pub fn run(spec: &Spec, style: BoolStyle, args: &[Arg], cx: &mut super::ParseContext) -> Outcome {
+    let mut findings = Vec::new();
+    let mut tokens: Vec<Arg> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let tok = &args[i];
+        i += 1;
+        let Some((path, loc_tok, used)) = config_option(spec, &style, tok, args.get(i)) else {
+            tokens.push(tok.clone());
+            continue;
+        };
+        i += used;
+        match path {
+            Some(p) if p.unresolved.is_empty() => match load_config(spec, &style, &p, cx) {
+                Ok(cfg) => tokens.splice(0..0, cfg).for_each(drop),
+                Err(reason) => findings.push(cfg006(loc_tok, &p.text, reason)),
+            },
+            Some(_) => {} // `--config $FILE`: contents unknown
+            None => findings.push(cfg006(loc_tok, "", "no file name follows --config".into())),
+        }
+    }
+    let mut out = parse_tokens(spec, &tokens);
+    findings.append(&mut out.findings);
+    out.findings = findings;
+    out
+}
+
+fn cfg006(loc: crate::source::Loc, path: &str, reason: String) -> Finding {
+    Finding::new("CFG006", Some(loc))
+        .var("path", path)
+        .var("reason", reason)
+}
+
+/// `(path token, option loc, tokens consumed after the option)` when `tok` is `--config`.
+/// SGLang merges only for an exact `--config` token (server_args.py::prepare_server_args checks
+/// `"--config" in argv`); vLLM also accepts `--config=FILE`.
+fn config_option(
+    spec: &Spec,
+    style: &BoolStyle,
+    tok: &Arg,
+    next: Option<&Arg>,
+) -> Option<(Option<Arg>, crate::source::Loc, usize)> {
+    let (name, explicit) = split_option(spec, &tok.text);
+    if name != "--config" || (explicit.is_some() && matches!(style, BoolStyle::Sglang)) {
+        return None;
+    }
+    if let Some(v) = explicit {
+        return Some((
+            Some(Arg {
+                text: v,
+                loc: tok.loc,
+                unresolved: tok.unresolved.clone(),
+            }),
+            tok.loc,
+            0,
+        ));
+    }
+    match next {
+        Some(n) if !looks_like_option(&n.text) => Some((Some(n.clone()), tok.loc, 1)),
+        _ => Some((None, tok.loc, 0)),
+    }
+}
+
+fn load_config(
+    spec: &Spec,
+    style: &BoolStyle,
+    path: &Arg,
+    cx: &mut super::ParseContext,
+) -> Result<Vec<Arg>, String> {
+    let name = path.text.as_str();
+    if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
+        return Err("only .yaml and .yml config files are supported".into());
+    }
+    let full = match &cx.base_dir {
+        Some(base) => base.join(name),
+        None => std::path::PathBuf::from(name),
+    };
+    let text = std::fs::read_to_string(&full)
+        .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
+    let file = cx.sources.add(name, text);
+    let root = crate::yaml::parse_document(file, cx.sources.get(file)).map_err(|e| e.message)?;
+    config_args(spec, *style, &root)
+}

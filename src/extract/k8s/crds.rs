@@ -1,0 +1,237 @@
+//! Serving CRDs: where each one keeps its pod templates, roles and group sizes
+//! (`../shared/reference/k8s-webhook.md` §1.1 maps every shape).
+
+use super::placement::{count_of, items};
+use super::{arg_of, entries, named_or_first, scalar, Cx, Group};
+use crate::extract::shell::{self, MappedWord};
+use crate::launch::{Engine, Launch, Placement};
+use crate::yaml::Node;
+
+fn text(node: Option<&Node>, key: &str) -> Option<String> {
+    node?.get(key)?.scalar_text()
+}
+
+impl Cx<'_> {
+    /// Custom resources, recognised by kind and, where two projects share a kind, by shape.
+    pub(super) fn crd(&mut self, spec: Option<&Node>) {
+        let Some(spec) = spec else { return };
+        let g = Group::default();
+        match self.kind.as_str() {
+            "LeaderWorkerSet" => self.lws(spec.get("leaderWorkerTemplate"), g),
+            "DisaggregatedSet" => self.disaggregated_set(spec),
+            "RoleBasedGroup" => self.role_based_group(spec),
+            "StormService" => self.storm_service(spec),
+            "DynamoGraphDeployment" => self.dynamo(spec),
+            "LLMInferenceService" => self.llm_inference_service(spec),
+            "ClusterServingRuntime" | "ServingRuntime" | "InferenceService"
+                if spec.get("engineConfig").is_some() || spec.get("engine").is_some() =>
+            {
+                self.ome(spec)
+            }
+            // KServe: the runtime is a pod spec; the predictor is one too.
+            "ClusterServingRuntime" | "ServingRuntime" => self.pod_spec(Some(spec), &g),
+            "InferenceService" => self.pod_spec(spec.get("predictor"), &g),
+            _ => {}
+        }
+    }
+
+    /// LeaderWorkerSet template: one engine spans `size` pods; the leader's argv is the launch
+    /// (workers join it), the worker template only when there is no leader template.
+    fn lws(&mut self, lwt: Option<&Node>, g: Group) {
+        let Some(lwt) = lwt else { return };
+        let pods = lwt.get("size").and_then(count_of).or(Some(1));
+        let template = lwt
+            .get("leaderTemplate")
+            .or_else(|| lwt.get("workerTemplate"));
+        self.pod_template(template, &Group { pods, ..g });
+    }
+
+    /// llm-d / LWS DisaggregatedSet: `roles[]` named prefill/decode, each an LWS template.
+    fn disaggregated_set(&mut self, spec: &Node) {
+        for role in items(spec.get("roles")) {
+            let g = Group {
+                role: text(Some(role), "name"),
+                ..Group::default()
+            };
+            self.lws(
+                role.get("spec").and_then(|s| s.get("leaderWorkerTemplate")),
+                g,
+            );
+        }
+    }
+
+    /// SGLang RoleBasedGroup: `roles[].template` with `leaderWorkerSet.size` pods per group. The
+    /// `patchLeaderTemplate` / `patchWorkerTemplate` strategic merges are not applied.
+    fn role_based_group(&mut self, spec: &Node) {
+        for role in items(spec.get("roles")) {
+            let pods = role
+                .get("leaderWorkerSet")
+                .and_then(|l| l.get("size"))
+                .and_then(count_of);
+            let g = Group {
+                role: text(Some(role), "name"),
+                pods,
+                ..Group::default()
+            };
+            self.pod_template(role.get("template"), &g);
+        }
+    }
+
+    /// AIBrix StormService: `template.spec.roles[]` with `podGroupSize` pods per group.
+    fn storm_service(&mut self, spec: &Node) {
+        let roles = spec
+            .get("template")
+            .and_then(|t| t.get("spec"))
+            .and_then(|s| s.get("roles"));
+        for role in items(roles) {
+            let pods = role.get("podGroupSize").and_then(count_of);
+            let g = Group {
+                role: text(Some(role), "name"),
+                pods,
+                ..Group::default()
+            };
+            self.pod_template(role.get("template"), &g);
+        }
+    }
+
+    /// NVIDIA Dynamo: v1alpha1 `services.<name>` (role in `subComponentType`, GPUs in Dynamo's own
+    /// `resources.limits.gpu`, pods in `multinode.nodeCount`, argv in `extraPodSpec.mainContainer`);
+    /// v1beta1 `components[]` (role in `type`, a pod template with a `main` container).
+    fn dynamo(&mut self, spec: &Node) {
+        for (name, svc) in entries(spec.get("services")) {
+            let g = Group {
+                service: name.scalar_text(),
+                ..dynamo_group(svc, "subComponentType")
+            };
+            let pod = svc.get("extraPodSpec");
+            if let Some(main) = pod.and_then(|p| p.get("mainContainer")) {
+                self.container(main, pod, &g);
+            }
+        }
+        for comp in items(spec.get("components")) {
+            let g = dynamo_group(comp, "type");
+            let pod = comp.get("podTemplate").and_then(|t| t.get("spec"));
+            if let Some(main) = named_or_first(pod.and_then(|p| p.get("containers")), "main") {
+                self.container(main, pod, &g);
+            }
+        }
+    }
+
+    /// OME runtimes and InferenceServices: `engineConfig`/`engine` (prefill when a decoder exists)
+    /// and `decoderConfig`/`decoder` (decode), each a `runner` container or a `leader` + `worker`
+    /// group of `worker.size` + 1 pods; the config itself carries the pod-level fields.
+    fn ome(&mut self, spec: &Node) {
+        let decoder = spec.get("decoderConfig").or_else(|| spec.get("decoder"));
+        let engine = spec.get("engineConfig").or_else(|| spec.get("engine"));
+        let engine_role = decoder.map(|_| "prefill".to_string());
+        for (cfg, role) in [(engine, engine_role), (decoder, Some("decode".to_string()))] {
+            let Some(cfg) = cfg else { continue };
+            let worker_pods = cfg
+                .get("worker")
+                .and_then(|w| w.get("size"))
+                .and_then(count_of);
+            let g = Group {
+                role,
+                pods: worker_pods.map(|n| n + 1),
+                ..Group::default()
+            };
+            let (pod, runner) = match cfg.get("leader") {
+                Some(leader) => (leader, leader.get("runner")),
+                None => (cfg, cfg.get("runner")),
+            };
+            if let Some(runner) = runner {
+                self.container(runner, Some(pod), &g);
+            }
+        }
+    }
+
+    /// KServe LLMInferenceService: the controller's template runs
+    /// `vllm serve /mnt/models ... {{ --tensor-parallel-size .Spec.Parallelism.Tensor }} ... ${VLLM_ADDITIONAL_ARGS}`
+    /// (kserve config/llmisvcconfig/config-llm-template.yaml), so the launch is rebuilt from
+    /// `spec.model.uri`, `parallelism` and that env var. Decode is `spec.template` when a
+    /// `spec.prefill` exists, whose own template is the prefill half.
+    fn llm_inference_service(&mut self, spec: &Node) {
+        let prefill = spec.get("prefill");
+        let main_role = prefill.map(|_| "decode".to_string());
+        for (part, role) in [
+            (Some(spec), main_role),
+            (prefill, Some("prefill".to_string())),
+        ] {
+            let Some(part) = part else { continue };
+            let pod = part.get("template");
+            let Some(main) = named_or_first(pod.and_then(|p| p.get("containers")), "main") else {
+                continue;
+            };
+            let g = Group {
+                role,
+                ..Group::default()
+            };
+            if let Some(launch) = self.llmisvc_launch(spec, part, main) {
+                let launch = self.finish(launch, main, pod, &g);
+                self.out.push(launch);
+            }
+        }
+    }
+
+    fn llmisvc_launch(&self, spec: &Node, part: &Node, main: &Node) -> Option<Launch> {
+        let command = main.get("name").map_or(main.loc, |n| n.loc);
+        let mut args = Vec::new();
+        if let Some(uri) = spec.get("model").and_then(|m| m.get("uri")) {
+            let w = scalar::word(self.src, uri)?;
+            let skip = w
+                .chars
+                .iter()
+                .map(|(c, _)| *c)
+                .collect::<String>()
+                .find("://")
+                .map_or(0, |i| i + 3);
+            args.push(arg_of(&MappedWord {
+                chars: w.chars[skip..].to_vec(),
+                ..w
+            }));
+        }
+        let parallelism = part.get("parallelism").or_else(|| spec.get("parallelism"));
+        for (key, flag) in [
+            ("tensor", "--tensor-parallel-size"),
+            ("pipeline", "--pipeline-parallel-size"),
+            ("data", "--data-parallel-size"),
+        ] {
+            if let Some((k, v)) = entries(parallelism)
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+            {
+                args.push(crate::launch::Arg::new(flag, k.loc));
+                args.extend(scalar::word(self.src, v).map(|w| arg_of(&w)));
+            }
+        }
+        let env = self.env(main);
+        if let Some((_, extra)) = env.iter().find(|(n, _)| n == "VLLM_ADDITIONAL_ARGS") {
+            args.extend(shell::split_words(self.file, extra).iter().map(arg_of));
+        }
+        args.extend(self.words(main.get("args"), &env).iter().map(arg_of));
+        Some(Launch {
+            engine: Engine::Vllm,
+            command,
+            args,
+            env: env.iter().map(|(n, w)| (n.clone(), arg_of(w))).collect(),
+            object: None,
+            placement: Placement::default(),
+            role_hint: None,
+            group: None,
+            engine_version: None,
+        })
+    }
+}
+
+fn dynamo_group(svc: &Node, role_key: &str) -> Group {
+    let resources = svc.get("resources");
+    Group {
+        role: text(Some(svc), role_key),
+        pods: svc
+            .get("multinode")
+            .and_then(|m| m.get("nodeCount"))
+            .and_then(count_of),
+        gpus: super::placement::gpus(resources).0,
+        service: None,
+    }
+}

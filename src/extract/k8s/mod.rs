@@ -1,0 +1,309 @@
+//! Kubernetes objects → engine launches: workloads with pod templates, and the serving CRDs that
+//! wrap them (`crds`). Each container's `command` + `args` is an exec-form argv, with Kubernetes
+//! `$(VAR)` references expanded from the container's env first; the shell reader takes it from there
+//! (`sh -c` strings included).
+
+mod crds;
+pub mod placement;
+pub mod scalar;
+
+use crate::extract::shell::{self, MappedWord};
+use crate::launch::{Arg, Launch, ObjectRef};
+use crate::source::{FileId, Loc, SourceFile};
+use crate::yaml::{Node, Value};
+use placement::items;
+
+/// Launches in one Kubernetes object (a document with `apiVersion` and `kind`).
+pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Vec<Launch> {
+    let mut cx = Cx::new(file, src, doc);
+    cx.object(doc);
+    cx.out
+}
+
+/// Whether a YAML document is a Kubernetes object.
+pub fn is_object(doc: &Node) -> bool {
+    doc.get("apiVersion").is_some() && doc.get("kind").and_then(Node::as_str).is_some()
+}
+
+/// What the object says around a pod template: the role it plays, pods per group, and a GPU
+/// count or type given outside the containers (Dynamo's `resources.limits.gpu`).
+#[derive(Debug, Clone, Default)]
+struct Group {
+    role: Option<String>,
+    pods: Option<u32>,
+    gpus: Option<u32>,
+    /// Names the container in findings when the container itself has no name (Dynamo services).
+    service: Option<String>,
+}
+
+/// Walks one object, collecting launches.
+struct Cx<'a> {
+    file: FileId,
+    src: &'a SourceFile,
+    kind: String,
+    namespace: Option<String>,
+    name: String,
+    out: Vec<Launch>,
+}
+
+impl<'a> Cx<'a> {
+    fn new(file: FileId, src: &'a SourceFile, doc: &Node) -> Self {
+        let meta = doc.get("metadata");
+        let text = |key: &str| meta.and_then(|m| m.get(key)).and_then(Node::scalar_text);
+        Cx {
+            file,
+            src,
+            kind: doc
+                .get("kind")
+                .and_then(Node::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            namespace: text("namespace"),
+            name: text("name")
+                .or_else(|| text("generateName"))
+                .unwrap_or_default(),
+            out: Vec::new(),
+        }
+    }
+
+    fn object(&mut self, doc: &Node) {
+        let spec = doc.get("spec");
+        let g = Group::default();
+        match self.kind.as_str() {
+            "Pod" => self.pod_spec(spec, &g),
+            "Deployment" | "StatefulSet" | "Job" | "DaemonSet" | "ReplicaSet" => {
+                self.pod_template(spec.and_then(|s| s.get("template")), &g)
+            }
+            "CronJob" => {
+                let job = spec
+                    .and_then(|s| s.get("jobTemplate"))
+                    .and_then(|j| j.get("spec"));
+                self.pod_template(job.and_then(|j| j.get("template")), &g)
+            }
+            "AdmissionReview" => self.review(doc),
+            "List" => self.list(doc),
+            _ => self.crd(spec),
+        }
+    }
+
+    /// A `kind: List` (what `kubectl get -o yaml` prints): each item is an object.
+    fn list(&mut self, doc: &Node) {
+        for item in items(doc.get("items")).filter(|i| is_object(i)) {
+            self.out.extend(launches(self.file, self.src, item));
+        }
+    }
+
+    /// An AdmissionReview carries the object under review in `request.object`.
+    fn review(&mut self, doc: &Node) {
+        if let Some(obj) = doc
+            .get("request")
+            .and_then(|r| r.get("object"))
+            .filter(|o| is_object(o))
+        {
+            self.out.extend(launches(self.file, self.src, obj));
+        }
+    }
+
+    fn pod_template(&mut self, template: Option<&Node>, g: &Group) {
+        self.pod_spec(template.and_then(|t| t.get("spec")), g);
+    }
+
+    fn pod_spec(&mut self, spec: Option<&Node>, g: &Group) {
+        let Some(spec) = spec else { return };
+        for c in items(spec.get("containers")) {
+            self.container(c, Some(spec), g);
+        }
+    }
+
+    /// One container: its argv, read with its env, and where it runs.
+    fn container(&mut self, c: &Node, pod: Option<&Node>, g: &Group) {
+        let env = self.env(c);
+        let mut argv = self.words(c.get("command"), &env);
+        if argv.is_empty() {
+            argv = self.image_entrypoint(c);
+        }
+        argv.extend(self.words(c.get("args"), &env));
+        for launch in shell::exec_launches(self.file, &argv, &env) {
+            let launch = self.finish(launch, c, pod, g);
+            self.out.push(launch);
+        }
+    }
+
+    /// The container's `env` entries whose value is written out; each may use earlier ones.
+    fn env(&self, c: &Node) -> Vec<(String, MappedWord)> {
+        let mut env: Vec<(String, MappedWord)> = Vec::new();
+        for e in items(c.get("env")) {
+            let (Some(name), Some(value)) = (e.get("name").and_then(Node::as_str), e.get("value"))
+            else {
+                continue;
+            };
+            if let Some(w) = scalar::word(self.src, value) {
+                let w = expand(&w, &env);
+                env.push((name.to_string(), w));
+            }
+        }
+        env
+    }
+
+    /// The scalars of a `command` / `args` list with `$(VAR)` expanded.
+    fn words(&self, list: Option<&Node>, env: &[(String, MappedWord)]) -> Vec<MappedWord> {
+        items(list)
+            .filter_map(|n| scalar::word(self.src, n))
+            .map(|w| expand(&w, env))
+            .collect()
+    }
+
+    /// Without a `command`, the image's entrypoint runs: `vllm/vllm-openai` images start
+    /// `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`: `ENTRYPOINT ["vllm", "serve"]`).
+    fn image_entrypoint(&self, c: &Node) -> Vec<MappedWord> {
+        let Some(image) = c
+            .get("image")
+            .filter(|i| i.as_str().is_some_and(|s| s.contains("vllm-openai")))
+        else {
+            return Vec::new();
+        };
+        synthetic_words(&["vllm", "serve"], image.loc)
+    }
+
+    /// Fills in what the object tells about the launch.
+    fn finish(&self, mut l: Launch, c: &Node, pod: Option<&Node>, g: &Group) -> Launch {
+        let (gpus, mig) = placement::gpus(c.get("resources"));
+        let image = c
+            .get("image")
+            .and_then(|i| Some((i.as_str()?.to_string(), i.loc)));
+        l.engine_version = image
+            .as_ref()
+            .and_then(|(i, loc)| Some((placement::image_version(i, l.engine.name())?, *loc)));
+        l.placement.gpus_per_pod = gpus.or(g.gpus).or(l.placement.gpus_per_pod);
+        l.placement.gpu = mig.or_else(|| pod.and_then(placement::gpu_type));
+        l.placement.pods = Some(g.pods.unwrap_or(1));
+        l.placement.image = image;
+        let container = c
+            .get("name")
+            .and_then(Node::scalar_text)
+            .or_else(|| g.service.clone());
+        l.object = Some(self.object_ref(container));
+        l.role_hint = g.role.clone();
+        l.group = Some(self.group_id());
+        l
+    }
+
+    fn object_ref(&self, container: Option<String>) -> ObjectRef {
+        ObjectRef {
+            kind: self.kind.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            container,
+        }
+    }
+
+    fn group_id(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{}/{ns}/{}", self.kind, self.name),
+            None => format!("{}/{}", self.kind, self.name),
+        }
+    }
+}
+
+/// Kubernetes `$(VAR)` expansion (kubernetes `third_party/forked/golang/expansion`): a defined
+/// variable is replaced by its value, `$$` is a literal `$`, an undefined reference stays as
+/// written and is recorded as unresolved.
+pub fn expand(w: &MappedWord, env: &[(String, MappedWord)]) -> MappedWord {
+    let cs = &w.chars;
+    let mut out = MappedWord {
+        chars: Vec::with_capacity(cs.len()),
+        loc: w.loc,
+        unresolved: Vec::new(),
+    };
+    let mut i = 0;
+    while i < cs.len() {
+        let next = cs.get(i + 1).map(|c| c.0);
+        if cs[i].0 == '$' && next == Some('$') {
+            out.chars.push(('$', cs[i].1.start..cs[i + 1].1.end));
+            i += 2;
+            continue;
+        }
+        let Some((name, end)) = reference(cs, i) else {
+            out.chars.push(cs[i].clone());
+            i += 1;
+            continue;
+        };
+        let span = cs[i].1.start..cs[end].1.end;
+        match env.iter().rev().find(|(n, _)| *n == name) {
+            Some((_, value)) => {
+                let base = out.chars.len();
+                out.unresolved.extend(
+                    value
+                        .unresolved
+                        .iter()
+                        .map(|(at, n)| (base + at, n.clone())),
+                );
+                out.chars
+                    .extend(value.chars.iter().map(|(c, _)| (*c, span.clone())));
+            }
+            None => {
+                out.unresolved.push((out.chars.len(), name));
+                out.chars.extend(cs[i..=end].iter().cloned());
+            }
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// `$(NAME)` at `i`: the name and the index of the closing parenthesis.
+fn reference(cs: &[(char, std::ops::Range<usize>)], i: usize) -> Option<(String, usize)> {
+    if cs.get(i)?.0 != '$' || cs.get(i + 1)?.0 != '(' {
+        return None;
+    }
+    let close = (i + 2..cs.len()).find(|&j| cs[j].0 == ')')?;
+    let name: String = cs[i + 2..close].iter().map(|(c, _)| *c).collect();
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    valid.then_some((name, close))
+}
+
+/// Words that are not written in the input (an image's entrypoint), all pointing at `at`.
+pub fn synthetic_words(words: &[&str], at: Loc) -> Vec<MappedWord> {
+    words
+        .iter()
+        .map(|w| MappedWord {
+            chars: w.chars().map(|ch| (ch, at.range())).collect(),
+            loc: at,
+            unresolved: Vec::new(),
+        })
+        .collect()
+}
+
+/// A mapped word as an argv token.
+fn arg_of(w: &MappedWord) -> Arg {
+    let mut unresolved: Vec<String> = Vec::new();
+    for (_, n) in &w.unresolved {
+        if !unresolved.contains(n) {
+            unresolved.push(n.clone());
+        }
+    }
+    Arg {
+        text: w.chars.iter().map(|(c, _)| *c).collect(),
+        loc: w.loc,
+        unresolved,
+    }
+}
+
+/// The first item of a list whose `name` is `name`, else the first item.
+fn named_or_first<'n>(list: Option<&'n Node>, name: &str) -> Option<&'n Node> {
+    let mut all = items(list);
+    let first = all.clone().next();
+    all.find(|c| c.get("name").and_then(Node::as_str) == Some(name))
+        .or(first)
+}
+
+/// The entries of a mapping node.
+fn entries(node: Option<&Node>) -> &[(Node, Node)] {
+    match node.map(|n| &n.value) {
+        Some(Value::Map(e)) => e,
+        _ => &[],
+    }
+}

@@ -1,0 +1,129 @@
+//! A YAML string scalar as characters mapped back to the file bytes they were written at, so that
+//! words inside `sh -c` strings and `args` strings point at their exact place.
+//!
+//! The decoders cover the common styles (plain, single- and double-quoted on one line, literal and
+//! folded blocks); a decoding is used only when it reproduces the parser's value exactly, else every
+//! character maps to the whole scalar, which is coarse but never wrong.
+
+use crate::extract::shell::MappedWord;
+use crate::source::SourceFile;
+use crate::yaml::Node;
+use std::ops::Range;
+
+type Mapped = Vec<(char, Range<usize>)>;
+
+/// The scalar's text (`8` for an int) as a mapped word; `None` for null, sequences and mappings.
+pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
+    let value = node.scalar_text()?;
+    let raw = src.text.get(node.loc.range()).unwrap_or("");
+    let base = node.loc.start;
+    let chars = [
+        quoted(raw, base),
+        block(&src.text, raw, base, false),
+        block(&src.text, raw, base, true),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(|m| matches_value(m, &value, node.loc.end))
+    .unwrap_or_else(|| value.chars().map(|c| (c, node.loc.range())).collect());
+    Some(MappedWord {
+        chars,
+        loc: node.loc,
+        unresolved: Vec::new(),
+    })
+}
+
+/// The decoding if it spells `value`; block scalars may differ by trailing newlines (chomping).
+fn matches_value(mut m: Mapped, value: &str, end: usize) -> Option<Mapped> {
+    while m.last().is_some_and(|(c, _)| *c == '\n') && m.len() > value.chars().count() {
+        m.pop();
+    }
+    while m.len() < value.chars().count() && value[..].ends_with('\n') {
+        m.push(('\n', end..end));
+    }
+    m.iter().map(|(c, _)| *c).eq(value.chars()).then_some(m)
+}
+
+fn chars_at(text: &str, base: usize) -> impl Iterator<Item = (char, Range<usize>)> + '_ {
+    text.char_indices()
+        .map(move |(i, c)| (c, base + i..base + i + c.len_utf8()))
+}
+
+/// A one-line quoted scalar: `'it''s'` or `"a \"b\""`.
+fn quoted(raw: &str, base: usize) -> Option<Mapped> {
+    if raw.contains('\n') || raw.len() < 2 {
+        return None;
+    }
+    let (quote, inner) = (raw.chars().next()?, &raw[1..raw.len() - 1]);
+    if !raw.ends_with(quote) || !matches!(quote, '\'' | '"') {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut it = chars_at(inner, base + 1).peekable();
+    while let Some((c, r)) = it.next() {
+        let escape = (quote == '\'' && c == '\'') || (quote == '"' && c == '\\');
+        match (escape, it.next_if(|_| escape)) {
+            (true, Some((e, er))) => out.push((unescape(quote, e)?, r.start..er.end)),
+            (true, None) => return None,
+            (false, _) => out.push((c, r)),
+        }
+    }
+    Some(out)
+}
+
+/// The character a YAML escape stands for; `\u`, `\x` and friends are left to the fallback.
+fn unescape(quote: char, e: char) -> Option<char> {
+    match (quote, e) {
+        ('\'', '\'') => Some('\''),
+        ('"', '"' | '\\' | '/' | ' ') => Some(e),
+        ('"', 'n') => Some('\n'),
+        ('"', 't') => Some('\t'),
+        ('"', 'r') => Some('\r'),
+        ('"', '0') => Some('\0'),
+        _ => None,
+    }
+}
+
+/// A plain or block scalar whose span starts at its first content character: later lines lose the
+/// first line's indentation (all of it when folding); `fold` joins lines with spaces and turns each
+/// blank line into a newline (plain, `>`), else newlines stay (`|`).
+fn block(text: &str, raw: &str, base: usize, fold: bool) -> Option<Mapped> {
+    if raw.starts_with(['"', '\'']) {
+        return None;
+    }
+    let indent = base - text[..base].rfind('\n').map_or(0, |i| i + 1);
+    let mut lines: Vec<(Mapped, Range<usize>)> = Vec::new();
+    let mut offset = base;
+    for (n, line) in raw.split_inclusive('\n').enumerate() {
+        let spaces = line.len() - line.trim_start_matches(' ').len();
+        let cut = match (n, fold) {
+            (0, _) => 0,
+            (_, true) => spaces,
+            (_, false) => spaces.min(indent),
+        };
+        let content = line[cut..].trim_end_matches('\n');
+        let start = offset + cut;
+        let nl = start + content.len();
+        lines.push((chars_at(content, start).collect(), nl..nl + 1));
+        offset += line.len();
+    }
+    Some(join_lines(lines, fold))
+}
+
+fn join_lines(lines: Vec<(Mapped, Range<usize>)>, fold: bool) -> Mapped {
+    let mut out = Vec::new();
+    let count = lines.len();
+    for (i, (content, nl)) in lines.iter().enumerate() {
+        let blank = content.is_empty();
+        out.extend(content.iter().cloned());
+        let next_blank = lines.get(i + 1).is_some_and(|(c, _)| c.is_empty());
+        let last = i + 1 == count;
+        match (fold, blank, next_blank || last) {
+            (false, _, _) => out.push(('\n', nl.clone())),
+            (true, true, _) => out.push(('\n', nl.clone())),
+            (true, false, true) => {}
+            (true, false, false) => out.push((' ', nl.clone())),
+        }
+    }
+    out
+}

@@ -1,0 +1,224 @@
+//! Kubernetes objects, serving CRDs, Helm values and compose files → launches. The snapshots list,
+//! per launch, what a reader of the file would: engine, role, model, TP, context, memory fraction,
+//! GPUs; expected values are what the files say.
+
+use kvlint::extract::{extract, Extracted};
+use kvlint::launch::{Arg, Launch};
+use kvlint::source::{Loc, Sources};
+use std::fmt::Write;
+
+fn load(path: &str) -> (Sources, Extracted) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut sources = Sources::default();
+    let id = sources.add(path, text);
+    let out = extract(id, &sources);
+    (sources, out)
+}
+
+/// The value of the last of `names` given as `--k v` or `--k=v` (underscores read as dashes).
+fn flag(args: &[Arg], names: &[&str]) -> Option<String> {
+    let mut found = None;
+    for (i, a) in args.iter().enumerate() {
+        let norm = a.text.replace('_', "-");
+        let (name, inline) = norm
+            .split_once('=')
+            .map_or((norm.as_str(), None), |(n, v)| (n, Some(v)));
+        if names.contains(&name) {
+            found = inline
+                .map(str::to_string)
+                .or_else(|| args.get(i + 1).map(|v| v.text.clone()));
+        }
+    }
+    found
+}
+
+fn model(l: &Launch) -> Option<String> {
+    match l.engine.name() {
+        "vllm" => l
+            .args
+            .first()
+            .filter(|a| !a.text.starts_with('-'))
+            .map(|a| a.text.clone())
+            .or_else(|| flag(&l.args, &["--model"])),
+        _ => flag(&l.args, &["--model-path", "--model"]),
+    }
+}
+
+/// One line per launch, and one per finding.
+fn summary(s: &Sources, out: &Extracted) -> String {
+    let mut text = String::new();
+    for l in &out.launches {
+        let (tp, ctx, mem) = match l.engine.name() {
+            "vllm" => (
+                &["--tensor-parallel-size", "-tp"][..],
+                &["--max-model-len"][..],
+                &["--gpu-memory-utilization"][..],
+            ),
+            _ => (
+                &["--tp", "--tp-size", "--tensor-parallel-size"][..],
+                &["--context-length"][..],
+                &["--mem-fraction-static", "--mem-frac"][..],
+            ),
+        };
+        let o = l.object.as_ref();
+        let p = &l.placement;
+        let show = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        let at = s.position(l.command);
+        let _ = writeln!(
+            text,
+            "{}:{} {} {}/{}[{}] role={} model={} tp={} ctx={} mem={} gpus={}x{} gpu={} version={} group={}",
+            at.line,
+            at.column,
+            l.engine.name(),
+            show(o.map(|o| o.kind.clone())),
+            show(o.map(|o| o.name.clone())),
+            show(o.and_then(|o| o.container.clone())),
+            show(l.role_hint.clone()),
+            show(model(l)),
+            show(flag(&l.args, tp)),
+            show(flag(&l.args, ctx)),
+            show(flag(&l.args, mem)),
+            show(p.gpus_per_pod.map(|n| n.to_string())),
+            show(p.pods.map(|n| n.to_string())),
+            show(p.gpu.as_ref().map(|g| g.0.clone())),
+            show(l.engine_version.as_ref().map(|v| v.0.clone())),
+            show(l.group.clone()),
+        );
+    }
+    for f in &out.findings {
+        let at = f.primary.map(|l| s.position(l));
+        let _ = writeln!(
+            text,
+            "{} at {:?}: {:?}",
+            f.rule,
+            at.map(|p| (p.line, p.column)),
+            f.vars
+        );
+    }
+    text
+}
+
+fn arg<'a>(l: &'a Launch, flag: &str) -> &'a Arg {
+    let i = l
+        .args
+        .iter()
+        .position(|a| a.text == flag)
+        .unwrap_or_else(|| panic!("no {flag}"));
+    &l.args[i + 1]
+}
+
+fn pos(s: &Sources, loc: Loc) -> (usize, usize, usize, usize) {
+    let p = s.position(loc);
+    (p.line, p.column, p.end_line, p.end_column)
+}
+
+#[test]
+fn multi_document_file_with_a_broken_document() {
+    let (s, out) = load("fixtures/extract/k8s/multi-doc.yaml");
+    insta::assert_snapshot!(summary(&s, &out));
+}
+
+#[test]
+fn words_inside_a_block_string_point_at_their_bytes() {
+    let (s, out) = load("fixtures/extract/k8s/multi-doc.yaml");
+    let sts = &out.launches[0];
+    // `--tp 8` on line 37, inside the `|` block: `8` at column 44.
+    assert_eq!(pos(&s, arg(sts, "--tp").loc), (37, 44, 37, 45));
+    // `$(MODEL)` is Kubernetes' expansion from the container env: the value, at the reference.
+    let m = arg(sts, "--model-path");
+    assert_eq!(
+        (m.text.as_str(), s.text(m.loc)),
+        ("zai-org/GLM-4.6", "$(MODEL)")
+    );
+    // `$CTX` is the shell's, which sees the container env exported.
+    assert_eq!(arg(sts, "--context-length").text, "131072");
+    // RANK comes from the downward API: unknown to Kubernetes, so the shell sees `$(RANK)`, a
+    // command substitution, which is unknown too.
+    assert_eq!(arg(sts, "--node-rank").unresolved, ["$(RANK)"]);
+    assert_eq!(s.text(sts.placement.gpu.as_ref().unwrap().1), "NVIDIA-H200");
+    assert_eq!(
+        s.text(sts.engine_version.as_ref().unwrap().1),
+        "lmsysorg/sglang:v0.5.21-cu129"
+    );
+}
+
+#[test]
+fn exec_form_words_point_at_their_scalars() {
+    let (s, out) = load("fixtures/extract/k8s/multi-doc.yaml");
+    let lws = &out.launches[1];
+    assert_eq!(s.text(lws.args[0].loc), "\"Qwen/Qwen3-32B\"");
+    // The image's entrypoint (`vllm serve`) stands at the image.
+    assert_eq!(s.text(lws.command), "vllm/vllm-openai:v0.11.0");
+}
+
+#[test]
+fn compose_services() {
+    let (s, out) = load("fixtures/extract/k8s/compose.yaml");
+    insta::assert_snapshot!(summary(&s, &out));
+    let sglang = &out.launches[0];
+    assert_eq!(
+        pos(&s, arg(sglang, "--mem-fraction-static").loc),
+        (7, 117, 7, 121)
+    );
+    assert_eq!(arg(sglang, "--context-length").unresolved, ["CTX"]);
+}
+
+#[test]
+fn storm_service_and_role_based_group() {
+    let (s, out) = load("fixtures/extract/k8s/crds.yaml");
+    insta::assert_snapshot!(summary(&s, &out));
+}
+
+/// `../shared/manifests/` from the repository root; `KVLINT_SHARED` points elsewhere (worktrees).
+fn manifest(name: &str) -> String {
+    let shared = std::env::var("KVLINT_SHARED").unwrap_or_else(|_| "../shared".into());
+    format!("{shared}/manifests/{name}")
+}
+
+/// The files in `../shared/manifests/`, one snapshot each.
+const MANIFESTS: &[&str] = &[
+    "admissionreview-v1-create-deployment-sglang.json",
+    "dynamo-dgd-sglang-disagg.yaml",
+    "dynamo-dgd-trtllm-configmap.yaml",
+    "kserve-llminferenceservice-vllm-pd.yaml",
+    "llmd-disaggregatedset-sglang-pd.yaml",
+    "ome-clusterservingruntime-sglang-pd.yaml",
+    "production-stack-values-vllm-pd.yaml",
+    "sglang-deployment.yaml",
+    "sglang-lws-pd-decode.yaml",
+    "sglang-lws-pd-prefill.yaml",
+];
+
+#[test]
+#[ignore = "reads ../shared"]
+fn shared_manifests() {
+    for name in MANIFESTS {
+        let (s, out) = load(&manifest(name));
+        insta::assert_snapshot!(name.replace('.', "_"), summary(&s, &out));
+    }
+}
+
+#[test]
+#[ignore = "reads ../shared"]
+fn shared_manifests_check_without_panics() {
+    use kvlint::pipeline::{Options, Outcome};
+    let opts = Options {
+        gpu: Some(kvlint::gpu::parse_spec("h200").unwrap()),
+        ..Options::default()
+    };
+    for name in MANIFESTS {
+        let path = manifest(name);
+        let mut outcome = Outcome::default();
+        let file = outcome
+            .sources
+            .add(path.clone(), std::fs::read_to_string(&path).unwrap());
+        outcome.check_file(file, &opts, None);
+        // Every launch is checked and reported; TRT-LLM (Dynamo's trtllm worker) is not an engine here yet.
+        assert_eq!(
+            outcome.launches.len(),
+            load(&path).1.launches.len(),
+            "{name}"
+        );
+        kvlint::report::render_all(&outcome);
+    }
+}
