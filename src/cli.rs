@@ -1,13 +1,17 @@
 //! Command line: clap arguments, subcommands and exit codes (DESIGN.md "CLI contract").
 
+use crate::config::{self, Config};
 use crate::extract;
 use crate::gpu;
 use crate::pipeline::{Options, Outcome};
 use crate::probe;
-use crate::report::{self, human, json};
-use crate::rules::{self, Level};
+use crate::report::{self, github, human, json, sarif, summary, Rendered};
+use crate::rules;
 use crate::version::Version;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{
+    ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
+};
+use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
@@ -88,14 +92,36 @@ pub struct CheckArgs {
     pub paths: Vec<String>,
     #[command(flatten)]
     pub hardware: Hardware,
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// Report format; repeat with `--output` to write several reports in one run
+    /// (`--format sarif --output k.sarif --format github`). Default: human.
+    #[arg(long, value_enum, action = ArgAction::Append)]
+    pub format: Vec<Format>,
+    /// Write the report of the `--format` before it to FILE instead of stdout.
+    #[arg(long, short, value_name = "FILE", action = ArgAction::Append)]
+    pub output: Vec<PathBuf>,
+    /// Lowest level that makes the run fail (exit 1). Default: kvlint.toml's `fail-on`, else deny.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// The configuration file. Default: the nearest kvlint.toml from the first input upward.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Write a Markdown summary (launches, pool vs context, findings) to FILE. With
+    /// `--format github` it defaults to `$GITHUB_STEP_SUMMARY` (appended) when that is set.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Ignore every `kvlint: ignore[...]` comment and `kvlint.io/ignore` annotation.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Where each report goes, from the order of `--format` and `--output` (set by [`run_from`]).
+    #[arg(skip)]
+    pub targets: Vec<Target>,
+}
+
+/// One report of a run: its format and file (`None`: stdout).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
     pub format: Format,
-    /// Write the report to FILE instead of stdout.
-    #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Lowest level that makes the run fail (exit 1).
-    #[arg(long, value_enum, default_value_t = FailOn::Deny)]
-    pub fail_on: FailOn,
 }
 
 #[derive(Debug, Args)]
@@ -113,6 +139,10 @@ pub struct CapacityArgs {
 pub enum Format {
     Human,
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions annotations (workflow commands).
+    Github,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -121,11 +151,7 @@ pub enum ListFormat {
     Json,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FailOn {
-    Warn,
-    Deny,
-}
+pub use crate::config::FailOn;
 
 /// A whole-run failure: one line on stderr, exit code 2 (usage or input) or 4 (no hardware).
 #[derive(Debug)]
@@ -154,6 +180,95 @@ impl From<NoHardware> for Failure {
 }
 
 type Run = Result<i32, Failure>;
+
+/// Parses the process arguments, runs them and returns the exit code. Unlike [`run`] it also
+/// pairs each `--output` with the `--format` before it, which needs the arguments' order.
+pub fn run_from(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
+    let matches = Cli::command()
+        .try_get_matches_from(args)
+        .unwrap_or_else(|e| e.exit());
+    let mut cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    if let (Command::Check(a), Some(("check", m))) = (&mut cli.command, matches.subcommand()) {
+        match targets(m) {
+            Ok(t) => a.targets = t,
+            Err(UsageError(msg)) => {
+                eprintln!("kvlint: {msg}");
+                return exit::USAGE;
+            }
+        }
+    }
+    run(cli)
+}
+
+/// Pairs outputs with formats: an `--output` writes the report of the nearest `--format` before
+/// it; one `--format` and one `--output` pair in any order; at most one report goes to stdout.
+fn targets(m: &ArgMatches) -> Result<Vec<Target>, UsageError> {
+    let indexed =
+        |id: &str| -> Vec<usize> { m.indices_of(id).map(Iterator::collect).unwrap_or_default() };
+    let formats: Vec<Format> = m
+        .get_many::<Format>("format")
+        .map(|v| v.copied().collect())
+        .unwrap_or_default();
+    let outputs: Vec<PathBuf> = m
+        .get_many::<PathBuf>("output")
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default();
+    pair(
+        &indexed("format")
+            .into_iter()
+            .zip(formats)
+            .collect::<Vec<_>>(),
+        &indexed("output")
+            .into_iter()
+            .zip(outputs)
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn pair(
+    formats: &[(usize, Format)],
+    outputs: &[(usize, PathBuf)],
+) -> Result<Vec<Target>, UsageError> {
+    let mut out: Vec<Target> = formats
+        .iter()
+        .map(|(_, f)| Target {
+            format: *f,
+            output: None,
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(Target {
+            format: Format::Human,
+            output: None,
+        });
+    }
+    if out.len() == 1 && outputs.len() <= 1 {
+        out[0].output = outputs.first().map(|(_, p)| p.clone());
+        return Ok(out);
+    }
+    for (at, path) in outputs {
+        let slot = formats
+            .iter()
+            .rposition(|(i, _)| i < at)
+            .filter(|&k| out[k].output.is_none());
+        let k = slot.ok_or_else(|| {
+            UsageError(format!(
+                "--output {} must follow the --format it writes, one --output per --format",
+                path.display()
+            ))
+        })?;
+        out[k].output = Some(path.clone());
+    }
+    if out.iter().filter(|t| t.output.is_none()).count() > 1 {
+        return Err(UsageError(
+            "only one --format can write to stdout; give the others --output FILE".into(),
+        ));
+    }
+    Ok(out)
+}
 
 /// Runs the parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> i32 {
@@ -211,6 +326,7 @@ fn options(h: &Hardware) -> Result<Options, Failure> {
         node_gpu,
         model_config: h.model_config.clone(),
         engine_version,
+        ..Options::default()
     })
 }
 
@@ -234,26 +350,96 @@ fn color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
-fn check(a: CheckArgs) -> Run {
-    let opts = options(&a.hardware)?;
+/// The configuration of a check: `--config FILE`, else the nearest kvlint.toml, else defaults.
+fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
+    let path = match &a.config {
+        Some(p) => Some(p.clone()),
+        None => {
+            let first = a
+                .paths
+                .iter()
+                .find(|p| *p != "-")
+                .map_or_else(|| PathBuf::from("."), PathBuf::from);
+            config::discover(&first)
+        }
+    };
+    path.map_or_else(
+        || Ok(Config::default()),
+        |p| config::load(&p).map_err(|e| UsageError(e.to_string())),
+    )
+}
+
+fn check(mut a: CheckArgs) -> Run {
+    let cfg = load_config(&a)?;
+    let h = &mut a.hardware;
+    h.gpu = h.gpu.take().or_else(|| cfg.gpu.clone());
+    h.engine_version = h
+        .engine_version
+        .take()
+        .or_else(|| cfg.engine_version.clone());
+    let opts = Options {
+        rules: cfg.rules.clone(),
+        ..options(h)?
+    };
     let mut outcome = Outcome::default();
     for input in &a.paths {
-        for (name, text, base) in read_input(input)? {
+        for (name, text, base) in read_input(input, &cfg)? {
             let file = outcome.sources.add(name, text);
             outcome.check_file(file, &opts, base.as_deref());
         }
     }
-    let findings = report::render_all(&outcome);
-    let text = match a.format {
-        Format::Human => human::render(&outcome, &findings, a.output.is_none() && color()),
-        Format::Json => format!("{:#}\n", json::check(&outcome, &findings)),
+    if !a.no_ignore {
+        outcome.apply_suppressions(&opts.rules);
+    }
+    let findings = report::render_with(&outcome, &opts.rules);
+    let targets = if a.targets.is_empty() {
+        pair(&[], &[])?
+    } else {
+        a.targets.clone()
     };
-    write_report(a.output.as_deref(), &text)?;
-    let fail_on = match a.fail_on {
-        FailOn::Warn => Level::Warn,
-        FailOn::Deny => Level::Deny,
+    for t in &targets {
+        let text = match t.format {
+            Format::Human => human::render(&outcome, &findings, t.output.is_none() && color()),
+            Format::Json => format!("{:#}\n", json::check(&outcome, &findings)),
+            Format::Sarif => {
+                sarif::render(&findings, &report::render_suppressed(&outcome, &opts.rules))
+            }
+            Format::Github => github::render(&findings),
+        };
+        write_report(t.output.as_deref(), &text)?;
+    }
+    write_summary(&a, &targets, &outcome, &findings)?;
+    let fail_on = a.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Deny);
+    Ok(report::exit_code(&findings, fail_on.level()))
+}
+
+/// `--summary FILE` (overwritten), else `$GITHUB_STEP_SUMMARY` (appended) with `--format github`.
+fn write_summary(
+    a: &CheckArgs,
+    targets: &[Target],
+    outcome: &Outcome,
+    findings: &[Rendered],
+) -> Result<(), UsageError> {
+    let github = targets.iter().any(|t| t.format == Format::Github);
+    let (path, append) = match &a.summary {
+        Some(p) => (p.clone(), false),
+        None => match std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| github && !v.is_empty()) {
+            Some(p) => (PathBuf::from(p), true),
+            None => return Ok(()),
+        },
     };
-    Ok(report::exit_code(&findings, fail_on))
+    let text = summary::render(outcome, findings);
+    let written = if append {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+    } else {
+        std::fs::write(&path, text)
+    };
+    written.map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))
 }
 
 fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
@@ -268,7 +454,10 @@ fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
 }
 
 /// Files an input names: itself, every checkable file below a directory, or stdin.
-fn read_input(input: &str) -> Result<Vec<(String, String, Option<PathBuf>)>, UsageError> {
+fn read_input(
+    input: &str,
+    cfg: &Config,
+) -> Result<Vec<(String, String, Option<PathBuf>)>, UsageError> {
     if input == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -278,7 +467,7 @@ fn read_input(input: &str) -> Result<Vec<(String, String, Option<PathBuf>)>, Usa
     }
     let path = Path::new(input);
     let files = if path.is_dir() {
-        walk(path)?
+        walk(path, cfg)?
     } else {
         vec![path.to_path_buf()]
     };
@@ -293,8 +482,9 @@ fn read_input(input: &str) -> Result<Vec<(String, String, Option<PathBuf>)>, Usa
         .collect()
 }
 
-/// Checkable files below a directory, sorted, skipping hidden and build directories.
-fn walk(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
+/// Checkable files below a directory, sorted, skipping hidden and build directories and what
+/// kvlint.toml excludes.
+fn walk(dir: &Path, cfg: &Config) -> Result<Vec<PathBuf>, UsageError> {
     let mut out = Vec::new();
     let entries = std::fs::read_dir(dir)
         .map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?;
@@ -303,11 +493,15 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
             .map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?
             .path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.') || name == "target" || name == "node_modules" {
+        if name.starts_with('.')
+            || name == "target"
+            || name == "node_modules"
+            || cfg.excluded(&path)
+        {
             continue;
         }
         if path.is_dir() {
-            out.extend(walk(&path)?);
+            out.extend(walk(&path, cfg)?);
         } else if checkable(name) {
             out.push(path);
         }

@@ -5,6 +5,7 @@
 
 pub mod capacity;
 pub mod cli;
+pub mod config;
 pub mod engine;
 pub mod extract;
 pub mod finding;
@@ -16,5 +17,6 @@ pub mod probe;
 pub mod report;
 pub mod rules;
 pub mod source;
+pub mod suppress;
 pub mod version;
 pub mod yaml;

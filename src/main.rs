@@ -1,4 +1,3 @@
-use clap::Parser;
 use kvlint::cli::{self, exit};
 
 fn main() {
@@ -8,6 +7,7 @@ fn main() {
             "kvlint: internal error: {info}. Please report this with the input that caused it."
         );
     }));
-    let code = std::panic::catch_unwind(|| cli::run(cli::Cli::parse())).unwrap_or(exit::INTERNAL);
+    let code =
+        std::panic::catch_unwind(|| cli::run_from(std::env::args_os())).unwrap_or(exit::INTERNAL);
     std::process::exit(code);
 }

@@ -2,6 +2,7 @@
 //! A problem with one launch becomes a finding on that launch; it never hides the others.
 
 use crate::capacity::{self, Inputs, Plan};
+use crate::config::RuleSettings;
 use crate::engine::{self, EngineArgs, ParseContext};
 use crate::extract;
 use crate::finding::Finding;
@@ -10,6 +11,7 @@ use crate::launch::{Engine, Launch};
 use crate::model::{self, Geometry};
 use crate::rules;
 use crate::source::{FileId, Sources};
+use crate::suppress::{self, Suppressed};
 use crate::version::Version;
 use std::path::{Path, PathBuf};
 
@@ -24,6 +26,8 @@ pub struct Options {
     pub model_config: Option<PathBuf>,
     /// `--engine-version V`.
     pub engine_version: Option<Version>,
+    /// Rule levels and parameters from `kvlint.toml`.
+    pub rules: RuleSettings,
 }
 
 /// Everything kvlint learned about one launch.
@@ -45,6 +49,8 @@ pub struct Outcome {
     pub sources: Sources,
     pub launches: Vec<LaunchOutcome>,
     pub findings: Vec<Finding>,
+    /// Findings hidden by a suppression with a reason.
+    pub suppressed: Vec<Suppressed>,
 }
 
 /// A whole-run failure (exit code 2).
@@ -106,6 +112,7 @@ impl Outcome {
                         args: &args,
                         model: m,
                         at: launch.command,
+                        settings: &opts.rules,
                     };
                     findings.extend(rules::evaluate(&subject));
                     plan = Some(p);
@@ -127,6 +134,20 @@ impl Outcome {
             plan,
             version_source,
         });
+    }
+
+    /// Moves findings covered by a suppression comment or annotation (with a reason) to
+    /// `suppressed`, and adds SUP001/SUP002 for suppressions without a reason or without a use.
+    /// Findings of rules configured to `allow` are left alone: they are never reported.
+    pub fn apply_suppressions(&mut self, settings: &RuleSettings) {
+        let all = suppress::collect(&self.sources);
+        let findings = std::mem::take(&mut self.findings);
+        let visible = |f: &Finding| {
+            rules::find(f.rule).is_some_and(|r| settings.level(r) != rules::Level::Allow)
+        };
+        let applied = suppress::apply(findings, &all, &self.sources, visible);
+        self.findings = applied.kept;
+        self.suppressed = applied.suppressed;
     }
 
     /// The engine version the launch runs: `--engine-version`, else the release its image tag names,

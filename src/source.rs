@@ -98,6 +98,10 @@ impl Sources {
     pub fn get(&self, id: FileId) -> &SourceFile {
         &self.files[id.0]
     }
+    /// Every loaded file with its id.
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files.iter().enumerate().map(|(i, f)| (FileId(i), f))
+    }
     pub fn find(&self, name: &str) -> Option<FileId> {
         self.files.iter().position(|f| f.name == name).map(FileId)
     }

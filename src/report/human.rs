@@ -98,7 +98,7 @@ pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
         out.push('\n');
     }
     out.push_str(&launch_lines(outcome, findings));
-    out.push_str(&summary(findings));
+    out.push_str(&summary(findings, outcome.suppressed.len()));
     out
 }
 
@@ -108,16 +108,7 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
     for (i, lo) in outcome.launches.iter().enumerate() {
         let pos = outcome.sources.position(lo.launch.command);
         let file = &outcome.sources.get(lo.file).name;
-        let worst = findings
-            .iter()
-            .filter(|f| f.finding.launch == Some(i))
-            .map(|f| f.level)
-            .max();
-        let verdict = match worst {
-            Some(Level::Deny) => "refused",
-            Some(Level::Warn) => "passes with warnings",
-            _ => "passes",
-        };
+        let verdict = super::verdict(outcome, findings, i);
         let what = match &lo.plan {
             Some(p) => format!(
                 "{} {} {} {} on {}×{} (TP {}): pool {} tokens (band {}–{}) for a context of {}",
@@ -144,11 +135,17 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
     out
 }
 
-fn summary(findings: &[Rendered]) -> String {
+/// `1 error, 2 warnings`, plus `, 1 suppressed` when suppressions hid findings.
+pub fn summary(findings: &[Rendered], suppressed: usize) -> String {
     let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
     let (e, w) = (count(Level::Deny), count(Level::Warn));
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    format!("{}, {}\n", plural(e, "error"), plural(w, "warning"))
+    let hidden = if suppressed > 0 {
+        format!(", {suppressed} suppressed")
+    } else {
+        String::new()
+    };
+    format!("{}, {}{hidden}\n", plural(e, "error"), plural(w, "warning"))
 }
 
 /// `kvlint capacity` in human form: the plan, its terms and assumptions, then any findings.

@@ -76,6 +76,7 @@ pub fn check(outcome: &Outcome, findings: &[Rendered]) -> Value {
         "schema_version": SCHEMA_VERSION,
         "launches": outcome.launches.iter().map(|l| check_launch(l, outcome)).collect::<Vec<_>>(),
         "findings": findings,
+        "suppressed": outcome.suppressed.len(),
     })
 }
 

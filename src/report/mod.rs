@@ -1,9 +1,13 @@
 //! Reports: findings rendered with their rule's level and wording, and one printer per format.
 //! Checks never format output; printers never compute.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod sarif;
+pub mod summary;
 
+use crate::config::RuleSettings;
 use crate::finding::Finding;
 use crate::launch::ObjectRef;
 use crate::pipeline::Outcome;
@@ -30,15 +34,39 @@ pub struct Rendered {
     pub primary: Option<Loc>,
     #[serde(skip)]
     pub finding: Finding,
+    /// The reason a suppression gave, for a suppressed finding.
+    #[serde(skip)]
+    pub suppression: Option<String>,
 }
 
-/// Renders every finding of a run, worst first, then by file and line.
+/// Renders every finding of a run at the rules' own levels, worst first, then by file and line.
 pub fn render_all(outcome: &Outcome) -> Vec<Rendered> {
-    let mut out: Vec<Rendered> = outcome
-        .findings
-        .iter()
-        .filter_map(|f| render(f, &outcome.sources))
-        .collect();
+    render_with(outcome, &RuleSettings::default())
+}
+
+/// Renders every reported finding at the levels `kvlint.toml` sets.
+pub fn render_with(outcome: &Outcome, settings: &RuleSettings) -> Vec<Rendered> {
+    sorted(
+        outcome
+            .findings
+            .iter()
+            .filter_map(|f| render(f, &outcome.sources, settings))
+            .collect(),
+    )
+}
+
+/// Renders the findings suppressions hid, each with its reason.
+pub fn render_suppressed(outcome: &Outcome, settings: &RuleSettings) -> Vec<Rendered> {
+    let one = |s: &crate::suppress::Suppressed| {
+        render(&s.finding, &outcome.sources, settings).map(|r| Rendered {
+            suppression: Some(s.reason.clone()),
+            ..r
+        })
+    };
+    sorted(outcome.suppressed.iter().filter_map(one).collect())
+}
+
+fn sorted(mut out: Vec<Rendered>) -> Vec<Rendered> {
     out.sort_by(|a, b| {
         b.level
             .cmp(&a.level)
@@ -47,9 +75,33 @@ pub fn render_all(outcome: &Outcome) -> Vec<Rendered> {
     out
 }
 
-fn render(f: &Finding, sources: &Sources) -> Option<Rendered> {
+/// What the run says about one launch, from its worst finding, noting what suppressions hid.
+pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> String {
+    let v = match findings
+        .iter()
+        .filter(|f| f.finding.launch == Some(launch))
+        .map(|f| f.level)
+        .max()
+    {
+        Some(Level::Deny) => "refused",
+        Some(Level::Warn) => "passes with warnings",
+        _ => "passes",
+    };
+    match outcome
+        .suppressed
+        .iter()
+        .filter(|s| s.finding.launch == Some(launch))
+        .count()
+    {
+        0 => v.to_string(),
+        n => format!("{v} ({n} suppressed)"),
+    }
+}
+
+fn render(f: &Finding, sources: &Sources, settings: &RuleSettings) -> Option<Rendered> {
     let rule = rules::find(f.rule)?;
-    if rule.level == Level::Allow {
+    let level = settings.level(rule);
+    if level == Level::Allow {
         return None;
     }
     let pos = f
@@ -67,7 +119,7 @@ fn render(f: &Finding, sources: &Sources) -> Option<Rendered> {
     Some(Rendered {
         rule: rule.id.clone(),
         name: rule.name.clone(),
-        level: rule.level,
+        level,
         message: rules::render(&rule.message, &f.vars),
         help: rules::render(&rule.help, &f.vars),
         file: pos.as_ref().map(|(n, _)| n.clone()),
@@ -84,6 +136,7 @@ fn render(f: &Finding, sources: &Sources) -> Option<Rendered> {
         ]),
         primary: f.primary,
         finding: f.clone(),
+        suppression: None,
     })
 }
 

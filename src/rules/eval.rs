@@ -3,6 +3,7 @@
 
 use super::Rule;
 use crate::capacity::{ContextSource, Plan, Role};
+use crate::config::RuleSettings;
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
@@ -16,6 +17,15 @@ pub struct Subject<'a> {
     pub model: &'a Geometry,
     /// The launch's command words, for findings with no flag to point at.
     pub at: Loc,
+    /// Levels and parameters from `kvlint.toml`.
+    pub settings: &'a RuleSettings,
+}
+
+impl Subject<'_> {
+    /// A rule parameter: `kvlint.toml`'s value, else the rule file's.
+    fn param(&self, r: &Rule, name: &str) -> Option<f64> {
+        self.settings.param(r, name)
+    }
 }
 
 /// Runs every plan-level rule on one launch.
@@ -97,7 +107,7 @@ fn pool_finding(rule: &'static str, s: &Subject) -> Finding {
 /// KV001 / KV002: even the optimistic end of the band holds less than the advertised context.
 fn pool_vs_context(r: &'static Rule, s: &Subject) -> Option<Finding> {
     let p = s.plan;
-    let ratio = r.param("min_ratio").unwrap_or(1.0);
+    let ratio = s.param(r, "min_ratio").unwrap_or(1.0);
     ((p.usable_tokens_high as f64) < p.context_length as f64 * ratio)
         .then(|| pool_finding(&r.id, s))
 }
@@ -112,7 +122,7 @@ fn pool_uncertain(r: &'static Rule, s: &Subject) -> Option<Finding> {
 /// KV003: a PD prefill pool that holds the context but with less than `min_ratio` of headroom.
 fn pool_headroom(r: &'static Rule, s: &Subject) -> Option<Finding> {
     let p = s.plan;
-    let ratio = r.param("min_ratio").unwrap_or(2.0);
+    let ratio = s.param(r, "min_ratio").unwrap_or(2.0);
     let ctx = p.context_length as f64;
     let holds = p.usable_tokens_low as f64 >= ctx;
     (p.role == Role::Prefill && holds && (p.usable_tokens_low as f64) < ctx * ratio)

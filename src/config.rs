@@ -1,0 +1,408 @@
+//! `kvlint.toml`: per-repository settings, found upward from the inputs or given with `--config`.
+//!
+//! ```toml
+//! gpu = "h200x8"              # default for --gpu
+//! engine-version = "0.5.20"   # default for --engine-version
+//! fail-on = "warn"            # default for --fail-on
+//! exclude = ["vendor/**"]     # globs, relative to this file, skipped when walking directories
+//!
+//! [rules]
+//! pool-headroom-low = "allow" # a level by rule id or name
+//! KV003 = { level = "deny", min_ratio = 3.0 }  # a level and parameters
+//! ```
+//!
+//! Every key is checked: an unknown key, rule or parameter is an error pointing at it.
+
+use crate::rules::{self, Level, Rule};
+use crate::source::SourceFile;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use schemars::JsonSchema;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The name kvlint looks for in each directory from the inputs upward.
+pub const FILE_NAME: &str = "kvlint.toml";
+
+/// The lowest level that makes a run fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    Warn,
+    Deny,
+}
+
+impl FailOn {
+    pub fn level(self) -> Level {
+        match self {
+            FailOn::Warn => Level::Warn,
+            FailOn::Deny => Level::Deny,
+        }
+    }
+}
+
+/// The file as written.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[schemars(
+    title = "kvlint.toml",
+    description = "kvlint configuration (https://github.com/kvlint/kvlint)"
+)]
+pub struct File {
+    /// GPU the launches run on when `--gpu` is not given: a catalog name or alias, optionally with a
+    /// count (`h200x8`).
+    #[schemars(with = "Option<String>")]
+    pub gpu: Option<Spanned<String>>,
+    /// Engine version when `--engine-version` is not given (e.g. `0.5.20`).
+    #[schemars(with = "Option<String>")]
+    pub engine_version: Option<Spanned<String>>,
+    /// Lowest level that fails the run when `--fail-on` is not given.
+    pub fail_on: Option<FailOn>,
+    /// Globs, relative to this file's directory, of paths skipped when walking directories.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub exclude: Vec<Spanned<String>>,
+    /// Rule levels and parameters, by rule id (`KV003`) or name (`pool-headroom-low`).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RuleEntrySchema>")]
+    pub rules: BTreeMap<Spanned<String>, Spanned<RuleEntry>>,
+}
+
+/// One `[rules]` entry: a level, or a table with an optional level and parameters.
+#[derive(Debug)]
+pub enum RuleEntry {
+    Level(String),
+    Table(Vec<(Spanned<String>, Spanned<toml::Value>)>),
+}
+
+// A hand-written visitor keeps the spans of table keys, which `#[serde(untagged)]` would lose.
+impl<'de> Deserialize<'de> for RuleEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RuleEntry;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a level (\"allow\", \"warn\", \"deny\") or a table of level and parameters",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RuleEntry, E> {
+                Ok(RuleEntry::Level(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RuleEntry, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    entries.push((key, map.next_value::<Spanned<toml::Value>>()?));
+                }
+                Ok(RuleEntry::Table(entries))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Schema-only shape of a `[rules]` entry (the file is read through [`RuleEntry`]).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // read by the schema generator only
+enum RuleEntrySchema {
+    Level(LevelSchema),
+    Table(RuleTableSchema),
+}
+
+/// Schema-only: a rule level.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // read by the schema generator only
+enum LevelSchema {
+    Allow,
+    Warn,
+    Deny,
+}
+
+/// Schema-only: a rule's level and numeric parameters (e.g. `min_ratio`).
+#[derive(JsonSchema)]
+#[allow(dead_code)] // read by the schema generator only
+struct RuleTableSchema {
+    level: Option<LevelSchema>,
+    #[serde(flatten)]
+    params: BTreeMap<String, f64>,
+}
+
+/// Rule levels and parameters after the configuration: what the evaluators and reports use.
+#[derive(Debug, Default, Clone)]
+pub struct RuleSettings {
+    levels: BTreeMap<String, Level>,
+    params: BTreeMap<(String, String), f64>,
+}
+
+impl RuleSettings {
+    /// The level a rule reports at: the configured one, else the rule's own.
+    pub fn level(&self, rule: &Rule) -> Level {
+        self.levels.get(&rule.id).copied().unwrap_or(rule.level)
+    }
+
+    /// A rule parameter: the configured value, else the rule file's.
+    pub fn param(&self, rule: &Rule, name: &str) -> Option<f64> {
+        self.params
+            .get(&(rule.id.clone(), name.to_string()))
+            .copied()
+            .or_else(|| rule.param(name))
+    }
+
+    /// Sets a rule's level (by id).
+    pub fn set_level(&mut self, id: &str, level: Level) {
+        self.levels.insert(id.to_string(), level);
+    }
+}
+
+/// A loaded, validated configuration.
+#[derive(Debug, Default)]
+pub struct Config {
+    /// The file it came from (`None`: no file, the defaults).
+    pub path: Option<PathBuf>,
+    pub gpu: Option<String>,
+    pub engine_version: Option<String>,
+    pub fail_on: Option<FailOn>,
+    pub rules: RuleSettings,
+    exclude: Option<(PathBuf, GlobSet)>,
+}
+
+/// A configuration problem, at a line and column of the file when known.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}{at}: {message}")]
+pub struct ConfigError {
+    pub path: String,
+    /// `:line:col`, or empty.
+    pub at: String,
+    pub message: String,
+}
+
+impl Config {
+    /// Whether a path found while walking a directory is excluded.
+    pub fn excluded(&self, path: &Path) -> bool {
+        let Some((dir, set)) = &self.exclude else {
+            return false;
+        };
+        let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let rel = abs.strip_prefix(dir).unwrap_or(path);
+        set.is_match(rel) || set.is_match(path)
+    }
+}
+
+/// The nearest `kvlint.toml` in the directory of `start` or above it.
+pub fn discover(start: &Path) -> Option<PathBuf> {
+    let abs = std::fs::canonicalize(start).ok()?;
+    let dir = if abs.is_dir() {
+        abs.as_path()
+    } else {
+        abs.parent()?
+    };
+    dir.ancestors()
+        .map(|d| d.join(FILE_NAME))
+        .find(|p| p.is_file())
+}
+
+/// Reads and validates a configuration file.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        path: name.clone(),
+        at: String::new(),
+        message: format!("cannot read: {e}"),
+    })?;
+    let dir = path
+        .parent()
+        .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()));
+    parse(&name, &text, dir.as_deref())
+}
+
+/// Parses configuration text; `dir` is where exclude globs are rooted.
+pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, ConfigError> {
+    let src = SourceFile::new(name, text);
+    let err = |span: Option<Range<usize>>, message: String| {
+        let at = span.map_or(String::new(), |s| {
+            let (l, c) = src.line_col(s.start);
+            format!(":{l}:{c}")
+        });
+        ConfigError {
+            path: name.to_string(),
+            at,
+            message,
+        }
+    };
+    let file: File =
+        toml::from_str(text).map_err(|e| err(e.span(), e.message().trim().to_string()))?;
+    let mut rules = RuleSettings::default();
+    for (key, entry) in &file.rules {
+        let rule = rules::find(key.get_ref()).ok_or_else(|| {
+            err(
+                Some(key.span()),
+                format!(
+                    "unknown rule `{}` (`kvlint rules` lists them)",
+                    key.get_ref()
+                ),
+            )
+        })?;
+        match entry.get_ref() {
+            RuleEntry::Level(l) => rules.set_level(
+                &rule.id,
+                level(l).ok_or_else(|| err(Some(entry.span()), bad_level(l)))?,
+            ),
+            RuleEntry::Table(items) => {
+                for (k, v) in items {
+                    apply_item(rule, k, v, &mut rules)
+                        .map_err(|(span, msg)| err(Some(span), msg))?;
+                }
+            }
+        }
+    }
+    let exclude = match dir {
+        Some(d) if !file.exclude.is_empty() => {
+            let mut b = GlobSetBuilder::new();
+            for g in &file.exclude {
+                b.add(
+                    Glob::new(g.get_ref())
+                        .map_err(|e| err(Some(g.span()), format!("exclude: {e}")))?,
+                );
+            }
+            Some((
+                d.to_path_buf(),
+                b.build().map_err(|e| err(None, format!("exclude: {e}")))?,
+            ))
+        }
+        _ => None,
+    };
+    Ok(Config {
+        path: Some(PathBuf::from(name)),
+        gpu: file.gpu.map(Spanned::into_inner),
+        engine_version: file.engine_version.map(Spanned::into_inner),
+        fail_on: file.fail_on,
+        rules,
+        exclude,
+    })
+}
+
+/// One `level = ...` or parameter of a rule table.
+fn apply_item(
+    rule: &Rule,
+    key: &Spanned<String>,
+    value: &Spanned<toml::Value>,
+    out: &mut RuleSettings,
+) -> Result<(), (Range<usize>, String)> {
+    let k = key.get_ref();
+    if k == "level" {
+        let l = value.get_ref().as_str().and_then(level);
+        let l = l.ok_or_else(|| (value.span(), bad_level(&value.get_ref().to_string())))?;
+        out.set_level(&rule.id, l);
+        return Ok(());
+    }
+    if !rule.params.contains_key(k) {
+        let known: Vec<&str> = rule.params.keys().map(String::as_str).collect();
+        let has = if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        };
+        return Err((
+            key.span(),
+            format!("{} has no parameter `{k}` (its parameters: {has})", rule.id),
+        ));
+    }
+    let n = match value.get_ref() {
+        toml::Value::Float(f) => *f,
+        toml::Value::Integer(i) => *i as f64,
+        other => {
+            return Err((
+                value.span(),
+                format!("{}.{k} must be a number, not {other}", rule.id),
+            ))
+        }
+    };
+    out.params.insert((rule.id.clone(), k.clone()), n);
+    Ok(())
+}
+
+fn level(s: &str) -> Option<Level> {
+    match s {
+        "allow" => Some(Level::Allow),
+        "warn" => Some(Level::Warn),
+        "deny" => Some(Level::Deny),
+        _ => None,
+    }
+}
+
+fn bad_level(s: &str) -> String {
+    format!("unknown level {s:?}: expected \"allow\", \"warn\" or \"deny\"")
+}
+
+/// The JSON schema of `kvlint.toml`, with the rule ids and names it accepts.
+pub fn schema() -> serde_json::Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(File)).unwrap_or_default();
+    let keys: Vec<String> = rules::all()
+        .iter()
+        .flat_map(|r| [r.id.clone(), r.name.clone()])
+        .collect();
+    if let Some(rules) = schema.pointer_mut("/properties/rules") {
+        rules["propertyNames"] = serde_json::json!({ "enum": keys });
+    }
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse("kvlint.toml", text, None).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn levels_by_id_or_name_and_parameters() {
+        let c = parse(
+            "kvlint.toml",
+            "fail-on = \"warn\"\ngpu = \"h200x8\"\n[rules]\npool-below-context = \"warn\"\nKV003 = { level = \"deny\", min_ratio = 3 }\n",
+            None,
+        )
+        .unwrap();
+        let kv001 = rules::find("KV001").unwrap();
+        let kv003 = rules::find("KV003").unwrap();
+        assert_eq!(c.rules.level(kv001), Level::Warn);
+        assert_eq!(c.rules.level(kv003), Level::Deny);
+        assert_eq!(c.rules.param(kv003, "min_ratio"), Some(3.0));
+        assert_eq!(
+            c.rules.param(kv001, "min_ratio"),
+            Some(1.0),
+            "falls back to the rule file"
+        );
+        assert_eq!(
+            (c.fail_on, c.gpu.as_deref()),
+            (Some(FailOn::Warn), Some("h200x8"))
+        );
+    }
+
+    #[test]
+    fn unknown_keys_rules_and_parameters_point_at_the_key() {
+        assert!(err("gpu = \"h200\"\nfail_on = \"warn\"\n")
+            .starts_with("kvlint.toml:2:1: unknown field `fail_on`"));
+        assert!(
+            err("[rules]\nKV999 = \"deny\"\n").starts_with("kvlint.toml:2:1: unknown rule `KV999`")
+        );
+        assert!(err("[rules.KV003]\nmin_ratio = 3.0\nratio = 2\n")
+            .starts_with("kvlint.toml:3:1: KV003 has no parameter `ratio`"));
+        assert!(err("[rules]\nKV003 = \"loud\"\n").starts_with("kvlint.toml:2:9: unknown level"));
+        assert!(err("[rules]\nKV003 = { min_ratio = \"x\" }\n").contains("must be a number"));
+    }
+
+    #[test]
+    fn excludes_match_relative_to_the_file() {
+        let dir = std::env::temp_dir();
+        let c = parse("kvlint.toml", "exclude = [\"vendor/**\"]\n", Some(&dir)).unwrap();
+        assert!(c.excluded(&dir.join("vendor/x/run.sh")));
+        assert!(!c.excluded(&dir.join("deploy/run.sh")));
+    }
+}

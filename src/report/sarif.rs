@@ -1,0 +1,315 @@
+//! SARIF 2.1.0 (`--format sarif`), for GitHub code scanning and other SARIF viewers: one run,
+//! every rule with its docs, one result per finding (suppressed ones carry `suppressions`).
+
+use super::Rendered;
+use crate::launch::ObjectRef;
+use crate::rules::{self, Level, Rule};
+use serde::Serialize;
+use std::path::Path;
+
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+#[derive(Serialize)]
+pub struct Log {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: Vec<Run>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Run {
+    tool: Tool,
+    column_kind: &'static str,
+    results: Vec<SarifResult>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: Driver,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver {
+    name: &'static str,
+    version: &'static str,
+    semantic_version: &'static str,
+    information_uri: &'static str,
+    rules: Vec<ReportingDescriptor>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportingDescriptor {
+    id: String,
+    name: String,
+    short_description: Text,
+    full_description: Text,
+    help: Markdown,
+    default_configuration: Configuration,
+    properties: RuleProperties,
+}
+
+#[derive(Serialize)]
+struct Text {
+    text: String,
+}
+
+#[derive(Serialize)]
+struct Markdown {
+    text: String,
+    markdown: String,
+}
+
+#[derive(Serialize)]
+struct Configuration {
+    level: &'static str,
+}
+
+#[derive(Serialize)]
+struct RuleProperties {
+    category: String,
+    tags: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult {
+    rule_id: String,
+    rule_index: usize,
+    level: &'static str,
+    message: Text,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    locations: Vec<Location>,
+    partial_fingerprints: Fingerprints,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    suppressions: Vec<Suppression>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    physical_location: Option<PhysicalLocation>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    logical_locations: Vec<LogicalLocation>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    region: Region,
+}
+
+#[derive(Serialize)]
+struct ArtifactLocation {
+    uri: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: usize,
+    start_column: usize,
+    end_line: usize,
+    end_column: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LogicalLocation {
+    name: String,
+    fully_qualified_name: String,
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct Fingerprints {
+    #[serde(rename = "kvlint/v1")]
+    kvlint: String,
+}
+
+#[derive(Serialize)]
+struct Suppression {
+    kind: &'static str,
+    justification: String,
+}
+
+/// SARIF level of a kvlint level.
+fn level(l: Level) -> &'static str {
+    match l {
+        Level::Deny => "error",
+        Level::Warn => "warning",
+        Level::Allow => "none",
+    }
+}
+
+/// The first sentence of a rule's `what`, on one line.
+fn first_sentence(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let first = flat.split(". ").next().unwrap_or("").trim_end_matches('.');
+    format!("{first}.")
+}
+
+fn descriptor(r: &Rule) -> ReportingDescriptor {
+    let docs = rules::explain(r);
+    ReportingDescriptor {
+        id: r.id.clone(),
+        name: r.name.clone(),
+        short_description: Text {
+            text: first_sentence(&r.docs.what),
+        },
+        full_description: Text {
+            text: r.docs.what.split_whitespace().collect::<Vec<_>>().join(" "),
+        },
+        help: Markdown {
+            text: docs.clone(),
+            markdown: docs,
+        },
+        default_configuration: Configuration {
+            level: level(r.level),
+        },
+        properties: RuleProperties {
+            category: r.category.clone(),
+            tags: vec![r.category.clone()],
+        },
+    }
+}
+
+/// A file name as a URI reference relative to the repository root: forward slashes, no `./`,
+/// reserved characters escaped. Names that are not files (`<stdin>`) get none.
+fn uri(name: &str) -> Option<String> {
+    if name.starts_with('<') {
+        return None;
+    }
+    let path = Path::new(name);
+    let rel = match std::env::current_dir() {
+        Ok(cwd) if path.is_absolute() => path.strip_prefix(&cwd).unwrap_or(path),
+        _ => path,
+    };
+    let text = rel.to_string_lossy().replace('\\', "/");
+    let text = text.trim_start_matches("./");
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' | ' ' | '#' | '?' | '[' | ']' => out.push_str(&format!("%{:02X}", c as u32)),
+            _ => out.push(c),
+        }
+    }
+    Some(if rel.is_absolute() {
+        format!("file://{out}")
+    } else {
+        out
+    })
+}
+
+fn logical(o: &ObjectRef) -> LogicalLocation {
+    let mut fq = format!(
+        "{}/{}/{}",
+        o.kind,
+        o.namespace.as_deref().unwrap_or("default"),
+        o.name
+    );
+    if let Some(c) = &o.container {
+        fq.push('/');
+        fq.push_str(c);
+    }
+    LogicalLocation {
+        name: o.name.clone(),
+        fully_qualified_name: fq,
+        kind: "resource",
+    }
+}
+
+fn result(r: &Rendered) -> SarifResult {
+    let physical = match (&r.file, r.line, r.column, r.end_line, r.end_column) {
+        (Some(f), Some(l), Some(c), Some(el), Some(ec)) => uri(f).map(|uri| PhysicalLocation {
+            artifact_location: ArtifactLocation { uri },
+            region: Region {
+                start_line: l,
+                start_column: c,
+                end_line: el,
+                end_column: if el == l { ec.max(c) } else { ec },
+            },
+        }),
+        _ => None,
+    };
+    let logical: Vec<LogicalLocation> = r.object.iter().map(logical).collect();
+    let locations = if physical.is_none() && logical.is_empty() {
+        Vec::new()
+    } else {
+        vec![Location {
+            physical_location: physical,
+            logical_locations: logical,
+        }]
+    };
+    SarifResult {
+        rule_id: r.rule.clone(),
+        rule_index: rules::all()
+            .iter()
+            .position(|x| x.id == r.rule)
+            .unwrap_or(0),
+        level: level(r.level),
+        message: Text {
+            text: format!("{}\nhelp: {}", r.message, r.help),
+        },
+        locations,
+        partial_fingerprints: Fingerprints {
+            kvlint: r.fingerprint.clone(),
+        },
+        suppressions: r
+            .suppression
+            .iter()
+            .map(|why| Suppression {
+                kind: "inSource",
+                justification: why.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The SARIF log of a run: reported findings, then the suppressed ones.
+pub fn log(findings: &[Rendered], suppressed: &[Rendered]) -> Log {
+    Log {
+        schema: SCHEMA,
+        version: "2.1.0",
+        runs: vec![Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "kvlint",
+                    version: env!("CARGO_PKG_VERSION"),
+                    semantic_version: env!("CARGO_PKG_VERSION"),
+                    information_uri: env!("CARGO_PKG_HOMEPAGE"),
+                    rules: rules::all().iter().map(descriptor).collect(),
+                },
+            },
+            column_kind: "unicodeCodePoints",
+            results: findings.iter().chain(suppressed).map(result).collect(),
+        }],
+    }
+}
+
+/// The SARIF document as text.
+pub fn render(findings: &[Rendered], suppressed: &[Rendered]) -> String {
+    let mut text = serde_json::to_string_pretty(&log(findings, suppressed)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_are_relative_with_forward_slashes_and_escapes() {
+        assert_eq!(uri("./deploy/run.sh").as_deref(), Some("deploy/run.sh"));
+        assert_eq!(
+            uri("deploy/my file#1.sh").as_deref(),
+            Some("deploy/my%20file%231.sh")
+        );
+        assert_eq!(uri("<stdin>"), None);
+    }
+}
