@@ -89,10 +89,6 @@ pub fn launch(node: &Node) -> Option<Result<Launch, String>> {
     }))
 }
 
-/// A flat config mapping as argv tokens: `key` → `--key` spanning the key, the value spanning the
-/// value; `true` → a bare flag, `false` and null → omitted; a list → the flag then each item; a
-/// mapping → its JSON text.
-
 #[cfg(test)]
 mod tests {
     use super::*;
