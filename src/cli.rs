@@ -179,6 +179,7 @@ fn check(a: CheckArgs) -> Run {
             outcome.check_file(file, &opts, base.as_deref());
         }
     }
+    outcome.finish();
     let findings = report::render_all(&outcome);
     let text = match a.format {
         Format::Human => human::render(&outcome, &findings, a.output.is_none() && color()),

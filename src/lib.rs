@@ -5,6 +5,7 @@
 
 pub mod capacity;
 pub mod cli;
+pub mod deployment;
 pub mod engine;
 pub mod extract;
 pub mod finding;

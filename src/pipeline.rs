@@ -2,6 +2,7 @@
 //! A problem with one launch becomes a finding on that launch; it never hides the others.
 
 use crate::capacity::{self, Inputs, Plan};
+use crate::deployment::{self, Deployment};
 use crate::engine::{self, EngineArgs, ParseContext};
 use crate::extract;
 use crate::finding::Finding;
@@ -43,6 +44,8 @@ pub struct Outcome {
     pub sources: Sources,
     pub launches: Vec<LaunchOutcome>,
     pub findings: Vec<Finding>,
+    /// The launches grouped into deployments; filled by `finish`.
+    pub deployments: Vec<Deployment>,
 }
 
 /// A whole-run failure (exit code 2).
@@ -64,6 +67,22 @@ impl Outcome {
         self.findings.extend(found.findings);
         for launch in found.launches {
             self.check_launch(launch, file, opts, base_dir);
+        }
+    }
+
+    /// After every file of a run is checked: groups the launches into deployments and runs the
+    /// rules that compare launches (prefill/decode pairs, GPUs promised twice).
+    pub fn finish(&mut self) {
+        self.deployments = deployment::group(&self.launches, &self.sources);
+        for d in &self.deployments {
+            let mut found = rules::evaluate_deployment(d, &self.launches, &self.sources);
+            for f in &mut found {
+                let object = f
+                    .launch
+                    .and_then(|i| self.launches.get(i)?.launch.object.clone());
+                f.object = f.object.take().or(object);
+            }
+            self.findings.extend(found);
         }
     }
 
