@@ -431,21 +431,23 @@ fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option
     }
     let layout = parallel_flags(&lo.args);
     let at = layout.first().map_or(lo.launch.command, |(_, l)| *l);
+    let given = match pods {
+        p if p > 1 && !per_pod_only => format!("{per_pod} per pod × {p} pods = {stated}"),
+        _ => stated.to_string(),
+    };
     let mut f = Finding::new(&r.id, Some(at))
-        .var("stated", stated)
+        .var("given", given)
         .var("needed", needed)
-        .var("per_pod", per_pod)
-        .var("pods", if per_pod_only { 1 } else { pods })
         .label(format!("the layout needs {needed} GPUs"));
-    for (name, l) in layout.iter().skip(1) {
-        f = f.also(*l, name.clone());
+    for (_, l) in layout.iter().skip(1) {
+        f = f.also(*l, "part of the layout");
     }
     f.launch = Some(i);
     Some(f)
 }
 
 /// The parallel-size options a launch writes, with where.
-fn parallel_flags(a: &EngineArgs) -> Vec<(String, Loc)> {
+fn parallel_flags(a: &EngineArgs) -> Vec<(&'static str, Loc)> {
     let dests: &[&str] = if a.engine == Engine::Sglang {
         &["tp_size", "pp_size", "dp_size"]
     } else {
@@ -458,15 +460,15 @@ fn parallel_flags(a: &EngineArgs) -> Vec<(String, Loc)> {
     };
     dests
         .iter()
-        .filter_map(|d| Some((d.to_string(), a.get(d)?.loc())))
+        .filter_map(|d| Some((*d, a.get(d)?.loc())))
         .collect()
 }
 
 /// GPUs one launch reserves, where, and the compose profiles it runs under.
 struct Claim {
     launch: usize,
-    ids: Vec<String>,
-    at: Loc,
+    /// GPU ids with where each is written.
+    ids: Vec<(String, Loc)>,
     profiles: Vec<String>,
 }
 
@@ -486,23 +488,26 @@ fn gpu_double_booked(
             let together = a.profiles.is_empty()
                 || b.profiles.is_empty()
                 || a.profiles.iter().any(|p| b.profiles.contains(p));
-            let shared: Vec<&str> = b
+            let shared: Vec<(&(String, Loc), &(String, Loc))> = b
                 .ids
                 .iter()
-                .filter(|g| a.ids.contains(g))
-                .map(String::as_str)
+                .filter_map(|g| Some((g, a.ids.iter().find(|x| x.0 == g.0)?)))
                 .collect();
-            if !together || shared.is_empty() || a.at == b.at {
+            let Some(((_, b_at), (_, a_at))) = shared.first() else {
+                continue;
+            };
+            if !together || a_at == b_at {
                 continue;
             }
+            let gpus: Vec<&str> = shared.iter().map(|(g, _)| g.0.as_str()).collect();
             let other = launches
                 .get(a.launch)
-                .map_or_else(String::new, |l| launch_name(l));
-            let mut f = Finding::new(&r.id, Some(b.at))
-                .var("gpus", shared.join(", "))
+                .map_or_else(String::new, |l| launch_name(l, sources));
+            let mut f = Finding::new(&r.id, Some(*b_at))
+                .var("gpus", gpus.join(", "))
                 .var("other", other)
                 .label("reserved again here")
-                .also(a.at, "first reserved here");
+                .also(*a_at, "first reserved here");
             f.launch = Some(b.launch);
             out.push(f);
         }
@@ -510,10 +515,14 @@ fn gpu_double_booked(
     out
 }
 
-fn launch_name(lo: &LaunchOutcome) -> String {
+fn launch_name(lo: &LaunchOutcome, sources: &Sources) -> String {
     match &lo.launch.object {
         Some(o) => format!("{} {}", o.kind, o.name),
-        None => format!("the {} launch", lo.launch.engine.name()),
+        None => format!(
+            "the {} launch on line {}",
+            lo.launch.engine.name(),
+            sources.position(lo.launch.command).line
+        ),
     }
 }
 
@@ -533,10 +542,10 @@ fn claim(i: usize, lo: &LaunchOutcome, sources: &Sources) -> Option<Claim> {
             if !v.unresolved.is_empty() {
                 return None;
             }
+            let ids = v.text.split(',').map(|g| (g.trim().to_string(), v.loc));
             Some(Claim {
                 launch: i,
-                ids: device_list(v.text.split(',').map(str::to_string)),
-                at: v.loc,
+                ids: ids.filter(|(g, _)| !g.is_empty()).collect(),
                 profiles: Vec::new(),
             })
         }
@@ -558,7 +567,10 @@ fn compose_claim(i: usize, lo: &LaunchOutcome, name: &str, sources: &Sources) ->
     let list = seq(Some(devices))
         .iter()
         .find_map(|dev| dev.get("device_ids"))?;
-    let ids = device_list(seq(Some(list)).iter().filter_map(|n| n.scalar_text()));
+    let ids = seq(Some(list))
+        .iter()
+        .filter_map(|n| Some((n.scalar_text()?.trim().to_string(), n.loc)))
+        .collect();
     let profiles = seq(svc.get("profiles"))
         .iter()
         .filter_map(|n| n.scalar_text())
@@ -566,7 +578,6 @@ fn compose_claim(i: usize, lo: &LaunchOutcome, name: &str, sources: &Sources) ->
     Some(Claim {
         launch: i,
         ids,
-        at: list.loc,
         profiles,
     })
 }
@@ -576,10 +587,4 @@ fn seq(node: Option<&crate::yaml::Node>) -> &[crate::yaml::Node] {
         Some(crate::yaml::Value::Seq(items)) => items,
         _ => &[],
     }
-}
-
-fn device_list(ids: impl Iterator<Item = String>) -> Vec<String> {
-    ids.map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
 }
