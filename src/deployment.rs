@@ -186,12 +186,11 @@ fn partner(deps: &[Deployment], p: usize, launches: &[LaunchOutcome]) -> Option<
         model_text(&l.args).map(str::to_string)
     };
     let m = model(&deps[p])?;
-    let same: Vec<usize> = decodes
-        .into_iter()
-        .filter(|&j| model(&deps[j]).as_ref() == Some(&m))
-        .collect();
+    let ns = namespace(&deps[p].id);
+    let fits = |d: &Deployment| model(d).as_ref() == Some(&m) && namespace(&d.id) == ns;
+    let same: Vec<usize> = decodes.into_iter().filter(|&j| fits(&deps[j])).collect();
     let prefills = (0..deps.len())
-        .filter(|&k| deps[k].half() == Some(Role::Prefill) && model(&deps[k]).as_ref() == Some(&m))
+        .filter(|&k| deps[k].half() == Some(Role::Prefill) && fits(&deps[k]))
         .count();
     match (same.as_slice(), prefills) {
         ([j], 1) => Some(*j),
@@ -202,13 +201,17 @@ fn partner(deps: &[Deployment], p: usize, launches: &[LaunchOutcome]) -> Option<
 /// A group id with the role words removed, so the two halves of one deployment compare equal.
 fn stem(id: &str) -> String {
     let name = id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
-    let ns = id
-        .split('/')
-        .rev()
-        .nth(1)
-        .filter(|_| id.matches('/').count() > 1);
     let bare = name.replace("prefill", "").replace("decode", "");
-    format!("{}/{bare}", ns.unwrap_or(""))
+    format!("{}/{bare}", namespace(id))
+}
+
+/// The namespace of a `Kind/namespace/name` id (for `file:` ids, the directory).
+fn namespace(id: &str) -> &str {
+    let parts: Vec<&str> = id.split('/').collect();
+    match parts.len() {
+        n if n > 2 => parts[n - 2],
+        _ => "",
+    }
 }
 
 #[cfg(test)]
