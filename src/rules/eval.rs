@@ -1,5 +1,7 @@
-//! The evaluators rule data points at (`check = "..."` in `rules/*.toml`). Each reads a plan and
-//! the launch's settings and returns at most one finding; wording comes from the rule's templates.
+//! The evaluators rule data points at (`check = "..."` in `rules/*.toml`). Per-launch evaluators
+//! read a plan and the launch's settings and return at most one finding; deployment evaluators
+//! (`evaluate_deployment`) compare the launches of one deployment. Wording comes from the rule's
+//! templates.
 
 use super::Rule;
 use crate::capacity::{ContextSource, Plan, Role};
@@ -464,11 +466,13 @@ fn parallel_flags(a: &EngineArgs) -> Vec<(&'static str, Loc)> {
         .collect()
 }
 
+/// A GPU id and where it is written.
+type GpuId = (String, Loc);
+
 /// GPUs one launch reserves, where, and the compose profiles it runs under.
 struct Claim {
     launch: usize,
-    /// GPU ids with where each is written.
-    ids: Vec<(String, Loc)>,
+    ids: Vec<GpuId>,
     profiles: Vec<String>,
 }
 
@@ -488,7 +492,7 @@ fn gpu_double_booked(
             let together = a.profiles.is_empty()
                 || b.profiles.is_empty()
                 || a.profiles.iter().any(|p| b.profiles.contains(p));
-            let shared: Vec<(&(String, Loc), &(String, Loc))> = b
+            let shared: Vec<(&GpuId, &GpuId)> = b
                 .ids
                 .iter()
                 .filter_map(|g| Some((g, a.ids.iter().find(|x| x.0 == g.0)?)))
