@@ -388,6 +388,7 @@ fn check(mut a: CheckArgs) -> Run {
             outcome.check_file(file, &opts, base.as_deref());
         }
     }
+    outcome.finish();
     if !a.no_ignore {
         outcome.apply_suppressions(&opts.rules);
     }

@@ -6,6 +6,7 @@
 pub mod capacity;
 pub mod cli;
 pub mod config;
+pub mod deployment;
 pub mod engine;
 pub mod extract;
 pub mod finding;

@@ -3,6 +3,7 @@
 
 use crate::capacity::{self, Inputs, Plan};
 use crate::config::RuleSettings;
+use crate::deployment::{self, Deployment};
 use crate::engine::{self, EngineArgs, ParseContext};
 use crate::extract;
 use crate::finding::Finding;
@@ -51,6 +52,8 @@ pub struct Outcome {
     pub findings: Vec<Finding>,
     /// Findings hidden by a suppression with a reason.
     pub suppressed: Vec<Suppressed>,
+    /// The launches grouped into deployments; filled by `finish`.
+    pub deployments: Vec<Deployment>,
 }
 
 /// A whole-run failure (exit code 2).
@@ -72,6 +75,22 @@ impl Outcome {
         self.findings.extend(found.findings);
         for launch in found.launches {
             self.check_launch(launch, file, opts, base_dir);
+        }
+    }
+
+    /// After every file of a run is checked: groups the launches into deployments and runs the
+    /// rules that compare launches (prefill/decode pairs, GPUs promised twice).
+    pub fn finish(&mut self) {
+        self.deployments = deployment::group(&self.launches, &self.sources);
+        for d in &self.deployments {
+            let mut found = rules::evaluate_deployment(d, &self.launches, &self.sources);
+            for f in &mut found {
+                let object = f
+                    .launch
+                    .and_then(|i| self.launches.get(i)?.launch.object.clone());
+                f.object = f.object.take().or(object);
+            }
+            self.findings.extend(found);
         }
     }
 

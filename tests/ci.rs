@@ -230,7 +230,7 @@ fn github_format_writes_the_step_summary_when_set() {
         text.starts_with("earlier step\n## kvlint\n"),
         "appended: {text}"
     );
-    assert!(text.contains("| `fixtures/incident/prefill.sh:8` | sglang 0.5.20 (prefill) | zai-org/GLM-5.3 | 8×H200"), "{text}");
+    assert!(text.contains("| `fixtures/incident/prefill.sh:8` | sglang 0.5.22 (prefill) | zai-org/GLM-5.3 | 8×H200"), "{text}");
     assert!(text.contains("❌ refused"), "{text}");
     // Human output does not touch it.
     std::fs::write(&summary, "").unwrap();
@@ -343,7 +343,7 @@ fn config_supplies_gpu_and_version_and_levels_and_parameters() {
     // KV001 demoted to warn passes at the default fail level, and fails at fail-on = "warn".
     std::fs::write(
         &cfg,
-        "gpu = \"h200x8\"\nengine-version = \"0.5.20\"\n[rules]\npool-below-context = \"warn\"\n",
+        "gpu = \"h200x8\"\nengine-version = \"0.5.22\"\n[rules]\npool-below-context = \"warn\"\n",
     )
     .unwrap();
     let run = kvlint(&[
@@ -412,7 +412,7 @@ fn config_is_discovered_upward_and_excludes_apply_when_walking() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("kvlint.toml"),
-        "gpu = \"h200x8\"\nengine-version = \"0.5.20\"\nexclude = [\"vendor/**\"]\n",
+        "gpu = \"h200x8\"\nengine-version = \"0.5.22\"\nexclude = [\"vendor/**\"]\n",
     )
     .unwrap();
     let deploy = dir.path().join("deploy");
@@ -429,7 +429,7 @@ fn config_is_discovered_upward_and_excludes_apply_when_walking() {
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     std::fs::write(
         dir.path().join("kvlint.toml"),
-        "gpu = \"h200x8\"\nengine-version = \"0.5.20\"\nexclude = [\"deploy/vendor\"]\n",
+        "gpu = \"h200x8\"\nengine-version = \"0.5.22\"\nexclude = [\"deploy/vendor\"]\n",
     )
     .unwrap();
     // ...while `deploy/vendor` is, and the clean launch passes with the discovered GPU.

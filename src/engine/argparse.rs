@@ -207,6 +207,8 @@ fn looks_like_option(s: &str) -> bool {
 pub struct Outcome {
     pub settings: BTreeMap<String, Setting>,
     pub findings: Vec<Finding>,
+    /// Options given more than once (argparse keeps the last): dest, first and second place.
+    pub duplicates: Vec<(String, crate::source::Loc, crate::source::Loc)>,
 }
 
 /// Parses `tokens` the way argparse would, recording every problem argparse would exit on.
@@ -319,9 +321,29 @@ fn is_positional(s: &Setting) -> bool {
     s.flag_loc == s.value_loc
 }
 
-/// Consumes the values of one recognised option; returns the next token index.
+/// Consumes the values of one recognised option; returns the next token index. Repeating an
+/// `append` option adds to a list, so it is not a duplicate.
 #[allow(clippy::too_many_arguments)]
 fn take(
+    spec: &Spec,
+    f: &FlagDef,
+    neg: bool,
+    tok: &Arg,
+    explicit: Option<String>,
+    tokens: &[Arg],
+    i: usize,
+    out: &mut Outcome,
+) -> usize {
+    let before = out.duplicates.len();
+    let next = take_values(spec, f, neg, tok, explicit, tokens, i, out);
+    if f.kind == "append" {
+        out.duplicates.truncate(before);
+    }
+    next
+}
+
+#[allow(clippy::too_many_arguments)]
+fn take_values(
     spec: &Spec,
     f: &FlagDef,
     neg: bool,
@@ -424,7 +446,14 @@ fn insert(
     value_loc: crate::source::Loc,
     unresolved: Vec<String>,
 ) {
-    // Repeated options: argparse keeps the last one.
+    // Repeated options: argparse keeps the last one. A command-line option overriding a
+    // `--config` key (another file) is the documented merge, not a repetition.
+    if let Some(prev) = out.settings.get(&dest) {
+        if !is_positional(prev) && prev.flag_loc.file == flag_loc.file {
+            out.duplicates
+                .push((dest.clone(), prev.loc(), flag_loc.join(value_loc)));
+        }
+    }
     out.settings.insert(
         dest.clone(),
         Setting {

@@ -217,8 +217,40 @@ fn run_engine(
         version,
         settings: out.settings,
     };
-    Parsed {
-        args,
-        findings: out.findings,
-    }
+    let mut findings = out.findings;
+    findings.extend(
+        out.duplicates
+            .into_iter()
+            .map(|(dest, first, second)| duplicate_finding(launch, &args, &dest, first, second)),
+    );
+    Parsed { args, findings }
+}
+
+/// CFG003: an option given twice; the engine keeps the value written last.
+fn duplicate_finding(
+    launch: &Launch,
+    args: &EngineArgs,
+    dest: &str,
+    first: Loc,
+    second: Loc,
+) -> Finding {
+    let written = launch
+        .args
+        .iter()
+        .find(|a| a.loc.file == second.file && a.loc.range().start == second.range().start)
+        .and_then(|a| a.text.split('=').next())
+        .unwrap_or(dest);
+    let value = args.get(dest).map_or(String::new(), |s| match &s.value {
+        SettingValue::Flag(b) => b.to_string(),
+        SettingValue::Int(i) => i.to_string(),
+        SettingValue::Float(f) => f.to_string(),
+        SettingValue::Auto => "auto".into(),
+        SettingValue::Text(t) => t.clone(),
+        SettingValue::List(l) => l.join(" "),
+    });
+    Finding::new("CFG003", Some(second))
+        .var("flag", written)
+        .var("value", value)
+        .label("given again here; this one wins")
+        .also(first, "first given here")
 }

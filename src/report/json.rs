@@ -77,7 +77,22 @@ pub fn check(outcome: &Outcome, findings: &[Rendered]) -> Value {
         "launches": outcome.launches.iter().map(|l| check_launch(l, outcome)).collect::<Vec<_>>(),
         "findings": findings,
         "suppressed": outcome.suppressed.len(),
+        "deployments": outcome.deployments.iter().map(deployment).collect::<Vec<_>>(),
     })
+}
+
+/// A deployment entry: its id, whether it is a prefill/decode pair, and role → launch indices.
+fn deployment(d: &crate::deployment::Deployment) -> Value {
+    let mut roles = Map::new();
+    for m in &d.members {
+        let list = roles
+            .entry(m.role.name())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(items) = list {
+            items.push(json!(m.launch));
+        }
+    }
+    json!({"id": d.id, "pd_pair": d.is_pd_pair(), "roles": roles})
 }
 
 /// `capacity --format json`: one object per launch.

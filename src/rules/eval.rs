@@ -1,14 +1,19 @@
-//! The evaluators rule data points at (`check = "..."` in `rules/*.toml`). Each reads a plan and
-//! the launch's settings and returns at most one finding; wording comes from the rule's templates.
+//! The evaluators rule data points at (`check = "..."` in `rules/*.toml`). Per-launch evaluators
+//! read a plan and the launch's settings and return at most one finding; deployment evaluators
+//! (`evaluate_deployment`) compare the launches of one deployment. Wording comes from the rule's
+//! templates.
 
 use super::Rule;
 use crate::capacity::{ContextSource, Plan, Role};
 use crate::config::RuleSettings;
+use crate::deployment::{self, Deployment};
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
 use crate::model::Geometry;
-use crate::source::Loc;
+use crate::pipeline::LaunchOutcome;
+use crate::source::{Loc, Sources};
+use crate::version::Version;
 
 /// What the evaluators look at for one launch.
 pub struct Subject<'a> {
@@ -189,4 +194,411 @@ fn heads_vs_tp(r: &'static Rule, s: &Subject) -> Option<Finding> {
             .var("model", &m.id)
             .label("tensor-parallel size"),
     )
+}
+
+/// Runs the rules that compare launches on one deployment: prefill/decode agreement, the engine
+/// release of disaggregated servers, GPUs stated vs asked for, and GPUs promised twice.
+pub fn evaluate_deployment(
+    d: &Deployment,
+    launches: &[LaunchOutcome],
+    sources: &Sources,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in super::all() {
+        match r.check.as_str() {
+            "pd_agree" => {
+                for (p, dd) in d.pd_pairs(launches) {
+                    if let (Some(p), Some(dd)) = (
+                        launches.get(p).map(|l| (p, l)),
+                        launches.get(dd).map(|l| (dd, l)),
+                    ) {
+                        out.extend(pd_agree(r, p, dd));
+                    }
+                }
+            }
+            "disaggregated_version" => out
+                .extend(members(d, launches).filter_map(|(i, lo)| disaggregated_version(r, i, lo))),
+            "gpus_vs_parallelism" => {
+                out.extend(members(d, launches).filter_map(|(i, lo)| gpus_vs_parallelism(r, i, lo)))
+            }
+            "gpu_double_booked" => out.extend(gpu_double_booked(r, d, launches, sources)),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn members<'a>(
+    d: &'a Deployment,
+    launches: &'a [LaunchOutcome],
+) -> impl Iterator<Item = (usize, &'a LaunchOutcome)> + 'a {
+    d.members
+        .iter()
+        .filter_map(|m| Some((m.launch, launches.get(m.launch)?)))
+}
+
+/// A value one half of a pair runs with, as shown, and where it is written.
+struct Fact {
+    value: String,
+    at: Loc,
+}
+
+/// Where a setting is written, else the launch's command words (the value is the default).
+fn setting_loc(lo: &LaunchOutcome, dest: &str) -> Loc {
+    lo.args.get(dest).map_or(lo.launch.command, |s| s.value_loc)
+}
+
+fn known_setting(lo: &LaunchOutcome, dest: &str) -> bool {
+    lo.args.get(dest).is_some_and(|s| s.unresolved.is_empty())
+}
+
+/// The value of `setting` (a `pd_agree` rule parameter) on one half; None when unknown.
+fn pd_fact(setting: &str, lo: &LaunchOutcome) -> Option<Fact> {
+    let a = &lo.args;
+    let vllm = a.engine != Engine::Sglang;
+    let (value, at) = match setting {
+        "context_length" => {
+            let dest = if vllm {
+                "max_model_len"
+            } else {
+                "context_length"
+            };
+            match lo
+                .plan
+                .as_ref()
+                .map(|p| (p.context_length, &p.context_source))
+            {
+                Some((_, ContextSource::Auto(_))) => return None,
+                Some((c, ContextSource::Flag(l))) => (thousands(c), *l),
+                Some((c, ContextSource::Model)) => (thousands(c), lo.launch.command),
+                None => (
+                    thousands(u64::try_from(a.int(dest)?).ok()?),
+                    setting_loc(lo, dest),
+                ),
+            }
+        }
+        "page_size" => {
+            let dest = if vllm { "block_size" } else { "page_size" };
+            let v = match &lo.plan {
+                Some(p) => u64::from(p.page_size),
+                None => u64::try_from(a.int(dest)?).ok()?,
+            };
+            (v.to_string(), setting_loc(lo, dest))
+        }
+        "kv_cache_dtype" => {
+            let v = match &lo.plan {
+                Some(p) => p.kv_cache_dtype.clone(),
+                None => a
+                    .text("kv_cache_dtype")
+                    .filter(|t| *t != "auto")?
+                    .to_string(),
+            };
+            (v, setting_loc(lo, "kv_cache_dtype"))
+        }
+        "model" => {
+            let dest = deployment::model_dest(a.engine);
+            if !known_setting(lo, dest) {
+                return None;
+            }
+            (
+                deployment::model_text(a)?.to_string(),
+                setting_loc(lo, dest),
+            )
+        }
+        "transfer_backend" => transfer_backend(lo)?,
+        _ => return None,
+    };
+    Some(Fact { value, at })
+}
+
+/// SGLang `--disaggregation-transfer-backend` (default `mooncake`, `arg_groups/fields/disagg.py`);
+/// vLLM `kv_transfer_config.kv_connector`.
+fn transfer_backend(lo: &LaunchOutcome) -> Option<(String, Loc)> {
+    let a = &lo.args;
+    if a.engine == Engine::Sglang {
+        let dest = "disaggregation_transfer_backend";
+        if a.get(dest).is_some() && !known_setting(lo, dest) {
+            return None;
+        }
+        let v = a.text(dest).unwrap_or("mooncake").to_string();
+        let at = a.get(dest).or_else(|| a.get("disaggregation_mode"));
+        return Some((v, at.map_or(lo.launch.command, |s| s.value_loc)));
+    }
+    if a.get("kv_transfer_config").is_some() && !known_setting(lo, "kv_transfer_config") {
+        return None;
+    }
+    let v = deployment::kv_transfer(a)
+        .and_then(|j| j.get("kv_connector")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "none".into());
+    Some((v, setting_loc(lo, "kv_transfer_config")))
+}
+
+/// PD001–PD005: a setting both halves must share differs between them.
+fn pd_agree(
+    r: &'static Rule,
+    (pi, p): (usize, &LaunchOutcome),
+    (_, d): (usize, &LaunchOutcome),
+) -> Option<Finding> {
+    let setting = r.params.get("setting")?.as_str()?;
+    let (pf, df) = (pd_fact(setting, p)?, pd_fact(setting, d)?);
+    if pf.value == df.value {
+        return None;
+    }
+    let mut f = Finding::new(&r.id, Some(pf.at))
+        .var("prefill", &pf.value)
+        .var("decode", &df.value)
+        .label(format!("prefill: {}", pf.value))
+        .also(df.at, format!("decode: {}", df.value));
+    f.launch = Some(pi);
+    Some(f)
+}
+
+/// VER001: an SGLang prefill or decode server on a release that hands intake-rejected requests to
+/// decode or releases KV pages under in-flight transfers.
+fn disaggregated_version(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Finding> {
+    let a = &lo.args;
+    if a.engine != Engine::Sglang || lo.version_source == "latest known" {
+        return None;
+    }
+    let role = deployment::engine_role(a)?;
+    let fixed = Version::parse(r.params.get("fixed_in")?.as_str()?)?;
+    if a.version.release() >= fixed {
+        return None;
+    }
+    let at = lo
+        .launch
+        .engine_version
+        .as_ref()
+        .filter(|_| lo.version_source == "image tag")
+        .map_or(lo.launch.command, |(_, l)| *l);
+    let mut f = Finding::new(&r.id, Some(at))
+        .var("version", &a.version)
+        .var("role", role.name())
+        .var("fixed", &fixed)
+        .var("source", lo.version_source)
+        .label(format!("SGLang {} ({})", a.version, lo.version_source));
+    if let Some(mode) = a.get("disaggregation_mode") {
+        f = f.also(mode.loc(), "prefill/decode disaggregation");
+    }
+    f.launch = Some(i);
+    Some(f)
+}
+
+/// GPUs the launch's parallel layout needs: per pod when the engine runs one process per pod
+/// (vLLM `--data-parallel-size-local`), else in total. None when a size is not known.
+fn gpus_needed(a: &EngineArgs) -> Option<(u32, bool)> {
+    let size = |dest: &str| -> Option<u32> {
+        match a.get(dest) {
+            None => Some(1),
+            Some(s) if !s.unresolved.is_empty() => None,
+            Some(_) => a
+                .int(dest)
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|v| *v > 0),
+        }
+    };
+    if a.engine == Engine::Sglang {
+        // data_parallel_controller.py: with DP attention the DP ranks live inside the TP group;
+        // without it every DP replica is its own TP group.
+        let (tp, pp, dp) = (size("tp_size")?, size("pp_size")?, size("dp_size")?);
+        let dp_attention =
+            a.flag("enable_dp_attention") || a.int("attn_dp_size").is_some_and(|n| n > 1);
+        let dp = if dp_attention { 1 } else { dp };
+        return Some((tp.checked_mul(pp)?.checked_mul(dp)?, false));
+    }
+    if a.get("data_parallel_rank").is_some() || a.flag("headless") {
+        return None; // one rank of an externally balanced DP group: the pod count says nothing
+    }
+    let (tp, pp) = (
+        size("tensor_parallel_size")?,
+        size("pipeline_parallel_size")?,
+    );
+    match a.get("data_parallel_size_local") {
+        Some(_) => Some((
+            tp.checked_mul(pp)?
+                .checked_mul(size("data_parallel_size_local")?)?,
+            true,
+        )),
+        None => Some((
+            tp.checked_mul(pp)?
+                .checked_mul(size("data_parallel_size")?)?,
+            false,
+        )),
+    }
+}
+
+/// PAR002: the GPUs the input gives the launch differ from what its parallel layout asks for.
+fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Finding> {
+    let pl = &lo.launch.placement;
+    let per_pod = pl.gpus_per_pod?;
+    let pods = pl.pods.unwrap_or(1);
+    let (needed, per_pod_only) = gpus_needed(&lo.args)?;
+    let stated = if per_pod_only {
+        per_pod
+    } else {
+        per_pod.checked_mul(pods)?
+    };
+    if stated == needed {
+        return None;
+    }
+    let layout = parallel_flags(&lo.args);
+    let at = layout.first().map_or(lo.launch.command, |(_, l)| *l);
+    let given = match pods {
+        p if p > 1 && !per_pod_only => format!("{per_pod} per pod × {p} pods = {stated}"),
+        _ => stated.to_string(),
+    };
+    let mut f = Finding::new(&r.id, Some(at))
+        .var("given", given)
+        .var("needed", needed)
+        .label(format!("the layout needs {needed} GPUs"));
+    for (_, l) in layout.iter().skip(1) {
+        f = f.also(*l, "part of the layout");
+    }
+    f.launch = Some(i);
+    Some(f)
+}
+
+/// The parallel-size options a launch writes, with where.
+fn parallel_flags(a: &EngineArgs) -> Vec<(&'static str, Loc)> {
+    let dests: &[&str] = if a.engine == Engine::Sglang {
+        &["tp_size", "pp_size", "dp_size"]
+    } else {
+        &[
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "data_parallel_size",
+            "data_parallel_size_local",
+        ]
+    };
+    dests
+        .iter()
+        .filter_map(|d| Some((*d, a.get(d)?.loc())))
+        .collect()
+}
+
+/// A GPU id and where it is written.
+type GpuId = (String, Loc);
+
+/// GPUs one launch reserves, where, and the compose profiles it runs under.
+struct Claim {
+    launch: usize,
+    ids: Vec<GpuId>,
+    profiles: Vec<String>,
+}
+
+/// GPU001: two launches of one deployment promised the same GPU.
+fn gpu_double_booked(
+    r: &'static Rule,
+    d: &Deployment,
+    launches: &[LaunchOutcome],
+    sources: &Sources,
+) -> Vec<Finding> {
+    let claims: Vec<Claim> = members(d, launches)
+        .filter_map(|(i, lo)| claim(i, lo, sources))
+        .collect();
+    let mut out = Vec::new();
+    for (j, b) in claims.iter().enumerate() {
+        for a in &claims[..j] {
+            let together = a.profiles.is_empty()
+                || b.profiles.is_empty()
+                || a.profiles.iter().any(|p| b.profiles.contains(p));
+            let shared: Vec<(&GpuId, &GpuId)> = b
+                .ids
+                .iter()
+                .filter_map(|g| Some((g, a.ids.iter().find(|x| x.0 == g.0)?)))
+                .collect();
+            let Some(((_, b_at), (_, a_at))) = shared.first() else {
+                continue;
+            };
+            if !together || a_at == b_at {
+                continue;
+            }
+            let gpus: Vec<&str> = shared.iter().map(|(g, _)| g.0.as_str()).collect();
+            let other = launches
+                .get(a.launch)
+                .map_or_else(String::new, |l| launch_name(l, sources));
+            let mut f = Finding::new(&r.id, Some(*b_at))
+                .var("gpus", gpus.join(", "))
+                .var("other", other)
+                .label("reserved again here")
+                .also(*a_at, "first reserved here");
+            f.launch = Some(b.launch);
+            out.push(f);
+        }
+    }
+    out
+}
+
+fn launch_name(lo: &LaunchOutcome, sources: &Sources) -> String {
+    match &lo.launch.object {
+        Some(o) => format!("{} {}", o.kind, o.name),
+        None => format!(
+            "the {} launch on line {}",
+            lo.launch.engine.name(),
+            sources.position(lo.launch.command).line
+        ),
+    }
+}
+
+/// A launch's GPU reservation: a compose service's `device_ids`, or `CUDA_VISIBLE_DEVICES` set for
+/// a launch in a script (inside a container the variable indexes the container's own GPUs).
+fn claim(i: usize, lo: &LaunchOutcome, sources: &Sources) -> Option<Claim> {
+    match &lo.launch.object {
+        Some(o) if o.kind == "ComposeService" => compose_claim(i, lo, &o.name, sources),
+        Some(_) => None,
+        None => {
+            let (_, v) = lo
+                .launch
+                .env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "CUDA_VISIBLE_DEVICES")?;
+            if !v.unresolved.is_empty() {
+                return None;
+            }
+            let ids = v.text.split(',').map(|g| (g.trim().to_string(), v.loc));
+            Some(Claim {
+                launch: i,
+                ids: ids.filter(|(g, _)| !g.is_empty()).collect(),
+                profiles: Vec::new(),
+            })
+        }
+    }
+}
+
+/// `services.<name>.deploy.resources.reservations.devices[].device_ids` and `profiles`, read
+/// again from the compose file (the launch keeps only the GPU count).
+fn compose_claim(i: usize, lo: &LaunchOutcome, name: &str, sources: &Sources) -> Option<Claim> {
+    let doc = crate::yaml::parse_documents(lo.file, sources.get(lo.file))
+        .into_iter()
+        .find_map(Result::ok)?;
+    let svc = doc.get("services")?.get(name)?;
+    let devices = svc
+        .get("deploy")?
+        .get("resources")?
+        .get("reservations")?
+        .get("devices")?;
+    let list = seq(Some(devices))
+        .iter()
+        .find_map(|dev| dev.get("device_ids"))?;
+    let ids = seq(Some(list))
+        .iter()
+        .filter_map(|n| Some((n.scalar_text()?.trim().to_string(), n.loc)))
+        .collect();
+    let profiles = seq(svc.get("profiles"))
+        .iter()
+        .filter_map(|n| n.scalar_text())
+        .collect();
+    Some(Claim {
+        launch: i,
+        ids,
+        profiles,
+    })
+}
+
+fn seq(node: Option<&crate::yaml::Node>) -> &[crate::yaml::Node] {
+    match node.map(|n| &n.value) {
+        Some(crate::yaml::Value::Seq(items)) => items,
+        _ => &[],
+    }
 }

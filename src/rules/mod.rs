@@ -3,7 +3,7 @@
 
 pub mod eval;
 
-pub use eval::{evaluate, thousands};
+pub use eval::{evaluate, evaluate_deployment, thousands};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
