@@ -177,7 +177,11 @@ fn role(args: &EngineArgs) -> Role {
 /// own (CUDA context and cuBLAS workspaces, NCCL and all-reduce buffers, CUDA graphs).
 fn non_kv(args: &EngineArgs, m: &Geometry, tp: u32, notes: &mut Notes) -> Estimate {
     let tokens = args.int("max_num_tokens").unwrap_or(MAX_NUM_TOKENS).max(1) as f64;
-    let rows = (args.int("max_batch_size").unwrap_or(MAX_BATCH_SIZE).max(1) as f64).min(tokens);
+    // Logits are gathered for the last token of each request; CUDA-graph warm-up runs decode
+    // batches up to the graph batch size (default 128 in the sources), not max_batch_size.
+    let rows = (args.int("max_batch_size").unwrap_or(MAX_BATCH_SIZE).max(1) as f64)
+        .min(tokens)
+        .min(256.0);
     let act = tokens * m.hidden_size as f64 * 12.0;
     let logits = rows * m.vocab_size as f64 * 4.0 * 2.0;
     let context = 0.6 * GIB;
@@ -185,14 +189,19 @@ fn non_kv(args: &EngineArgs, m: &Geometry, tp: u32, notes: &mut Notes) -> Estima
     let graphs = 0.5 * GIB;
     let moe = if m.moe { 0.5 * GIB } else { 0.0 };
     let point = act + logits + context + comm + graphs + moe;
-    let e = Estimate::range(point, point * 0.6, point * 1.6 + 0.3 * GIB);
+    // A TRT engine's activation buffers were sized when it was built (max_input_len, beam width,
+    // plugins), which the serve command does not show: a wider band above.
+    let engine = matches!(args.text("backend"), Some("tensorrt" | "trt"));
+    let high = if engine { 3.0 } else { 1.6 };
+    let e = Estimate::range(point, point * 0.6, point * high + 0.3 * GIB);
     notes.estimate(
         "non_kv_bytes",
         e,
         format!(
-            "estimated profile-run peak besides weights: activations for {tokens} tokens, logits of {rows} rows, CUDA context{}, CUDA graphs{}",
+            "estimated profile-run peak besides weights: activations for {tokens} tokens, logits of {rows} rows, CUDA context{}, CUDA graphs{}{}",
             if comm > 0.0 { ", NCCL/all-reduce buffers" } else { "" },
             if moe > 0.0 { ", MoE workspace" } else { "" },
+            if engine { "; TRT engine buffers sized at build time widen the band" } else { "" },
         ),
     );
     e
@@ -236,7 +245,7 @@ fn version_notes(args: &EngineArgs, notes: &mut Notes) {
         "engine_version",
         0.0,
         format!(
-            "TensorRT-LLM {} taken as given: there is no per-version table; the math follows the 2026 sources of vllm-trtllm-capacity.md",
+            "TensorRT-LLM {}: no per-version table (a given version is taken as it is, none is reported as 1.0.0); the math follows the 2026 sources of vllm-trtllm-capacity.md",
             args.version
         ),
     );

@@ -55,7 +55,17 @@ pub fn resolve(file: FileId, src: &SourceFile, at: Loc, path: &str) -> Mounted {
         let Some((cm, mount)) = configmap_mount(m, volumes) else {
             continue;
         };
-        mounted.push(format!("ConfigMap {} at {}", cm.name, mount.path));
+        let keys: Vec<String> = find_configmap(&docs, &cm.name)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|(k, _)| k.scalar_text())
+            .collect();
+        mounted.push(format!(
+            "ConfigMap {} at {} (keys: {})",
+            cm.name,
+            mount.path,
+            keys.join(", ")
+        ));
         let Some(key) = mount.key_for(&abs, &cm) else {
             continue;
         };
@@ -305,7 +315,10 @@ spec:
             panic!("resolved");
         };
         assert!(why.contains("/work/engine/prefill.yaml"), "{why}");
-        assert!(why.contains("ConfigMap engine at /work/conf"), "{why}");
+        assert!(
+            why.contains("ConfigMap engine at /work/conf (keys: prefill.yaml, other.yaml)"),
+            "{why}"
+        );
     }
 
     #[test]
