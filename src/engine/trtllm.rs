@@ -696,7 +696,7 @@ mod tests {
         merge(&mut p, "kv_cache_config:\n  dtype: fp8\n");
         // The fraction is gone (the class default 0.9 applies), the block's dtype is in, and
         // keys the YAML does not name keep their command-line values.
-        assert!(p.settings.get(FRACTION).is_none());
+        assert!(!p.settings.contains_key(FRACTION));
         assert_eq!(
             p.settings["kv_cache_config.dtype"].value,
             SettingValue::Text("fp8".into())
