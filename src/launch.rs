@@ -9,6 +9,7 @@ use serde::Serialize;
 pub enum Engine {
     Sglang,
     Vllm,
+    Trtllm,
 }
 
 impl Engine {
@@ -16,6 +17,7 @@ impl Engine {
         match self {
             Engine::Sglang => "sglang",
             Engine::Vllm => "vllm",
+            Engine::Trtllm => "trtllm",
         }
     }
 }

@@ -187,7 +187,9 @@ impl Outcome {
             (None, Some((v, loc))) => (v, loc, "image tag"),
             (None, None) => return (latest, "latest known"),
         };
-        if v.release() < oldest || v.release() > latest {
+        // TensorRT-LLM has no per-version table: a given version is taken as it is.
+        let modelled = launch.engine != Engine::Trtllm;
+        if modelled && (v.release() < oldest || v.release() > latest) {
             let used = if v < oldest {
                 oldest.clone()
             } else {
@@ -216,7 +218,7 @@ fn resolve_model(
 ) -> Option<Geometry> {
     let dest = match launch.engine {
         Engine::Sglang => "model_path",
-        Engine::Vllm => "model",
+        Engine::Vllm | Engine::Trtllm => "model",
     };
     let setting = args.get(dest);
     let id = setting.and_then(|s| match &s.value {

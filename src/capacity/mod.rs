@@ -3,6 +3,7 @@
 //! what they share: the plan, its band and assumptions, and the inputs.
 
 pub mod sglang;
+pub mod trtllm;
 pub mod vllm;
 
 use crate::engine::EngineArgs;
@@ -155,6 +156,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     match inp.args.engine {
         Engine::Sglang => sglang::plan(inp),
         Engine::Vllm => vllm::plan(inp),
+        Engine::Trtllm => trtllm::plan(inp),
     }
 }
 

@@ -99,6 +99,7 @@ pub struct Parsed {
 
 pub mod argparse;
 pub mod sglang;
+pub mod trtllm;
 pub mod vllm;
 
 /// Releases kvlint knows, oldest first. Flag tables come from the inspected ones among them;
@@ -161,10 +162,16 @@ const VLLM_VERSIONS: &[Version] = &[
     Version::new(0, 33, 0),
 ];
 
+/// TensorRT-LLM has no per-version table: its math follows the sources of
+/// vllm-trtllm-capacity.md (2026 commits), and the release named here is only what a launch
+/// without a version is reported as.
+const TRTLLM_VERSIONS: &[Version] = &[Version::new(1, 0, 0)];
+
 pub fn known_versions(engine: Engine) -> &'static [Version] {
     match engine {
         Engine::Sglang => SGLANG_VERSIONS,
         Engine::Vllm => VLLM_VERSIONS,
+        Engine::Trtllm => TRTLLM_VERSIONS,
     }
 }
 
@@ -184,6 +191,7 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
     match launch.engine {
         Engine::Sglang => sglang::parse(launch, version, cx),
         Engine::Vllm => vllm::parse(launch, version, cx),
+        Engine::Trtllm => trtllm::parse(launch, version, cx),
     }
 }
 
@@ -197,6 +205,7 @@ pub fn config_file_args(
     let (spec, style) = match engine {
         Engine::Sglang => (sglang::spec(latest), argparse::BoolStyle::Sglang),
         Engine::Vllm => (vllm::spec(latest), argparse::BoolStyle::Vllm),
+        Engine::Trtllm => return Err("TensorRT-LLM engine YAML is read through a launch".into()),
     };
     let spec = spec.ok_or("no flag table")?;
     argparse::config_args(&spec, style, root)

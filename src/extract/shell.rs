@@ -1036,6 +1036,7 @@ fn match_launch(texts: &[String], j: usize) -> Option<(Engine, usize)> {
     match (cmd, next) {
         ("vllm", Some("serve")) => return Some((Engine::Vllm, j + 2)),
         ("sglang", Some("serve")) => return Some((Engine::Sglang, j + 2)),
+        ("trtllm-serve", _) => return trtllm_serve(next, j + 1),
         _ => {}
     }
     if !is_python(cmd) {
@@ -1046,9 +1047,27 @@ fn match_launch(texts: &[String], j: usize) -> Option<(Engine, usize)> {
         // Dynamo's workers take the engine's own flags (ai-dynamo/dynamo components/src/dynamo/{sglang,vllm}/args.py).
         "sglang.launch_server" | "dynamo.sglang" => Engine::Sglang,
         "vllm.entrypoints.openai.api_server" | "dynamo.vllm" => Engine::Vllm,
+        // Dynamo's TRT-LLM worker has its own flags (components/src/dynamo/trtllm/utils/trtllm_utils.py).
+        "dynamo.trtllm" => Engine::Trtllm,
+        "tensorrt_llm.commands.serve" => {
+            return trtllm_serve(texts.get(after).map(String::as_str), after)
+        }
         _ => return None,
     };
     Some((engine, after))
+}
+
+/// `trtllm-serve` is a click group whose default command is `serve` (tensorrt_llm/commands/serve.py
+/// `main`): `trtllm-serve serve MODEL` and `trtllm-serve MODEL` both serve; the other commands
+/// (`disaggregated` routers, MPI workers) are no engine launch.
+fn trtllm_serve(first: Option<&str>, at: usize) -> Option<(Engine, usize)> {
+    match first {
+        Some("serve") => Some((Engine::Trtllm, at + 1)),
+        Some(
+            "disaggregated" | "disaggregated_mpi_worker" | "mm_embedding_serve" | "--help" | "-h",
+        ) => None,
+        _ => Some((Engine::Trtllm, at)),
+    }
 }
 
 /// `python3`, `python3.12`, `python`.
@@ -1401,6 +1420,40 @@ mod tests {
             ),
             (&["pythonista", "-m", "sglang.launch_server"][..], None),
             (&["vllm", "bench"][..], None),
+        ];
+        for (words, want) in cases {
+            assert_eq!(match_launch(&argv(words), 0), want, "{words:?}");
+        }
+    }
+
+    #[test]
+    fn trtllm_serve_with_and_without_its_serve_command() {
+        let cases = [
+            (
+                &["trtllm-serve", "serve", "m", "--tp_size", "2"][..],
+                Some((Engine::Trtllm, 2)),
+            ),
+            (
+                &["/usr/local/bin/trtllm-serve", "m"][..],
+                Some((Engine::Trtllm, 1)),
+            ),
+            (
+                &["trtllm-serve", "--port", "8000", "m"][..],
+                Some((Engine::Trtllm, 1)),
+            ),
+            (
+                &["python3", "-m", "tensorrt_llm.commands.serve", "serve", "m"][..],
+                Some((Engine::Trtllm, 4)),
+            ),
+            (
+                &["python3", "-m", "tensorrt_llm.commands.serve", "m"][..],
+                Some((Engine::Trtllm, 3)),
+            ),
+            (
+                &["python3", "-m", "dynamo.trtllm", "--model-path", "m"][..],
+                Some((Engine::Trtllm, 3)),
+            ),
+            (&["trtllm-serve", "disaggregated", "-c", "d.yaml"][..], None),
         ];
         for (words, want) in cases {
             assert_eq!(match_launch(&argv(words), 0), want, "{words:?}");

@@ -70,6 +70,7 @@ fn context_flag(p: &Plan) -> &'static str {
     match p.engine {
         Engine::Sglang => "--context-length",
         Engine::Vllm => "--max-model-len",
+        Engine::Trtllm => "max_seq_len",
     }
 }
 
@@ -102,11 +103,23 @@ fn pool_finding(rule: &'static str, s: &Subject) -> Finding {
         .var("fraction_flag", p.memory_fraction_flag)
         .var("fraction", p.memory_fraction)
         .var("remedy", remedy)
+        .var("engine_note", engine_note(p))
         .label(label);
     if let Some(l) = p.memory_fraction_loc {
         f = f.also(l, "sets the memory fraction");
     }
     f
+}
+
+/// TensorRT-LLM does not refuse such a launch: it starts with a smaller context than advertised.
+fn engine_note(p: &Plan) -> String {
+    match p.engine {
+        Engine::Trtllm => format!(
+            "; TensorRT-LLM would start anyway and silently lower max_seq_len to about {}",
+            thousands(p.usable_tokens)
+        ),
+        _ => String::new(),
+    }
 }
 
 /// KV001 / KV002: even the optimistic end of the band holds less than the advertised context.
@@ -183,7 +196,7 @@ fn heads_vs_tp(r: &'static Rule, s: &Subject) -> Option<Finding> {
     }
     let dest = match p.engine {
         Engine::Sglang => "tp_size",
-        Engine::Vllm => "tensor_parallel_size",
+        Engine::Vllm | Engine::Trtllm => "tensor_parallel_size",
     };
     let loc = s.args.get(dest).map_or(s.at, |x| x.loc());
     Some(

@@ -4,6 +4,7 @@
 //! (`sh -c` strings included).
 
 mod crds;
+pub mod mounts;
 pub mod placement;
 pub mod scalar;
 

@@ -1,0 +1,537 @@
+//! TensorRT-LLM's KV pool, mirroring (vllm-trtllm-capacity.md §0 and §8, sources of 2026):
+//! tensorrt_llm/_torch/pyexecutor/_util.py :: KvCacheCreator.configure_kv_cache_capacity and
+//! _cal_max_memory (the budget), and _torch/pyexecutor/resource_manager.py ::
+//! KVCacheManager.get_cache_size_per_token / calculate_max_num_blocks (bytes per token, blocks).
+//!
+//! The fraction is of the memory left after the profile run, not of the whole GPU:
+//! `KV = free_gpu_memory_fraction × (total − peak_non_kv)`, then `min()` with
+//! `kv_cache_config.max_tokens × bytes_per_token` and `max_gpu_total_bytes`. The engine never
+//! refuses a `max_seq_len` the pool cannot hold: it lowers it with a warning (§8.3).
+
+use super::{
+    unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes, Plan, Role, GIB,
+};
+use crate::engine::trtllm::{CONFIG, DEFAULT_FRACTION, FRACTION, FRONTEND};
+use crate::engine::{EngineArgs, SettingValue};
+use crate::finding::Finding;
+use crate::launch::Engine;
+use crate::model::{Dtype, Geometry, LayerKind};
+
+const NEEDED: &[&str] = &[
+    "model",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "max_seq_len",
+    "max_num_tokens",
+    "max_batch_size",
+    "max_beam_width",
+    FRACTION,
+    "kv_cache_config.max_tokens",
+    "kv_cache_config.tokens_per_block",
+    "kv_cache_config.dtype",
+    CONFIG,
+];
+
+/// `KvCacheConfig.tokens_per_block` default (PyTorch backend).
+const TOKENS_PER_BLOCK: u32 = 32;
+/// `BuildConfig` / `TorchLlmArgs` defaults for the profile-run shape.
+const MAX_NUM_TOKENS: i64 = 8192;
+const MAX_BATCH_SIZE: i64 = 2048;
+
+fn int_or(args: &EngineArgs, dest: &str, default: u32) -> u32 {
+    args.int(dest)
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(default)
+}
+
+/// Storage of one KV element: bytes, or NVFP4's packed 4 bits plus one fp8 scale per 16.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KvElem {
+    Bytes(f64),
+    Nvfp4,
+}
+
+impl KvElem {
+    /// Bytes of `n` elements (`get_cache_size_per_token`: nvfp4 = ceil(n/2) + ceil(n/16)).
+    fn of(self, n: u64) -> f64 {
+        match self {
+            KvElem::Bytes(b) => n as f64 * b,
+            KvElem::Nvfp4 => (n.div_ceil(2) + n.div_ceil(16)) as f64,
+        }
+    }
+}
+
+/// `kv_cache_config.dtype`: `auto` is the checkpoint's KV quantization, else the model dtype.
+fn kv_dtype(args: &EngineArgs, m: &Geometry) -> (String, KvElem) {
+    match args.text("kv_cache_config.dtype").unwrap_or("auto") {
+        "fp8" => ("fp8".into(), KvElem::Bytes(1.0)),
+        "nvfp4" => ("nvfp4".into(), KvElem::Nvfp4),
+        _ if m.quantization.as_ref().is_some_and(|q| q.kv_cache_fp8) => {
+            ("fp8".into(), KvElem::Bytes(1.0))
+        }
+        _ => match m.dtype {
+            Dtype::F32 => ("float32".into(), KvElem::Bytes(4.0)),
+            Dtype::F16 => ("float16".into(), KvElem::Bytes(2.0)),
+            _ => ("bfloat16".into(), KvElem::Bytes(2.0)),
+        },
+    }
+}
+
+/// How the KV cache is laid out on one rank.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub tp: u32,
+    pub pp: u32,
+    /// `enable_attention_dp`: every rank holds all KV heads (tp := 1 for the heads).
+    pub attention_dp: bool,
+    pub elem: KvElem,
+    /// MTP / draft layers, held by the last pipeline stage.
+    pub draft_layers: u32,
+}
+
+/// KV bytes per token on the binding rank. MLA keeps one latent of `kv_lora_rank +
+/// qk_rope_head_dim` per layer (kv_factor 1, not split by TP); other models keep K and V of
+/// `ceil(num_kv_heads / tp)` heads (`KVCacheManager` num_kv_heads_per_layer). Linear-attention
+/// layers hold a state, not KV, and are not counted.
+pub fn bytes_per_token(m: &Geometry, l: &Layout) -> f64 {
+    let attention = m
+        .layers
+        .iter()
+        .filter(|k| !matches!(k, LayerKind::Linear))
+        .count() as u32;
+    let layers = attention.div_ceil(l.pp.max(1)) + l.draft_layers;
+    let per_layer = match &m.mla {
+        Some(mla) => l
+            .elem
+            .of(u64::from(mla.kv_lora_rank + mla.qk_rope_head_dim)),
+        None => {
+            let tp = if l.attention_dp { 1 } else { l.tp.max(1) };
+            let heads = m.num_kv_heads.div_ceil(tp).max(1);
+            2.0 * l.elem.of(u64::from(heads) * u64::from(m.head_dim))
+        }
+    };
+    per_layer * f64::from(layers)
+}
+
+/// Draft layers of MTP speculative decoding (`speculative_config.decoding_type: MTP`).
+fn draft_layers(args: &EngineArgs, m: &Geometry, notes: &mut Notes) -> u32 {
+    let mtp = args
+        .text("speculative_config.decoding_type")
+        .is_some_and(|t| t.eq_ignore_ascii_case("mtp"));
+    if !mtp {
+        if args.text("speculative_config.decoding_type").is_some() {
+            notes.exact(
+                "draft_layers",
+                0.0,
+                "a draft model's own KV layers are not counted (only MTP is modelled)",
+            );
+        }
+        return 0;
+    }
+    let n = int_or(
+        args,
+        "speculative_config.num_nextn_predict_layers",
+        m.nextn_layers.max(1),
+    );
+    notes.exact(
+        "draft_layers",
+        f64::from(n),
+        "MTP layers of speculative_config",
+    );
+    n
+}
+
+/// `max_seq_len` the engine deduces when none is given (tensorrt_llm/builder.py ::
+/// _init_max_seq_len): `max_position_embeddings` times the RoPE factor, except for the scaling
+/// types that already count it (su, longrope, llama3, yarn); 2048 without a length.
+pub fn derived_max_seq_len(m: &Geometry) -> u64 {
+    let Some(base) = m.max_position_embeddings() else {
+        return 2048;
+    };
+    let factor = match &m.rope_scaling {
+        Some(r) if !matches!(r.rope_type.as_str(), "su" | "longrope" | "llama3" | "yarn") => {
+            r.factor
+        }
+        _ => 1.0,
+    };
+    (base as f64 * factor) as u64
+}
+
+/// Role from Dynamo `--disaggregation-mode` or `trtllm-serve --server_role`.
+fn role(args: &EngineArgs) -> Role {
+    let mode = args
+        .text("disaggregation_mode")
+        .or_else(|| args.text("server_role"))
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match mode.as_str() {
+        "prefill" | "context" => Role::Prefill,
+        "decode" | "generation" => Role::Decode,
+        _ => Role::Unified,
+    }
+}
+
+/// Memory the profile run leaves taken besides the weights: the activation peak of a
+/// `max_num_tokens` forward pass, logits of up to `max_batch_size` rows, and what torch does not
+/// own (CUDA context and cuBLAS workspaces, NCCL and all-reduce buffers, CUDA graphs).
+fn non_kv(args: &EngineArgs, m: &Geometry, tp: u32, notes: &mut Notes) -> Estimate {
+    let tokens = args.int("max_num_tokens").unwrap_or(MAX_NUM_TOKENS).max(1) as f64;
+    // Logits are gathered for the last token of each request; CUDA-graph warm-up runs decode
+    // batches up to the graph batch size (default 128 in the sources), not max_batch_size.
+    let rows = (args.int("max_batch_size").unwrap_or(MAX_BATCH_SIZE).max(1) as f64)
+        .min(tokens)
+        .min(256.0);
+    let act = tokens * m.hidden_size as f64 * 12.0;
+    let logits = rows * m.vocab_size as f64 * 4.0 * 2.0;
+    let context = 0.6 * GIB;
+    let comm = if tp > 1 { 1.0 * GIB } else { 0.0 };
+    let graphs = 0.5 * GIB;
+    let moe = if m.moe { 0.5 * GIB } else { 0.0 };
+    let point = act + logits + context + comm + graphs + moe;
+    // A TRT engine's activation buffers were sized when it was built (max_input_len, beam width,
+    // plugins), which the serve command does not show: a wider band above.
+    let engine = matches!(args.text("backend"), Some("tensorrt" | "trt"));
+    let high = if engine { 3.0 } else { 1.6 };
+    let e = Estimate::range(point, point * 0.6, point * high + 0.3 * GIB);
+    notes.estimate(
+        "non_kv_bytes",
+        e,
+        format!(
+            "estimated profile-run peak besides weights: activations for {tokens} tokens, logits of {rows} rows, CUDA context{}, CUDA graphs{}{}",
+            if comm > 0.0 { ", NCCL/all-reduce buffers" } else { "" },
+            if moe > 0.0 { ", MoE workspace" } else { "" },
+            if engine { "; TRT engine buffers sized at build time widen the band" } else { "" },
+        ),
+    );
+    e
+}
+
+fn fraction(args: &EngineArgs, notes: &mut Notes) -> f64 {
+    match args.float(FRACTION) {
+        Some(f) => {
+            notes.exact(
+                "free_gpu_memory_fraction",
+                f,
+                "kv_cache_config.free_gpu_memory_fraction",
+            );
+            f
+        }
+        None => {
+            notes.exact(
+                "free_gpu_memory_fraction",
+                DEFAULT_FRACTION,
+                "KvCacheConfig default (older releases: None, meaning 0.9)",
+            );
+            DEFAULT_FRACTION
+        }
+    }
+}
+
+/// The option that sets the fraction for this launch: in the engine YAML when one is given
+/// (a YAML `kv_cache_config` block would drop the flag), else the command-line flag.
+fn fraction_flag(args: &EngineArgs) -> &'static str {
+    let dynamo = args.text(FRONTEND) == Some("dynamo.trtllm");
+    match (args.get(CONFIG).is_some(), dynamo) {
+        (true, _) => "kv_cache_config.free_gpu_memory_fraction",
+        (false, true) => "--free-gpu-memory-fraction",
+        (false, false) => "--kv_cache_free_gpu_memory_fraction",
+    }
+}
+
+/// Records what the math takes as given about the release and backend.
+fn version_notes(args: &EngineArgs, notes: &mut Notes) {
+    notes.exact(
+        "engine_version",
+        0.0,
+        format!(
+            "TensorRT-LLM {}: no per-version table (a given version is taken as it is, none is reported as 1.0.0); the math follows the 2026 sources of vllm-trtllm-capacity.md",
+            args.version
+        ),
+    );
+    match args.text("backend").unwrap_or("pytorch") {
+        "pytorch" => {}
+        other => notes.exact(
+            "backend",
+            0.0,
+            format!("backend {other}: budget modelled as the PyTorch backend's (the C++ engine path takes the fraction of free memory after engine load the same way)"),
+        ),
+    }
+}
+
+pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+    let args = inp.args;
+    let missing = unresolved(args, NEEDED);
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    let (m, gpu) = (inp.model, inp.gpu);
+    let mut notes = Notes::default();
+    version_notes(args, &mut notes);
+    let tp = int_or(args, "tensor_parallel_size", 1);
+    let pp = int_or(args, "pipeline_parallel_size", 1);
+    let cp = int_or(args, "context_parallel_size", 1);
+    let tpb = int_or(args, "kv_cache_config.tokens_per_block", TOKENS_PER_BLOCK);
+    let beam = u64::from(int_or(args, "max_beam_width", 1));
+    let (kv_name, elem) = kv_dtype(args, m);
+    let layout = Layout {
+        tp,
+        pp,
+        attention_dp: args.flag("enable_attention_dp"),
+        elem,
+        draft_layers: draft_layers(args, m, &mut notes),
+    };
+    let b_tok = bytes_per_token(m, &layout);
+    notes.exact(
+        "kv_bytes_per_token",
+        b_tok,
+        "KVCacheManager.get_cache_size_per_token (binding pipeline stage)",
+    );
+
+    let f = fraction(args, &mut notes);
+    let w = weights_per_rank(m, None, tp * pp, &mut notes);
+    let other = non_kv(args, m, tp, &mut notes);
+    let caps = caps(args, b_tok, &mut notes);
+    let total = gpu.cuda_total_bytes as f64;
+    let budget = |w: f64, o: f64| (f * (total - w - o)).min(caps);
+    let kv = Estimate::range(
+        budget(w.point, other.point),
+        budget(w.high, other.high),
+        budget(w.low, other.low),
+    );
+    let tokens = |kv: f64| pool_tokens(kv, b_tok, tpb);
+    // One request: the block-rounded tokens per beam (§8.3 upper bound, no sink tokens).
+    let usable = |kv: f64| tokens(kv) / beam / u64::from(tpb) * u64::from(tpb);
+
+    let model_max = derived_max_seq_len(m);
+    let (context_length, context_source) = match args.get("max_seq_len") {
+        Some(s) => match s.value {
+            SettingValue::Int(n) if n > 0 => (n as u64, ContextSource::Flag(s.loc())),
+            _ => (model_max, ContextSource::Model),
+        },
+        None => (model_max, ContextSource::Model),
+    };
+    let needed_fraction = {
+        let need = context_length.div_ceil(u64::from(tpb)) as f64 * f64::from(tpb) * b_tok;
+        let room = total - w.high - other.high;
+        let nf = need * beam as f64 / room;
+        (room > 0.0 && nf < 1.0 && need <= caps).then_some((nf * 1000.0).ceil() / 1000.0)
+    };
+
+    Ok(Plan {
+        engine: Engine::Trtllm,
+        engine_version: args.version.to_string(),
+        role: role(args),
+        model: m.id.clone(),
+        gpu: gpu.name.clone(),
+        gpu_count: inp.gpu_count.unwrap_or(tp * pp * cp),
+        tp,
+        pp,
+        dp: 1,
+        context_length,
+        context_source,
+        model_max_context: model_max,
+        kv_cache_dtype: kv_name,
+        page_size: tpb,
+        kv_bytes_per_token: b_tok.round() as u64,
+        pool_tokens: tokens(kv.point),
+        pool_tokens_low: tokens(kv.low),
+        pool_tokens_high: tokens(kv.high),
+        usable_tokens: usable(kv.point),
+        usable_tokens_low: usable(kv.low),
+        usable_tokens_high: usable(kv.high),
+        budget_bytes: kv.point.round() as i64,
+        weights_bytes: w.point.round() as u64,
+        memory_fraction: f,
+        memory_fraction_loc: args.get(FRACTION).map(|s| s.loc()),
+        memory_fraction_flag: fraction_flag(args),
+        needed_fraction,
+        max_context_fit: usable(kv.low).min(model_max),
+        assumptions: notes.0,
+    })
+}
+
+/// The smaller of `kv_cache_config.max_tokens × bytes per token` and `max_gpu_total_bytes`
+/// ("Both free_gpu_memory_fraction and max_tokens are set ... The smaller value will be used").
+fn caps(args: &EngineArgs, b_tok: f64, notes: &mut Notes) -> f64 {
+    let mut cap = f64::INFINITY;
+    if let Some(t) = args.int("kv_cache_config.max_tokens").filter(|t| *t > 0) {
+        cap = cap.min(t as f64 * b_tok);
+        notes.exact(
+            "kv_cache_max_tokens",
+            t as f64,
+            "kv_cache_config.max_tokens",
+        );
+    }
+    if let Some(b) = args
+        .int("kv_cache_config.max_gpu_total_bytes")
+        .filter(|b| *b > 0)
+    {
+        cap = cap.min(b as f64);
+        notes.exact(
+            "max_gpu_total_bytes",
+            b as f64,
+            "kv_cache_config.max_gpu_total_bytes",
+        );
+    }
+    cap
+}
+
+/// `floor(KV / b_tok / tokens_per_block) × tokens_per_block` (`blocks_in_primary_pool × tpb`).
+pub fn pool_tokens(kv: f64, b_tok: f64, tpb: u32) -> u64 {
+    if kv <= 0.0 || b_tok <= 0.0 {
+        return 0;
+    }
+    let blocks = (kv / b_tok / f64::from(tpb.max(1))).floor() as u64;
+    blocks * u64::from(tpb.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Expected values: the per-token sizes and pool sizes TRT-LLM logged in the cross-checks of
+    //! vllm-trtllm-capacity.md §7 ("kv size per token", "Allocated X GiB for max tokens (N)").
+    use super::*;
+    use crate::capacity::testing::{args, deepseek_v3, dense};
+
+    fn layout(tp: u32, elem: KvElem) -> Layout {
+        Layout {
+            tp,
+            pp: 1,
+            attention_dp: false,
+            elem,
+            draft_layers: 0,
+        }
+    }
+
+    #[test]
+    fn qwen25_1_5b_fp16_is_28672_bytes_per_token() {
+        // 28 layers, 2 KV heads of 128: 2 × 2 × 128 × 2 B × 28.
+        let m = dense(28, 12, 2, 128);
+        assert_eq!(
+            bytes_per_token(&m, &layout(1, KvElem::Bytes(2.0))),
+            28_672.0
+        );
+        // × 273,792 tokens = 7.31 GiB, as logged.
+        let gib = 28_672.0 * 273_792.0 / GIB;
+        assert!((gib - 7.31).abs() < 0.005, "{gib}");
+    }
+
+    #[test]
+    fn llama2_7b_fp8_kv_is_262144_bytes_per_token() {
+        // 32 layers, 32 KV heads (MHA) of 128, fp8: 2 × 32 × 128 × 1 B × 32.
+        let m = dense(32, 32, 32, 128);
+        assert_eq!(
+            bytes_per_token(&m, &layout(1, KvElem::Bytes(1.0))),
+            262_144.0
+        );
+        let gib = 262_144.0 * 259_840.0 / GIB;
+        assert!((gib - 63.44).abs() < 0.005, "{gib}");
+    }
+
+    #[test]
+    fn deepseek_r1_fp8_mla_is_35136_and_ignores_tp() {
+        // "kv size is 35136": 61 layers × (512 + 64) × 1 B, no factor 2, on any TP.
+        let m = deepseek_v3();
+        assert_eq!(
+            bytes_per_token(&m, &layout(8, KvElem::Bytes(1.0))),
+            35_136.0
+        );
+        // MTP adds its layer on the last stage.
+        let mtp = Layout {
+            draft_layers: 1,
+            ..layout(8, KvElem::Bytes(1.0))
+        };
+        assert_eq!(bytes_per_token(&m, &mtp), 35_712.0);
+    }
+
+    #[test]
+    fn kv_heads_round_up_per_rank_and_attention_dp_keeps_them_all() {
+        // 8 KV heads over TP 16: ceil → 1 head per rank, not 0.
+        let m = dense(80, 64, 8, 128);
+        assert_eq!(
+            bytes_per_token(&m, &layout(16, KvElem::Bytes(2.0))),
+            40_960.0
+        );
+        assert_eq!(
+            bytes_per_token(&m, &layout(4, KvElem::Bytes(2.0))),
+            81_920.0
+        );
+        let dp = Layout {
+            attention_dp: true,
+            ..layout(4, KvElem::Bytes(2.0))
+        };
+        assert_eq!(bytes_per_token(&m, &dp), 327_680.0);
+    }
+
+    #[test]
+    fn nvfp4_packs_two_elements_a_byte_plus_a_scale_per_16() {
+        // 8 heads × 128 = 1024 elements: 512 + 64 bytes, for K and V, over 32 layers.
+        let m = dense(32, 32, 8, 128);
+        assert_eq!(
+            bytes_per_token(&m, &layout(1, KvElem::Nvfp4)),
+            2.0 * 576.0 * 32.0
+        );
+    }
+
+    #[test]
+    fn pools_are_whole_blocks_and_max_tokens_caps_them() {
+        let logged = 273_792.0 * 28_672.0;
+        assert_eq!(pool_tokens(logged, 28_672.0, 32), 273_792);
+        assert_eq!(pool_tokens(logged - 1.0, 28_672.0, 32), 273_760);
+        assert_eq!(pool_tokens(-1.0, 28_672.0, 32), 0);
+        let a = args(
+            Engine::Trtllm,
+            "1.0.0",
+            &[("kv_cache_config.max_tokens", SettingValue::Int(1000))],
+        );
+        let cap = caps(&a, 100.0, &mut Notes::default());
+        assert_eq!(pool_tokens(cap.min(1e12), 100.0, 32), 992);
+    }
+
+    #[test]
+    fn the_deduced_max_seq_len_scales_only_plain_rope_factors() {
+        let mut m = dense(32, 32, 8, 128);
+        m.length_keys = vec![("max_position_embeddings".into(), 32768)];
+        assert_eq!(derived_max_seq_len(&m), 32768);
+        m.rope_scaling = Some(crate::model::RopeScaling {
+            rope_type: "linear".into(),
+            factor: 4.0,
+            original_max_position_embeddings: None,
+        });
+        assert_eq!(derived_max_seq_len(&m), 131072);
+        if let Some(r) = m.rope_scaling.as_mut() {
+            r.rope_type = "yarn".into();
+        }
+        assert_eq!(derived_max_seq_len(&m), 32768);
+    }
+
+    #[test]
+    fn the_fraction_is_of_memory_left_after_the_profile_run() {
+        // Llama-3.1-8B on an 80 GB GPU at 0.5: half of (total − weights − non-KV).
+        let m = dense(32, 32, 8, 128);
+        let gpu = crate::gpu::lookup("h100-80gb").cloned().unwrap();
+        let a = args(
+            Engine::Trtllm,
+            "1.0.0",
+            &[(FRACTION, SettingValue::Float(0.5))],
+        );
+        let inp = Inputs {
+            args: &a,
+            model: &m,
+            gpu: &gpu,
+            gpu_count: None,
+            at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+        };
+        let p = plan(&inp).unwrap();
+        let w = p.weights_bytes as f64;
+        let kv = p.budget_bytes as f64;
+        let total = gpu.cuda_total_bytes as f64;
+        assert!(kv < 0.5 * (total - w) && kv > 0.5 * (total - w - 4.0 * GIB));
+        assert_eq!(p.pool_tokens % 32, 0);
+        assert_eq!(p.context_length, 131072);
+        assert_eq!(
+            p.memory_fraction_flag,
+            "--kv_cache_free_gpu_memory_fraction"
+        );
+    }
+}
