@@ -31,8 +31,19 @@ pub fn kvlint(args: &[&str]) -> Run {
     kvlint_stdin(args, None)
 }
 
+/// The binary cargo built, or `kvlint` on PATH where the tests run on another machine
+/// (the GPU runner copies only the binaries: `.gpu/bin` is on its PATH).
+fn binary() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_kvlint"));
+    if built.exists() {
+        built
+    } else {
+        PathBuf::from("kvlint")
+    }
+}
+
 pub fn kvlint_stdin(args: &[&str], stdin: Option<&str>) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kvlint"))
+    let mut child = Command::new(binary())
         .args(args)
         .current_dir(root())
         .env_remove("KVLINT_GPU")
