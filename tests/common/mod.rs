@@ -4,8 +4,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The repository root: where cargo built the tests, or the current directory when they run
+/// from a copy of the checkout on another machine (the GPU runner runs them from the root).
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if built.is_dir() {
+        built
+    } else {
+        std::env::current_dir().unwrap_or(built)
+    }
 }
 
 pub struct Run {
