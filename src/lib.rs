@@ -17,4 +17,5 @@ pub mod report;
 pub mod rules;
 pub mod source;
 pub mod version;
+pub mod webhook;
 pub mod yaml;
