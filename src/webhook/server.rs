@@ -46,7 +46,10 @@ pub struct Settings {
     pub max_concurrency: usize,
     /// How often the certificate files are compared with the pair in service.
     pub reload_interval: Duration,
-    /// How long shutdown waits for in-flight requests.
+    /// After the shutdown signal, how long the webhook keeps accepting with `/readyz` at 503,
+    /// while the endpoints controller takes it out of the Service.
+    pub shutdown_delay: Duration,
+    /// How long shutdown then waits for in-flight requests.
     pub drain_timeout: Duration,
 }
 
@@ -62,6 +65,7 @@ impl Settings {
             request_timeout: Duration::from_secs(3),
             max_concurrency: 64,
             reload_interval: Duration::from_secs(2),
+            shutdown_delay: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(20),
         }
     }
@@ -114,8 +118,8 @@ impl Webhook {
         self.listener.local_addr().ok()
     }
 
-    /// Serves until `shutdown` completes, then stops accepting, turns `/readyz` to 503 and
-    /// waits up to the drain timeout for requests in flight.
+    /// Serves until `shutdown` completes; then turns `/readyz` to 503, keeps accepting for the
+    /// shutdown delay, stops accepting and waits up to the drain timeout for requests in flight.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<(), WebhookError> {
         let Webhook {
             listener,
@@ -126,6 +130,9 @@ impl Webhook {
         let reload = tokio::spawn(reload_loop(certs, state.clone()));
         let graceful = GracefulShutdown::new();
         tokio::pin!(shutdown);
+        let stop = tokio::time::sleep(Duration::MAX);
+        tokio::pin!(stop);
+        let mut stopping = false;
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
@@ -157,13 +164,18 @@ impl Webhook {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 },
-                () = &mut shutdown => break,
+                () = &mut shutdown, if !stopping => {
+                    stopping = true;
+                    state.draining.store(true, Ordering::SeqCst);
+                    eprintln!("kvlint webhook: shutting down; not ready, still accepting for {:?}", state.settings.shutdown_delay);
+                    stop.as_mut().reset(tokio::time::Instant::now() + state.settings.shutdown_delay);
+                }
+                () = &mut stop => break,
             }
         }
-        state.draining.store(true, Ordering::SeqCst);
         drop(listener);
         reload.abort();
-        eprintln!("kvlint webhook: shutting down, draining requests in flight");
+        eprintln!("kvlint webhook: stopped accepting; draining requests in flight");
         if tokio::time::timeout(state.settings.drain_timeout, graceful.shutdown())
             .await
             .is_err()
