@@ -77,6 +77,16 @@ pub async fn tls(
 }
 
 impl Client {
+    /// Another handle on the same HTTP/2 connection, for concurrent requests (None for HTTP/1.1).
+    pub fn try_clone(&self) -> Option<Client> {
+        match &self.sender {
+            Sender::H2(s) => Some(Client {
+                sender: Sender::H2(s.clone()),
+            }),
+            Sender::H1(_) => None,
+        }
+    }
+
     pub async fn connect(
         addr: SocketAddr,
         ca: &CertificateDer<'static>,
