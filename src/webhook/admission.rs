@@ -263,6 +263,22 @@ mod tests {
     }
 
     #[test]
+    fn an_internal_error_is_answered_by_the_unknown_policy_with_its_reason() {
+        let warn = Verdict::internal_error(&Policy::default(), "internal error");
+        assert!(warn.allowed);
+        assert!(warn.warnings[0].contains("--unknown=warn"));
+        let deny = Policy {
+            unknown: Unknown::Deny,
+            ..Policy::default()
+        };
+        let denied = Verdict::internal_error(&deny, "internal error");
+        assert!(!denied.allowed);
+        assert!(denied
+            .message
+            .contains("could not check this object (internal error)"));
+    }
+
+    #[test]
     fn warnings_stay_within_the_total_budget() {
         let many = vec!["x".repeat(WARNING_MAX_CHARS); 40];
         let out = bound_total(many);
