@@ -64,6 +64,36 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = ListFormat::Human)]
         format: ListFormat,
     },
+    /// Serve a Kubernetes validating admission webhook (HTTPS, POST /validate).
+    Webhook(WebhookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    /// Address to listen on, e.g. 0.0.0.0:8443.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    /// PEM certificate chain; reloaded when the file changes.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: PathBuf,
+    /// PEM private key; reloaded when the file changes.
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: PathBuf,
+    #[command(flatten)]
+    pub hardware: Hardware,
+    /// What to do when a launch's pool cannot be computed (unknown model or GPU, a value only
+    /// known at run time: INP002, INP003, INP004): allow with a warning, or deny.
+    #[arg(long, value_enum, default_value_t = UnknownPolicy::Warn)]
+    pub unknown: UnknownPolicy,
+    /// A kvlint.toml: rule levels and parameters, default GPU and engine version.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnknownPolicy {
+    Warn,
+    Deny,
 }
 
 /// Inputs shared by `check` and `capacity`.
@@ -279,6 +309,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Probe(a) => probe(a),
         Command::Explain { rule } => explain(&rule),
         Command::Rules { format } => list_rules(format),
+        Command::Webhook(a) => webhook(a),
     };
     result.unwrap_or_else(|failure| match failure {
         Failure::Usage(UsageError(msg)) => {
@@ -606,6 +637,61 @@ fn probe(mut a: CapacityArgs) -> Run {
         ListFormat::Human => print!("{}", report.render_text()),
     }
     Ok(report.exit_code())
+}
+
+fn webhook(mut a: WebhookArgs) -> Run {
+    use crate::webhook::{Policy, Settings, Unknown, Webhook};
+    let cfg = match &a.config {
+        Some(p) => config::load(p).map_err(|e| UsageError(e.to_string()))?,
+        None => Config::default(),
+    };
+    a.hardware.gpu = a.hardware.gpu.take().or_else(|| cfg.gpu.clone());
+    a.hardware.engine_version = a
+        .hardware
+        .engine_version
+        .take()
+        .or_else(|| cfg.engine_version.clone());
+    let mut settings = Settings::new(a.listen, a.tls_cert, a.tls_key);
+    settings.policy = Policy {
+        options: Options {
+            rules: cfg.rules.clone(),
+            ..options(&a.hardware)?
+        },
+        unknown: match a.unknown {
+            UnknownPolicy::Warn => Unknown::Warn,
+            UnknownPolicy::Deny => Unknown::Deny,
+        },
+    };
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| UsageError(format!("cannot start the runtime: {e}")))?;
+    runtime.block_on(async {
+        let hook = Webhook::bind(settings)
+            .await
+            .map_err(|e| UsageError(e.to_string()))?;
+        if let Some(addr) = hook.local_addr() {
+            eprintln!("kvlint webhook: listening on https://{addr}");
+        }
+        hook.serve(terminated())
+            .await
+            .map_err(|e| UsageError(e.to_string()))
+    })?;
+    Ok(exit::CLEAN)
+}
+
+/// SIGTERM (what the kubelet sends) or Ctrl-C.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 fn explain(key: &str) -> Run {

@@ -20,4 +20,5 @@ pub mod rules;
 pub mod source;
 pub mod suppress;
 pub mod version;
+pub mod webhook;
 pub mod yaml;

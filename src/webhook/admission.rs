@@ -1,0 +1,297 @@
+//! From an AdmissionRequest to a decision: the object under review goes through the same
+//! extraction, plans and rules as `kvlint check`, and its findings become a deny (403 with the
+//! rule ids and messages), warnings, or nothing.
+
+use crate::pipeline::{Options, Outcome};
+use crate::report::{self, Rendered};
+use crate::rules::Level;
+use kube_core::admission::{AdmissionRequest, AdmissionResponse, Operation};
+use kube_core::{DynamicObject, Status};
+
+/// Rules that mean "kvlint cannot tell" rather than "this deploy is unsafe": unknown model,
+/// unknown GPU, a value only known at run time.
+const UNKNOWN_RULES: [&str; 3] = ["INP002", "INP003", "INP004"];
+
+/// The API server prints warnings as they are; it truncates long ones and large sets
+/// (k8s-webhook.md §2.2: "Warnings over 256 characters and large numbers of warnings may be
+/// truncated"), so kvlint cuts each itself and keeps the total bounded.
+pub const WARNING_MAX_CHARS: usize = 256;
+pub const WARNINGS_MAX_TOTAL_CHARS: usize = 4096;
+/// A deny message lists every deny finding up to this length.
+pub const MESSAGE_MAX_CHARS: usize = 4096;
+
+/// What to do when kvlint cannot compute a launch's KV pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unknown {
+    /// Allow, with a warning saying why the pool could not be checked.
+    #[default]
+    Warn,
+    /// Deny, as `kvlint check` does.
+    Deny,
+}
+
+impl Unknown {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unknown::Warn => "warn",
+            Unknown::Deny => "deny",
+        }
+    }
+}
+
+/// The settings every decision uses.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    pub options: Options,
+    pub unknown: Unknown,
+}
+
+/// The outcome of reviewing one object.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    pub allowed: bool,
+    /// Why it was denied (empty when allowed).
+    pub message: String,
+    pub warnings: Vec<String>,
+    /// Each finding's rule id and the level it had in this decision.
+    pub findings: Vec<(String, Level)>,
+    /// False when the object holds no launch kvlint understands: it passes untouched.
+    pub understood: bool,
+}
+
+impl Verdict {
+    fn untouched() -> Self {
+        Verdict {
+            allowed: true,
+            ..Verdict::default()
+        }
+    }
+
+    /// The verdict when the check itself failed: the unknown policy decides, and says so.
+    pub fn internal_error(policy: &Policy, what: &str) -> Self {
+        let reason = format!(
+            "kvlint could not check this object ({what}); the webhook runs with --unknown={}",
+            policy.unknown.name()
+        );
+        match policy.unknown {
+            Unknown::Warn => Verdict {
+                allowed: true,
+                warnings: vec![truncate(&reason, WARNING_MAX_CHARS)],
+                understood: true,
+                ..Verdict::default()
+            },
+            Unknown::Deny => Verdict {
+                allowed: false,
+                message: reason,
+                understood: true,
+                ..Verdict::default()
+            },
+        }
+    }
+
+    /// The AdmissionResponse for `req`: same uid and apiVersion; a deny carries code 403.
+    pub fn respond(&self, req: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
+        let mut res = AdmissionResponse::from(req);
+        if !self.allowed {
+            res = res.deny(&self.message);
+            res.result = Status::failure(&self.message, "Forbidden").with_code(403);
+        }
+        if !self.warnings.is_empty() {
+            res.warnings = Some(self.warnings.clone());
+        }
+        res
+    }
+}
+
+/// Reviews one request. Only creations and updates of a whole object are checked; deletions,
+/// connections and subresources (scale, status) pass untouched.
+pub fn review(req: &AdmissionRequest<DynamicObject>, policy: &Policy) -> Verdict {
+    let checked = matches!(req.operation, Operation::Create | Operation::Update)
+        && req.sub_resource.as_deref().unwrap_or("").is_empty();
+    let Some(object) = req.object.as_ref().filter(|_| checked) else {
+        return Verdict::untouched();
+    };
+    // JSON is YAML to the extractor, and keeps the object's own field order.
+    let Ok(text) = serde_json::to_string(object) else {
+        return Verdict::untouched();
+    };
+    let mut outcome = Outcome::default();
+    // The extension tells the extractor the text is JSON (YAML), not a shell script.
+    let ns = req.namespace.as_deref().unwrap_or("");
+    let name = format!("{}/{ns}/{}.json", req.kind.kind, req.name);
+    let file = outcome.sources.add(name, text);
+    outcome.check_file(file, &policy.options, None);
+    if outcome.launches.is_empty() {
+        return Verdict::untouched();
+    }
+    outcome.finish();
+    outcome.apply_suppressions(&policy.options.rules);
+    decide(
+        &report::render_with(&outcome, &policy.options.rules),
+        policy,
+        controller(object),
+    )
+}
+
+/// The controller that owns the object (a ReplicaSet's Pod, a DisaggregatedSet's
+/// LeaderWorkerSet), if any.
+fn controller(object: &DynamicObject) -> Option<String> {
+    let owners = object.metadata.owner_references.as_ref()?;
+    owners
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .map(|o| format!("{} {}", o.kind, o.name))
+}
+
+/// Turns rendered findings into a verdict under the policy. A controller-owned object is only
+/// warned about: a deny there reaches no user, only a controller that retries forever; the
+/// owner is checked when it is created.
+fn decide(findings: &[Rendered], policy: &Policy, owner: Option<String>) -> Verdict {
+    let mut denies = Vec::new();
+    let mut warnings = Vec::new();
+    let mut levels = Vec::new();
+    let mut unknown = 0;
+    for f in findings {
+        let is_unknown = UNKNOWN_RULES.contains(&f.rule.as_str());
+        let mut level = f.level;
+        if is_unknown && policy.unknown == Unknown::Warn && level == Level::Deny {
+            level = Level::Warn;
+            unknown += 1;
+        }
+        if owner.is_some() && level == Level::Deny {
+            level = Level::Warn;
+        }
+        levels.push((f.rule.clone(), level));
+        match level {
+            Level::Deny => denies.push(f),
+            Level::Warn => warnings.push(truncate(&line(f), WARNING_MAX_CHARS)),
+            Level::Allow => {}
+        }
+    }
+    if unknown > 0 {
+        warnings.insert(0, unknown_reason(unknown));
+    }
+    if let Some(owner) = &owner {
+        if findings.iter().any(|f| f.level == Level::Deny) {
+            warnings.insert(
+                0,
+                format!("kvlint: deny findings only warned here: this object is managed by {owner}, which kvlint checks itself"),
+            );
+        }
+    }
+    Verdict {
+        allowed: denies.is_empty(),
+        message: deny_message(&denies),
+        warnings: bound_total(warnings),
+        findings: levels,
+        understood: true,
+    }
+}
+
+fn unknown_reason(n: usize) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    truncate(
+        &format!("kvlint: {n} finding{s} below could not be verified (unknown model, GPU or value) and are allowed because the webhook runs with --unknown=warn"),
+        WARNING_MAX_CHARS,
+    )
+}
+
+/// `KV001 [container sglang]: message`.
+fn line(f: &Rendered) -> String {
+    let container = f
+        .object
+        .as_ref()
+        .and_then(|o| o.container.as_deref())
+        .map(|c| format!(" [container {c}]"))
+        .unwrap_or_default();
+    format!("{}{container}: {}", f.rule, f.message)
+}
+
+fn deny_message(denies: &[&Rendered]) -> String {
+    if denies.is_empty() {
+        return String::new();
+    }
+    let n = denies.len();
+    let s = if n == 1 { "" } else { "s" };
+    let mut msg = format!("kvlint: {n} deny finding{s}");
+    for f in denies {
+        msg.push_str(&format!("; {} ({}); fix: {}", line(f), f.name, f.help));
+    }
+    msg.push_str(". `kvlint explain <RULE>` documents each rule");
+    truncate(&msg, MESSAGE_MAX_CHARS)
+}
+
+/// Keeps warnings, in order, while their total stays under the API server's budget, and says
+/// how many were left out.
+fn bound_total(warnings: Vec<String>) -> Vec<String> {
+    let reserve = 64;
+    let mut total = 0;
+    let mut out = Vec::new();
+    for (i, w) in warnings.iter().enumerate() {
+        let len = w.chars().count();
+        if total + len > WARNINGS_MAX_TOTAL_CHARS - reserve {
+            out.push(format!(
+                "kvlint: {} more warnings not shown",
+                warnings.len() - i
+            ));
+            break;
+        }
+        total += len;
+        out.push(w.clone());
+    }
+    out
+}
+
+/// Cuts to at most `max` characters, ending in `…` when cut; control characters become spaces
+/// (warnings travel in HTTP headers).
+pub fn truncate(s: &str, max: usize) -> String {
+    let clean: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if clean.chars().count() <= max {
+        return clean;
+    }
+    let mut out: String = clean.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_counts_characters_and_marks_the_cut() {
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("a\nbcd", 3), "a …");
+        assert_eq!(truncate("ééééé", 4).chars().count(), 4);
+    }
+
+    #[test]
+    fn an_internal_error_is_answered_by_the_unknown_policy_with_its_reason() {
+        let warn = Verdict::internal_error(&Policy::default(), "internal error");
+        assert!(warn.allowed);
+        assert!(warn.warnings[0].contains("--unknown=warn"));
+        let deny = Policy {
+            unknown: Unknown::Deny,
+            ..Policy::default()
+        };
+        let denied = Verdict::internal_error(&deny, "internal error");
+        assert!(!denied.allowed);
+        assert!(denied
+            .message
+            .contains("could not check this object (internal error)"));
+    }
+
+    #[test]
+    fn warnings_stay_within_the_total_budget() {
+        let many = vec!["x".repeat(WARNING_MAX_CHARS); 40];
+        let out = bound_total(many);
+        let total: usize = out.iter().map(|w| w.chars().count()).sum();
+        assert!(total <= WARNINGS_MAX_TOTAL_CHARS);
+        assert!(out
+            .last()
+            .is_some_and(|w| w.contains("more warnings not shown")));
+    }
+}

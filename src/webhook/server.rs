@@ -1,0 +1,383 @@
+//! The HTTPS server: TLS with a reloading certificate, HTTP/1.1 and HTTP/2, `POST /validate`,
+//! `/healthz`, `/readyz`, `/metrics`, limits on body size, time and concurrency, and a drain of
+//! in-flight requests on shutdown.
+
+use super::admission::{self, Policy, Verdict};
+use super::metrics::Metrics;
+use super::tls::CertStore;
+use super::WebhookError;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use kube_core::admission::{AdmissionRequest, AdmissionReview};
+use kube_core::DynamicObject;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_rustls::TlsAcceptor;
+
+/// A TLS handshake or a request's headers that take longer than this are dropped.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the webhook runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub tls_cert: PathBuf,
+    pub tls_key: PathBuf,
+    pub policy: Policy,
+    /// Largest request body; larger ones get 413. An UPDATE review carries the object twice.
+    pub body_limit: usize,
+    /// Deadline for reading and answering one review, kept under the configuration's
+    /// `timeoutSeconds` so kvlint answers before the API server gives up.
+    pub request_timeout: Duration,
+    /// Reviews checked at once; more wait for a slot until the deadline.
+    pub max_concurrency: usize,
+    /// How often the certificate files are compared with the pair in service.
+    pub reload_interval: Duration,
+    /// After the shutdown signal, how long the webhook keeps accepting with `/readyz` at 503,
+    /// while the endpoints controller takes it out of the Service.
+    pub shutdown_delay: Duration,
+    /// How long shutdown then waits for in-flight requests.
+    pub drain_timeout: Duration,
+}
+
+impl Settings {
+    /// Settings with the default limits.
+    pub fn new(listen: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
+        Settings {
+            listen,
+            tls_cert,
+            tls_key,
+            policy: Policy::default(),
+            body_limit: 3 * 1024 * 1024,
+            request_timeout: Duration::from_secs(3),
+            max_concurrency: 64,
+            reload_interval: Duration::from_secs(2),
+            shutdown_delay: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+/// Shared by every connection.
+struct State {
+    settings: Settings,
+    metrics: Metrics,
+    permits: Arc<Semaphore>,
+    draining: AtomicBool,
+}
+
+/// A bound, not yet serving webhook.
+pub struct Webhook {
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    certs: Arc<CertStore>,
+    state: Arc<State>,
+}
+
+impl Webhook {
+    /// Loads the certificate and binds the address (port 0 picks a free one).
+    pub async fn bind(settings: Settings) -> Result<Self, WebhookError> {
+        let certs = Arc::new(CertStore::load(&settings.tls_cert, &settings.tls_key)?);
+        let acceptor = TlsAcceptor::from(Arc::new(certs.server_config()?));
+        let listener =
+            TcpListener::bind(settings.listen)
+                .await
+                .map_err(|source| WebhookError::Listen {
+                    addr: settings.listen,
+                    source,
+                })?;
+        let permits = Arc::new(Semaphore::new(settings.max_concurrency.max(1)));
+        Ok(Webhook {
+            listener,
+            acceptor,
+            certs,
+            state: Arc::new(State {
+                settings,
+                metrics: Metrics::default(),
+                permits,
+                draining: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.local_addr().ok()
+    }
+
+    /// Serves until `shutdown` completes; then turns `/readyz` to 503, keeps accepting for the
+    /// shutdown delay, stops accepting and waits up to the drain timeout for requests in flight.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<(), WebhookError> {
+        let Webhook {
+            listener,
+            acceptor,
+            certs,
+            state,
+        } = self;
+        let reload = tokio::spawn(reload_loop(certs, state.clone()));
+        let graceful = GracefulShutdown::new();
+        tokio::pin!(shutdown);
+        let stop = tokio::time::sleep(Duration::MAX);
+        tokio::pin!(stop);
+        let mut stopping = false;
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((tcp, _)) => {
+                        let _ = tcp.set_nodelay(true);
+                        let watcher = graceful.watcher();
+                        let (acceptor, state) = (acceptor.clone(), state.clone());
+                        tokio::spawn(async move {
+                            let Ok(Ok(tls)) =
+                                tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await
+                            else {
+                                return;
+                            };
+                            let service = hyper::service::service_fn(move |req| {
+                                handle(req, state.clone())
+                            });
+                            let mut builder = auto::Builder::new(TokioExecutor::new());
+                            builder
+                                .http1()
+                                .timer(TokioTimer::new())
+                                .header_read_timeout(HANDSHAKE_TIMEOUT);
+                            let conn = builder.serve_connection(TokioIo::new(tls), service);
+                            let _ = watcher.watch(conn.into_owned()).await;
+                        });
+                    }
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    Err(e) => {
+                        eprintln!("kvlint webhook: accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                () = &mut shutdown, if !stopping => {
+                    stopping = true;
+                    state.draining.store(true, Ordering::SeqCst);
+                    eprintln!("kvlint webhook: shutting down; not ready, still accepting for {:?}", state.settings.shutdown_delay);
+                    stop.as_mut().reset(tokio::time::Instant::now() + state.settings.shutdown_delay);
+                }
+                () = &mut stop => break,
+            }
+        }
+        drop(listener);
+        reload.abort();
+        eprintln!("kvlint webhook: stopped accepting; draining requests in flight");
+        if tokio::time::timeout(state.settings.drain_timeout, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            eprintln!("kvlint webhook: drain timed out; closing the remaining connections");
+        }
+        Ok(())
+    }
+}
+
+/// Compares the certificate files with the pair in service every `reload_interval`.
+async fn reload_loop(certs: Arc<CertStore>, state: Arc<State>) {
+    let mut tick = tokio::time::interval(state.settings.reload_interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let c = certs.clone();
+        match tokio::task::spawn_blocking(move || c.reload_if_changed()).await {
+            Ok(Ok(true)) => {
+                state.metrics.tls_reloaded();
+                eprintln!("kvlint webhook: reloaded the serving certificate");
+            }
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => {
+                state.metrics.error("tls_reload");
+                eprintln!("kvlint webhook: keeping the current certificate: {e}");
+            }
+            Err(e) => eprintln!("kvlint webhook: certificate reload task failed: {e}"),
+        }
+    }
+}
+
+type Reply = Response<Full<Bytes>>;
+
+async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infallible> {
+    let path = req.uri().path().to_string();
+    let reply = match (req.method(), path.as_str()) {
+        (&Method::POST, "/validate") => {
+            let start = Instant::now();
+            let _guard = state.metrics.in_flight();
+            let reply = validate(req, &state).await;
+            state.metrics.observe(start.elapsed());
+            reply
+        }
+        (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
+        (&Method::GET, "/readyz") if state.draining.load(Ordering::SeqCst) => {
+            text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n")
+        }
+        (&Method::GET, "/readyz") => text(StatusCode::OK, "ok\n"),
+        (&Method::GET, "/metrics") => Response::builder()
+            .header(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")
+            .body(Full::from(state.metrics.render()))
+            .unwrap_or_default(),
+        (_, "/validate" | "/healthz" | "/readyz" | "/metrics") => {
+            text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n")
+        }
+        _ => text(StatusCode::NOT_FOUND, "not found: POST /validate\n"),
+    };
+    state.metrics.request(&path, reply.status().as_u16());
+    Ok(reply)
+}
+
+fn text(code: StatusCode, body: impl Into<String>) -> Reply {
+    Response::builder()
+        .status(code)
+        .header(CONTENT_TYPE, "text/plain; charset=utf-8")
+        .body(Full::from(body.into()))
+        .unwrap_or_default()
+}
+
+/// A request that gets an HTTP error instead of an AdmissionReview.
+struct Refusal(StatusCode, &'static str, String);
+
+impl Refusal {
+    fn reply(self, state: &State) -> Reply {
+        let Refusal(code, kind, reason) = self;
+        state.metrics.error(kind);
+        text(code, format!("{reason}\n"))
+    }
+}
+
+async fn validate(req: Request<Incoming>, state: &Arc<State>) -> Reply {
+    let deadline = Instant::now() + state.settings.request_timeout;
+    let review = match tokio::time::timeout_at(deadline.into(), read_review(req, state)).await {
+        Ok(Ok(review)) => review,
+        Ok(Err(refusal)) => return refusal.reply(state),
+        Err(_) => {
+            return Refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "timeout",
+                "the request body did not arrive in time".into(),
+            )
+            .reply(state)
+        }
+    };
+    let verdict = check(&review, state, deadline).await;
+    for (rule, level) in &verdict.findings {
+        state.metrics.finding(rule, level.name());
+    }
+    state
+        .metrics
+        .decision(match (verdict.understood, verdict.allowed) {
+            (false, _) => "skipped",
+            (true, true) => "allowed",
+            (true, false) => "denied",
+        });
+    let body = serde_json::to_vec(&verdict.respond(&review).into_review()).unwrap_or_default();
+    Response::builder()
+        .header(CONTENT_TYPE, "application/json")
+        .body(Full::from(body))
+        .unwrap_or_default()
+}
+
+/// Reads the body within the size limit and parses an admission.k8s.io/v1 AdmissionReview.
+async fn read_review(
+    req: Request<Incoming>,
+    state: &State,
+) -> Result<AdmissionRequest<DynamicObject>, Refusal> {
+    let limit = state.settings.body_limit;
+    let too_large = || {
+        Refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("the request body exceeds {limit} bytes"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let body = match Limited::new(req.into_body(), limit).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large()),
+        Err(e) => {
+            return Err(Refusal(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("cannot read the request body: {e}"),
+            ))
+        }
+    };
+    parse_review(&body).map_err(|reason| Refusal(StatusCode::BAD_REQUEST, "bad_request", reason))
+}
+
+/// An admission.k8s.io/v1 AdmissionReview with a request, or the reason it is not one.
+pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, String> {
+    let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body)
+        .map_err(|e| format!("not an admission.k8s.io/v1 AdmissionReview: {e}"))?;
+    let (api_version, kind) = (&review.types.api_version, &review.types.kind);
+    if kind != "AdmissionReview" || api_version != "admission.k8s.io/v1" {
+        return Err(format!(
+            "expected apiVersion admission.k8s.io/v1, kind AdmissionReview; got {api_version:?}, {kind:?}"
+        ));
+    }
+    review
+        .try_into()
+        .map_err(|_| "the AdmissionReview has no request".to_string())
+}
+
+/// Runs the check on a blocking thread, within the concurrency limit and the deadline. A panic
+/// or a missed deadline is answered by the unknown policy, logged and counted; the process lives.
+async fn check(
+    req: &AdmissionRequest<DynamicObject>,
+    state: &Arc<State>,
+    deadline: Instant,
+) -> Verdict {
+    let policy = &state.settings.policy;
+    let permit =
+        match tokio::time::timeout_at(deadline.into(), state.permits.clone().acquire_owned()).await
+        {
+            Ok(Ok(p)) => p,
+            _ => {
+                state.metrics.error("overloaded");
+                return Verdict::internal_error(policy, "too many reviews in progress");
+            }
+        };
+    let (r, p) = (req.clone(), policy.clone());
+    let task = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        admission::review(&r, &p)
+    });
+    match tokio::time::timeout_at(deadline.into(), task).await {
+        Ok(Ok(verdict)) => verdict,
+        Ok(Err(e)) => {
+            state.metrics.error("internal");
+            eprintln!(
+                "kvlint webhook: internal error reviewing {} {}: {e}",
+                req.kind.kind, req.name
+            );
+            Verdict::internal_error(policy, "internal error")
+        }
+        Err(_) => {
+            state.metrics.error("timeout");
+            eprintln!(
+                "kvlint webhook: review of {} {} missed its deadline",
+                req.kind.kind, req.name
+            );
+            Verdict::internal_error(policy, "the check did not finish in time")
+        }
+    }
+}
