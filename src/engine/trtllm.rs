@@ -629,7 +629,7 @@ fn text_of(v: &SettingValue) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{FileId, Sources};
+    use crate::source::Sources;
 
     fn launch(sources: &mut Sources, line: &str) -> Launch {
         let file = sources.add("run.sh", line);
@@ -651,20 +651,7 @@ mod tests {
     }
 
     fn yaml_parser(cli: &[(&str, SettingValue)]) -> Parser {
-        let loc = Loc::new(FileId(0), 0..0);
-        let settings = cli
-            .iter()
-            .map(|(d, v)| {
-                let s = Setting {
-                    dest: d.to_string(),
-                    value: v.clone(),
-                    flag_loc: loc,
-                    value_loc: loc,
-                    unresolved: vec![],
-                };
-                (d.to_string(), s)
-            })
-            .collect();
+        let settings = crate::capacity::testing::args(Engine::Trtllm, "1.0.0", cli).settings;
         Parser {
             front: Front::Serve,
             version: Version::new(1, 0, 0),
