@@ -156,6 +156,11 @@ fn removed_flags_name_the_release_and_replacement() {
     assert_eq!(p.args.int("cuda_graph_max_bs"), Some(8));
     let (p, _) = run(Engine::Vllm, "0.33.0", "m --swap-space 4");
     assert_eq!(rules(&p), ["CFG002"]);
+    // The reference: `--swap-space` exists in 0.11 and 0.16 and is removed by 0.21.
+    let (p, _) = run(Engine::Vllm, "0.21.0", "m --swap-space 4");
+    assert_eq!(p.findings[0].get("removed_in"), Some("0.21.0"));
+    let (p, _) = run(Engine::Vllm, "0.16.0", "m --swap-space 4");
+    assert!(p.findings.is_empty());
     let (p, _) = run(Engine::Vllm, "0.11.0", "m --swap-space 4");
     assert!(p.findings.is_empty());
 }

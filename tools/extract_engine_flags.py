@@ -17,6 +17,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.metadata
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -142,7 +143,18 @@ class _StubModule(types.ModuleType):
     def __getattr__(self, name):
         if (name.startswith("__") and name.endswith("__")) or name in ACCELERATORS:
             raise AttributeError(name)
+        if (self.__name__, name) == ("torch.library", "infer_schema"):
+            return _infer_schema
         return _stub(name)
+
+
+def _infer_schema(fn, *_, **__):
+    """vLLM 0.21's `vllm/ir/op.py` parses the schema torch infers for its ops at import time:
+    give one output Tensor per Tensor in the return annotation."""
+    ret = str(inspect.signature(fn).return_annotation)
+    n = max(ret.count("Tensor"), 1)
+    returns = "Tensor" if n == 1 else "(" + ", ".join(["Tensor"] * n) + ")"
+    return f"(Tensor x) -> {returns}"
 
 
 class _StubLoader(importlib.abc.Loader):
