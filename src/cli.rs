@@ -544,7 +544,7 @@ fn walk(dir: &Path, cfg: &Config) -> Result<Vec<PathBuf>, UsageError> {
 
 fn checkable(name: &str) -> bool {
     let ext = name.rsplit_once('.').map(|(_, e)| e);
-    matches!(ext, Some("sh" | "bash" | "yaml" | "yml")) || name.starts_with("Dockerfile")
+    matches!(ext, Some("sh" | "bash" | "yaml" | "yml" | "json")) || name.starts_with("Dockerfile")
 }
 
 /// Plans the one launch given after `--`, or says in one line why it cannot be planned.
