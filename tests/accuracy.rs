@@ -143,12 +143,12 @@ fn capacity_against_observed_startup_logs() {
             mine.len()
         );
         // Regression guards on the point estimate at the level reached (see README "Accuracy"):
-        // vLLM meets the targets (median ≤ 3 %, p90 ≤ 8 %); SGLang's records are dominated by
-        // 4-bit checkpoints whose loaded size the config does not determine.
+        // both engines meet the median target (≤ 3 %); vLLM meets p90 ≤ 8 %, SGLang reaches
+        // 8.2 % (Gemma 4 AWQ loads 0.84 GiB per rank more than kvlint accounts for).
         let (max_median, max_p90) = if engine == "vllm" {
             (0.03, 0.08)
         } else {
-            (0.20, 0.80)
+            (0.03, 0.09)
         };
         assert!(
             median <= max_median,

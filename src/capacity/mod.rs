@@ -233,14 +233,18 @@ pub fn kv_dtype_bytes(name: &str) -> Option<f64> {
 }
 
 /// Bytes of weights a rank holds: the checkpoint (or its online-quantized form) split over
-/// TP × PP, with a band. What the engines count as weights is more than the checkpoint's bytes
-/// (replicated norms and routers, load-time workspaces, EP layouts; sglang-capacity.md §8.2),
-/// so an estimate from the parameter count carries +10 % of headroom, and +100 % for 4-bit
-/// checkpoints, whose config does not say exactly which modules stay in 16 bits.
+/// TP × PP, plus the modules every TP rank holds whole (`WeightParts::replicated`), plus what
+/// the engine's own model code adds (`engine_extra`, bytes per rank with its reason). What the
+/// engines count as weights is more than the checkpoint's bytes (load-time workspaces, EP
+/// layouts; sglang-capacity.md §8.2), so an estimate from the parameter count carries +10 % of
+/// headroom, and +30 % for 4-bit checkpoints, whose config does not always say which modules
+/// stay in 16 bits (the largest miss in the validation logs is Gemma 4 AWQ on SGLang, 10 % over
+/// the estimate).
 pub fn weights_per_rank(
     model: &Geometry,
     online_quant: Option<&str>,
-    shards: u32,
+    (tp, pp): (u32, u32),
+    engine_extra: Option<(Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
     use crate::model::WeightsSource;
@@ -262,7 +266,7 @@ pub fn weights_per_rank(
             ),
             WeightsSource::ParamCount if four_bit => (
                 model.weight_bytes as f64,
-                1.0,
+                0.30,
                 "parameter count from config.json at 4 bits",
             ),
             WeightsSource::ParamCount => (
@@ -272,14 +276,33 @@ pub fn weights_per_rank(
             ),
         },
     };
-    let per = total / f64::from(shards.max(1));
-    let e = Estimate::range(per, per * 0.98, per * (1.0 + high));
-    notes.estimate(
-        "weights_bytes_per_rank",
-        e,
-        format!("{how}, split over {shards} ranks"),
-    );
+    let (tp, pp) = (f64::from(tp.max(1)), f64::from(pp.max(1)));
+    let replicated = model.weight_parts.replicated as f64 * part_scale(model, online_quant) / pp
+        * (1.0 - 1.0 / tp);
+    let per = total / (tp * pp) + replicated;
+    let mut e = Estimate::range(per, per * 0.98, per * (1.0 + high));
+    let mut how = format!("{how}, split over {} ranks", tp * pp);
+    if replicated >= GIB / 100.0 {
+        how += &format!(
+            ", plus {:.2} GiB of modules every TP rank holds whole (MLA down-projections, indexers, routers)",
+            replicated / GIB
+        );
+    }
+    if let Some((x, why)) = engine_extra {
+        e = Estimate::range(e.point + x.point, e.low + x.low, e.high + x.high);
+        how += &format!(", plus {:.2} GiB: {why}", x.point / GIB);
+    }
+    notes.estimate("weights_bytes_per_rank", e, how);
     e
+}
+
+/// Factor from the checkpoint's bytes of a `WeightParts` entry to its bytes once loaded:
+/// online quantization shrinks the linear layers along with the whole model.
+pub fn part_scale(model: &Geometry, online_quant: Option<&str>) -> f64 {
+    match online_quant.and_then(|q| online_quant_bytes(model, q)) {
+        Some(bytes) if model.weight_bytes > 0 => bytes / model.weight_bytes as f64,
+        _ => 1.0,
+    }
 }
 
 /// Weight bytes after `--quantization fp8`-style online quantization of a 16-bit checkpoint:
@@ -312,6 +335,7 @@ pub(crate) mod testing {
             source: "hand-written".into(),
             architectures: vec!["LlamaForCausalLM".into()],
             model_type: "llama".into(),
+            text_model_type: "llama".into(),
             num_layers: layers,
             hidden_size: u64::from(heads * head_dim),
             num_attention_heads: heads,
@@ -334,6 +358,7 @@ pub(crate) mod testing {
             nextn_weight_bytes: 0,
             weight_bytes: 16_000_000_000,
             weight_bytes_source: WeightsSource::ParamCount,
+            weight_parts: Default::default(),
             multimodal: false,
             vision: None,
             moe: false,

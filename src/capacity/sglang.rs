@@ -6,8 +6,8 @@
 //! Reference: `sglang-capacity.md`.
 
 use super::{
-    int_or, kv_dtype_bytes, page_floor, unresolved, weights_per_rank, ContextSource, Estimate,
-    Inputs, Notes, Plan, Role, GIB,
+    int_or, kv_dtype_bytes, page_floor, part_scale, unresolved, weights_per_rank, ContextSource,
+    Estimate, Inputs, Notes, Plan, Role, GIB,
 };
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
@@ -17,6 +17,7 @@ use crate::model::{Geometry, LayerKind};
 use crate::version::Version;
 
 const V0_5_0: Version = Version::new(0, 5, 0);
+const V0_5_7: Version = Version::new(0, 5, 7);
 const V0_5_10: Version = Version::new(0, 5, 10);
 const V0_5_18: Version = Version::new(0, 5, 18);
 const V0_5_22: Version = Version::new(0, 5, 22);
@@ -48,6 +49,16 @@ struct Layout {
     attn_dp: u32,
     attn_tp: u32,
     dcp: u32,
+}
+
+impl Layout {
+    /// GPUs of one server: attention-DP ranks live inside the TP group, while plain
+    /// `--dp-size` starts `dp` copies of the TP×PP group
+    /// (managers/data_parallel_controller.py :: DataParallelController).
+    fn gpus(&self) -> u32 {
+        let replicas = if self.attn_dp > 1 { 1 } else { self.dp };
+        self.tp * self.pp * replicas
+    }
 }
 
 fn layout(args: &EngineArgs) -> Layout {
@@ -435,6 +446,44 @@ fn default_fraction(
     (f, how)
 }
 
+/// Weight bytes per rank that SGLang's own model classes add to the even TP split.
+fn model_code_weights(
+    m: &Geometry,
+    lay: &Layout,
+    v: &Version,
+    scale: f64,
+) -> Option<(Estimate, String)> {
+    let (tp, pp) = (f64::from(lay.tp.max(1)), f64::from(lay.pp.max(1)));
+    let parts = &m.weight_parts;
+    let text = m.text_model_type.as_str();
+    if text.starts_with("gemma3") || text.starts_with("gemma4") {
+        // models/gemma3_causal.py, gemma4_causal.py :: *TextModel.__init__: the token
+        // embeddings are a plain nn.Embedding (`Gemma3TextScaledWordEmbedding`), whole on
+        // every TP rank rather than a VocabParallelEmbedding.
+        let x = parts.embedding as f64 / pp * (1.0 - 1.0 / tp);
+        return (x > 0.0).then(|| {
+            (
+                Estimate::exact(x),
+                "the Gemma token embedding is whole on every rank".into(),
+            )
+        });
+    }
+    if text == "ministral3" && *v >= V0_5_7 {
+        // models/ministral3.py (0.5.7+): `Ministral3Model.__init__` lets `LlamaModel` build
+        // every decoder layer, then builds them again; each `Ministral3DecoderLayer` also
+        // replaces the `LlamaAttention` its parent built. The discarded modules sit in
+        // reference cycles (parameters hold their module's bound `weight_loader`), so they
+        // stay allocated until a full garbage collection; the load-time measurement counts
+        // them. The band's low end assumes they were collected.
+        let x = (parts.layers + parts.attention) as f64 * scale / (tp * pp);
+        return Some((
+            Estimate::range(x, 0.0, x),
+            "decoder layers that Ministral3Model builds twice and discards".into(),
+        ));
+    }
+    None
+}
+
 /// Free bytes per GPU when SGLang takes its memory baseline: CUDA's total less the CUDA
 /// context and the distributed set-up, which the engine measures and kvlint can only estimate.
 fn baseline(gpu: &GpuSpec, lay: &Layout, args: &EngineArgs, notes: &mut Notes) -> Estimate {
@@ -564,7 +613,8 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let b = baseline(gpu, &lay, args, &mut notes);
     let quant = args.text("quantization");
-    let mut w = weights_per_rank(m, quant, lay.tp * lay.pp, &mut notes);
+    let extra = model_code_weights(m, &lay, v, part_scale(m, quant));
+    let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extra, &mut notes);
     if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
         notes.estimate(
@@ -621,7 +671,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         role,
         model: m.id.clone(),
         gpu: gpu.name.clone(),
-        gpu_count: inp.gpu_count.unwrap_or(lay.tp * lay.pp * lay.dp),
+        gpu_count: inp.gpu_count.unwrap_or(lay.gpus()),
         tp: lay.tp,
         pp: lay.pp,
         dp: lay.dp,
@@ -703,6 +753,58 @@ mod tests {
         let g = gpu(gpu_name);
         let (kv, kvb) = kv_dtype(&a, m, &g, &mut notes);
         cell(&a, m, &g, &layout(&a), kvb, &kv).bytes
+    }
+
+    fn weights(
+        m: &Geometry,
+        version: &str,
+        pairs: &[(&str, crate::engine::SettingValue)],
+    ) -> Estimate {
+        let a = args(Engine::Sglang, version, pairs);
+        let lay = layout(&a);
+        let extra = model_code_weights(m, &lay, &a.version, 1.0);
+        weights_per_rank(m, None, (lay.tp, lay.pp), extra, &mut Notes::default())
+    }
+
+    #[test]
+    fn replicated_modules_and_model_code_add_to_the_even_split() {
+        let tp2 = [("tp_size", Int(2))];
+        let mut m = dense(4, 8, 8, 128);
+        m.weight_bytes = 10_000;
+        m.weight_parts.replicated = 1_000;
+        m.weight_parts.embedding = 2_000;
+        m.weight_parts.layers = 6_000;
+        m.weight_parts.attention = 1_000;
+        // 10,000 / 2 + 1,000 · (1 − 1/2).
+        assert_eq!(weights(&m, "0.5.23", &tp2).point, 5_500.0);
+        // Gemma 3/4: the nn.Embedding is whole on every rank: + 2,000 · (1 − 1/2).
+        m.text_model_type = "gemma4_text".into();
+        assert_eq!(weights(&m, "0.5.23", &tp2).point, 6_500.0);
+        // Ministral 3 from 0.5.7: a second copy of the layers and of their attention.
+        m.text_model_type = "ministral3".into();
+        let w = weights(&m, "0.5.12", &tp2);
+        assert_eq!((w.point, w.low), (5_500.0 + 3_500.0, 5_500.0 * 0.98));
+        assert_eq!(weights(&m, "0.5.6", &tp2).point, 5_500.0);
+    }
+
+    #[test]
+    fn attention_dp_runs_inside_the_tp_group() {
+        let a = args(
+            Engine::Sglang,
+            "0.5.23",
+            &[
+                ("tp_size", Int(8)),
+                ("dp_size", Int(8)),
+                ("enable_dp_attention", Flag(true)),
+            ],
+        );
+        assert_eq!(layout(&a).gpus(), 8);
+        let a = args(
+            Engine::Sglang,
+            "0.5.23",
+            &[("tp_size", Int(2)), ("dp_size", Int(4))],
+        );
+        assert_eq!(layout(&a).gpus(), 8);
     }
 
     #[test]

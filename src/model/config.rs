@@ -156,6 +156,7 @@ impl Geometry {
         g.nextn_params = counts.nextn_params;
         g.weight_bytes = counts.weight_bytes;
         g.nextn_weight_bytes = counts.nextn_weight_bytes;
+        g.weight_parts = counts.parts;
         Ok(g)
     }
 }
@@ -170,6 +171,11 @@ fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    let text_model_type = c
+        .text
+        .get("model_type")
+        .and_then(Value::as_str)
+        .map_or_else(|| model_type.clone(), str::to_string);
     let num_layers = c.u32(
         "num_hidden_layers",
         c.required(&["num_hidden_layers", "n_layer", "num_layers"])?,
@@ -208,6 +214,7 @@ fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError
         vision: vision_tower(c.root.get("vision_config")),
         architectures,
         model_type,
+        text_model_type,
         num_layers,
         hidden_size,
         num_attention_heads,
@@ -233,6 +240,7 @@ fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError
         weight_bytes: 0,
         nextn_weight_bytes: 0,
         weight_bytes_source: WeightsSource::ParamCount,
+        weight_parts: Default::default(),
     })
 }
 

@@ -118,6 +118,21 @@ pub struct Quantization {
     pub kv_cache_fp8: bool,
 }
 
+/// Weight bytes of the parts that an engine does not split evenly over its TP ranks, computed
+/// from config.json (all ranks together; MTP layers excluded).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WeightParts {
+    /// Modules both engines replicate on every TP rank: MLA latent down-projections, DSA
+    /// indexer projections, MoE routers, and their norms.
+    pub replicated: u64,
+    /// The input token embedding.
+    pub embedding: u64,
+    /// Decoder layers (attention, indexer, MLP, norms).
+    pub layers: u64,
+    /// The attention share of `layers`.
+    pub attention: u64,
+}
+
 /// Where the weight byte count came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -143,6 +158,8 @@ pub struct Geometry {
     pub source: String,
     pub architectures: Vec<String>,
     pub model_type: String,
+    /// `model_type` of the language model (`text_config` of a VLM), else `model_type`.
+    pub text_model_type: String,
     /// Decoder layers of the text model (`num_hidden_layers`).
     pub num_layers: u32,
     pub hidden_size: u64,
@@ -178,6 +195,7 @@ pub struct Geometry {
     /// Bytes of the MTP / NextN layers, not in `weight_bytes`.
     pub nextn_weight_bytes: u64,
     pub weight_bytes_source: WeightsSource,
+    pub weight_parts: WeightParts,
     /// Has a vision tower (VLM).
     pub multimodal: bool,
     /// Depth and width of the vision tower, which SGLang's VLM memory heuristic reads.

@@ -11,13 +11,14 @@ use regex_lite::Regex;
 use serde_json::Value;
 
 use super::config::{as_uint, invalid, quant_config, Cfg, Obj};
-use super::{Dtype, Geometry, LayerKind, ModelError};
+use super::{Dtype, Geometry, LayerKind, ModelError, WeightParts};
 
 pub(crate) struct Counts {
     pub params: u64,
     pub nextn_params: u64,
     pub weight_bytes: u64,
     pub nextn_weight_bytes: u64,
+    pub parts: WeightParts,
 }
 
 /// Routed experts per MoE layer (`n_routed_experts`, `num_experts`, `num_local_experts`).
@@ -50,6 +51,12 @@ pub(crate) fn count(g: &Geometry, c: &Cfg) -> Result<Counts, ModelError> {
         nextn_params: mtp.params,
         weight_bytes: main.bytes.ceil() as u64,
         nextn_weight_bytes: mtp.bytes.ceil() as u64,
+        parts: WeightParts {
+            replicated: main.replicated.ceil() as u64,
+            embedding: main.embedding.ceil() as u64,
+            layers: main.layers.ceil() as u64,
+            attention: main.attention.ceil() as u64,
+        },
     })
 }
 
@@ -57,6 +64,11 @@ struct Tally<'f> {
     fmt: &'f WeightFormat,
     params: u64,
     bytes: f64,
+    /// Bytes of modules every TP rank holds whole (see `WeightParts::replicated`).
+    replicated: f64,
+    embedding: f64,
+    layers: f64,
+    attention: f64,
 }
 
 impl<'f> Tally<'f> {
@@ -65,7 +77,21 @@ impl<'f> Tally<'f> {
             fmt,
             params: 0,
             bytes: 0.0,
+            replicated: 0.0,
+            embedding: 0.0,
+            layers: 0.0,
+            attention: 0.0,
         }
+    }
+    /// Bytes that the calls in `f` add.
+    fn measure(&mut self, f: impl FnOnce(&mut Self)) -> f64 {
+        let before = self.bytes;
+        f(self);
+        self.bytes - before
+    }
+    /// A module that the engines replicate on every TP rank instead of splitting it.
+    fn replicated(&mut self, f: impl FnOnce(&mut Self)) {
+        self.replicated += self.measure(f);
     }
     /// Weights that stay in the checkpoint dtype (norms, routers, embeddings, vision).
     fn dense(&mut self, n: u64) {
@@ -199,7 +225,7 @@ impl Shape {
         let tied = c
             .flag("tie_word_embeddings")
             .unwrap_or(model_type.starts_with("gemma"));
-        t.dense(vocab * self.h);
+        t.embedding += t.measure(|t| t.dense(vocab * self.h));
         if !tied {
             t.linear("lm_head", vocab * self.h);
         }
@@ -208,7 +234,8 @@ impl Shape {
         if per_layer > 0 {
             let layers = c.uint_or("num_hidden_layers", 0)?;
             let v = c.uint_or("vocab_size_per_layer_input", vocab)?;
-            t.dense((v + self.h) * layers * per_layer);
+            t.embedding += t.measure(|t| t.dense(v * layers * per_layer));
+            t.dense(self.h * layers * per_layer);
         }
         t.dense(self.h); // final norm
         Ok(())
@@ -216,14 +243,18 @@ impl Shape {
 
     fn layer(&self, i: u64, kind: LayerKind, t: &mut Tally) {
         let p = format!("model.layers.{i}");
-        t.dense(2 * self.h); // input and post-attention norms
-        match (kind, &self.linear, &self.mla) {
-            (LayerKind::Linear, Some(l), _) => self.linear_attn(&p, *l, t),
-            (_, _, Some(m)) => self.mla_attn(&p, m, t),
-            _ => self.attn(&p, kind, t),
-        }
-        self.indexer(&p, i, t);
-        self.mlp.layer(&p, i, self.h, t);
+        let bytes = t.measure(|t| {
+            t.dense(2 * self.h); // input and post-attention norms
+            let attn = t.measure(|t| match (kind, &self.linear, &self.mla) {
+                (LayerKind::Linear, Some(l), _) => self.linear_attn(&p, *l, t),
+                (_, _, Some(m)) => self.mla_attn(&p, m, t),
+                _ => self.attn(&p, kind, t),
+            });
+            t.attention += attn;
+            self.indexer(&p, i, t);
+            self.mlp.layer(&p, i, self.h, t);
+        });
+        t.layers += bytes;
     }
 
     fn attn(&self, p: &str, kind: LayerKind, t: &mut Tally) {
@@ -250,18 +281,27 @@ impl Shape {
         t.dense(bias);
     }
 
+    /// DeepSeek MLA. The down-projections to the latent (`fused_qkv_a_proj_with_mqa`, or
+    /// `kv_a_proj_with_mqa` without a q LoRA) are ReplicatedLinear in SGLang
+    /// (models/deepseek_v2.py :: DeepseekV2AttentionMLA.__init__) and vLLM
+    /// (`MergedColumnParallelLinear(disable_tp=True)`); the up-projections and `o_proj` split.
     fn mla_attn(&self, p: &str, m: &MlaDims, t: &mut Tally) {
         let (h, heads) = (self.h, self.heads);
-        let q = if m.q_lora > 0 {
-            t.dense(m.q_lora); // q_a_layernorm
-            h * m.q_lora + m.q_lora * heads * (m.nope + m.rope)
+        let module = if m.q_lora > 0 { "q_a_proj" } else { "q_proj" };
+        let name = format!("{p}.self_attn.{module}");
+        let q_up = if m.q_lora > 0 {
+            m.q_lora * heads * (m.nope + m.rope)
         } else {
             h * heads * (m.nope + m.rope)
         };
-        let kv = h * (m.kv_lora + m.rope) + m.kv_lora * heads * (m.nope + m.v);
-        t.dense(m.kv_lora); // kv_a_layernorm
-        let module = if m.q_lora > 0 { "q_a_proj" } else { "q_proj" };
-        t.linear(&format!("{p}.self_attn.{module}"), q + kv + heads * m.v * h);
+        t.replicated(|t| {
+            t.dense(m.q_lora + m.kv_lora); // q_a_layernorm, kv_a_layernorm
+            t.linear(&name, h * (m.q_lora + m.kv_lora + m.rope));
+        });
+        t.linear(
+            &name,
+            q_up + m.kv_lora * heads * (m.nope + m.v) + heads * m.v * h,
+        );
     }
 
     /// Gated DeltaNet (Qwen3-Next `Qwen3NextGatedDeltaNet`): qkvz and ba projections, a
@@ -285,12 +325,15 @@ impl Shape {
         if ix.shared.get(i as usize).copied().unwrap_or(false) {
             return;
         }
-        // DeepSeek-V3.2 `Indexer`: wq_b, wk, k_norm, weights_proj.
-        t.linear(
-            &format!("{p}.self_attn.indexer.wq_b"),
-            ix.q_in * ix.heads * ix.dim + self.h * ix.dim,
-        );
-        t.dense(2 * ix.dim + self.h * ix.heads);
+        // DeepSeek-V3.2 `Indexer`: wq_b, wk, k_norm, weights_proj, all ReplicatedLinear
+        // (SGLang layers/attention/nsa/nsa_indexer.py :: Indexer.__init__).
+        t.replicated(|t| {
+            t.linear(
+                &format!("{p}.self_attn.indexer.wq_b"),
+                ix.q_in * ix.heads * ix.dim + self.h * ix.dim,
+            );
+            t.dense(2 * ix.dim + self.h * ix.heads);
+        });
     }
 }
 
@@ -370,7 +413,8 @@ impl Mlp {
         if self.dense_with_moe {
             t.linear(&format!("{p}.mlp.gate_proj"), 3 * h * self.dense_inter);
         }
-        t.dense(h * self.experts); // router
+        // The router is replicated (SGLang deepseek_v2.py :: MoEGate, ReplicatedLinear elsewhere).
+        t.replicated(|t| t.dense(h * self.experts));
         t.linear(
             &format!("{p}.mlp.experts.0.gate_proj"),
             self.experts * 3 * h * self.expert_inter,
@@ -414,10 +458,13 @@ fn vision_params(c: &Cfg, text_hidden: u64) -> Result<u64, ModelError> {
         return Ok(0);
     };
     let inter = get(&["intermediate_size", "vt_intermediate_size"]).unwrap_or(4 * d);
+    // SwiGLU towers (Qwen-VL, Pixtral) and Gemma 4's gate_up MLP (SGLang
+    // models/gemma4_vision.py :: ClippableGateUpParallelLinear) have three MLP matrices.
     let gated = v
         .get("hidden_act")
         .and_then(Value::as_str)
-        .is_some_and(|a| a == "silu");
+        .is_some_and(|a| a == "silu")
+        || v.get("model_type").and_then(Value::as_str) == Some("gemma4_vision");
     let block = 4 * d * d + if gated { 3 } else { 2 } * d * inter + 4 * d;
     let patch = get(&["patch_size"]).unwrap_or(14);
     let temporal = get(&["temporal_patch_size"]).unwrap_or(1);
@@ -843,6 +890,24 @@ mod tests {
         let fp8 = tiny(json!({"quantization_config": {"quant_method": "fp8",
             "modules_to_not_convert": ["model.layers.0.mlp.gate", "model.layers.1.mlp.gate"]}}));
         assert_eq!(fp8.weight_bytes, (LINEAR as f64 + DENSE_BYTES) as u64);
+    }
+
+    #[test]
+    fn parts_split_what_engines_replicate_from_what_they_shard() {
+        // Dense: embedding 6400 params, two layers of attention 12288 + MLP 24576 + norms 128.
+        let g = tiny(json!({}));
+        assert_eq!(g.weight_parts.embedding, 2 * 6400);
+        assert_eq!(g.weight_parts.layers, 2 * 2 * (12288 + 24576 + 128));
+        assert_eq!(g.weight_parts.attention, 2 * 2 * 12288);
+        assert_eq!(g.weight_parts.replicated, 0);
+        // MLA with q LoRA 32, latent 16 + rope 8, 4 heads of nope 8 / v 8, 8 experts from layer 0:
+        // fused_qkv_a_proj_with_mqa 64·(32+16+8) = 3584 and the q_a/kv_a norms 32+16 = 48 are
+        // whole on every rank; so is the 64·8 = 512 router.
+        let mla = tiny(
+            json!({"q_lora_rank": 32, "kv_lora_rank": 16, "qk_rope_head_dim": 8,
+            "qk_nope_head_dim": 8, "v_head_dim": 8, "n_routed_experts": 8, "moe_intermediate_size": 16}),
+        );
+        assert_eq!(mla.weight_parts.replicated, 2 * 2 * (3584 + 48 + 512));
     }
 
     #[test]
