@@ -244,7 +244,7 @@ pub fn weights_per_rank(
     model: &Geometry,
     online_quant: Option<&str>,
     (tp, pp): (u32, u32),
-    engine_extra: Option<(Estimate, String)>,
+    engine_extras: Vec<(Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
     use crate::model::WeightsSource;
@@ -288,12 +288,38 @@ pub fn weights_per_rank(
             replicated / GIB
         );
     }
-    if let Some((x, why)) = engine_extra {
+    for (x, why) in engine_extras {
         e = Estimate::range(e.point + x.point, e.low + x.low, e.high + x.high);
         how += &format!(", plus {:.2} GiB: {why}", x.point / GIB);
     }
     notes.estimate("weights_bytes_per_rank", e, how);
     e
+}
+
+/// The rotary tables every rank builds at load, at `elem` bytes per value, as a weights term:
+/// both engines measure them with the weights. Negligible for most models; gigabytes for a
+/// model that allows millions of positions (Llama 4 Scout: 10M × 128).
+pub fn rope_tables(model: &Geometry, elem: f64) -> Option<(Estimate, String)> {
+    let values: u64 = model
+        .rope_tables
+        .iter()
+        .map(|t| t.positions * t.width)
+        .sum();
+    let bytes = values as f64 * elem;
+    (bytes >= GIB / 100.0).then(|| {
+        (
+            Estimate::exact(bytes),
+            format!(
+                "rotary cos/sin tables for {} positions",
+                model
+                    .rope_tables
+                    .iter()
+                    .map(|t| t.positions)
+                    .max()
+                    .unwrap_or(0)
+            ),
+        )
+    })
 }
 
 /// Factor from the checkpoint's bytes of a `WeightParts` entry to its bytes once loaded:
@@ -359,6 +385,7 @@ pub(crate) mod testing {
             weight_bytes: 16_000_000_000,
             weight_bytes_source: WeightsSource::ParamCount,
             weight_parts: Default::default(),
+            rope_tables: Vec::new(),
             multimodal: false,
             vision: None,
             moe: false,

@@ -6,8 +6,8 @@
 //! Reference: `sglang-capacity.md`.
 
 use super::{
-    int_or, kv_dtype_bytes, page_floor, part_scale, unresolved, weights_per_rank, ContextSource,
-    Estimate, Inputs, Notes, Plan, Role, GIB,
+    int_or, kv_dtype_bytes, page_floor, part_scale, rope_tables, unresolved, weights_per_rank,
+    ContextSource, Estimate, Inputs, Notes, Plan, Role, GIB,
 };
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
@@ -446,6 +446,15 @@ fn default_fraction(
     (f, how)
 }
 
+/// SGLang keeps rotary tables in fp32 on CUDA and casts them to the model dtype elsewhere
+/// (layers/rotary_embedding/base.py :: RotaryEmbedding.__init__, `if not _is_cuda`).
+fn rope_elem_bytes(m: &Geometry, gpu: &GpuSpec) -> f64 {
+    match gpu.vendor {
+        Vendor::Nvidia => 4.0,
+        Vendor::Amd => m.dtype.bytes().max(2.0),
+    }
+}
+
 /// Weight bytes per rank that SGLang's own model classes add to the even TP split.
 fn model_code_weights(
     m: &Geometry,
@@ -613,8 +622,11 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let b = baseline(gpu, &lay, args, &mut notes);
     let quant = args.text("quantization");
-    let extra = model_code_weights(m, &lay, v, part_scale(m, quant));
-    let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extra, &mut notes);
+    let extras = model_code_weights(m, &lay, v, part_scale(m, quant))
+        .into_iter()
+        .chain(rope_tables(m, rope_elem_bytes(m, gpu)))
+        .collect();
+    let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extras, &mut notes);
     if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
         notes.estimate(
@@ -762,8 +774,10 @@ mod tests {
     ) -> Estimate {
         let a = args(Engine::Sglang, version, pairs);
         let lay = layout(&a);
-        let extra = model_code_weights(m, &lay, &a.version, 1.0);
-        weights_per_rank(m, None, (lay.tp, lay.pp), extra, &mut Notes::default())
+        let extras = model_code_weights(m, &lay, &a.version, 1.0)
+            .into_iter()
+            .collect();
+        weights_per_rank(m, None, (lay.tp, lay.pp), extras, &mut Notes::default())
     }
 
     #[test]

@@ -381,7 +381,16 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let util = utilization(args, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
-    let w = weights_per_rank(m, args.text("quantization"), (tp, pp), None, &mut notes);
+    let w = weights_per_rank(
+        m,
+        args.text("quantization"),
+        (tp, pp),
+        // rotary_embedding/base.py :: RotaryEmbedding.__init__ casts the table to the model dtype.
+        super::rope_tables(m, m.dtype.bytes().max(2.0))
+            .into_iter()
+            .collect(),
+        &mut notes,
+    );
     let other = non_kv(args, m, gpu, tp, &mut notes);
     let fixed = args.int("kv_cache_memory_bytes").map(|b| b as f64);
     let budget = |u: f64, w: f64, o: f64| fixed.unwrap_or_else(|| (total * u).ceil() - w - o);

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::params;
 use super::{
     Dsa, Dtype, Geometry, LayerKind, LinearAttn, Mla, ModelError, Quantization, RopeScaling,
-    SwaHeads, WeightsSource,
+    RopeTable, SwaHeads, WeightsSource,
 };
 
 pub(crate) type Obj = Map<String, Value>;
@@ -157,6 +157,7 @@ impl Geometry {
         g.weight_bytes = counts.weight_bytes;
         g.nextn_weight_bytes = counts.nextn_weight_bytes;
         g.weight_parts = counts.parts;
+        g.rope_tables = rope_tables(&c, &g);
         Ok(g)
     }
 }
@@ -241,6 +242,7 @@ fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError
         nextn_weight_bytes: 0,
         weight_bytes_source: WeightsSource::ParamCount,
         weight_parts: Default::default(),
+        rope_tables: Vec::new(),
     })
 }
 
@@ -526,6 +528,67 @@ fn length_keys(text: &Obj) -> Result<Vec<(String, u64)>, ModelError> {
         .collect())
 }
 
+/// The rotary tables the engines build at load (SGLang and vLLM `get_rope` → one
+/// `RotaryEmbedding` per distinct setup, cached in `_ROPE_DICT`). Rows: `max_position_embeddings`,
+/// or `original_max_position_embeddings × factor` for YaRN (`YaRNScalingRotaryEmbedding`,
+/// `DeepseekScalingRotaryEmbedding`) and `max_position_embeddings × factor` for linear and
+/// dynamic NTK scaling. Width: the rotary dims (`qk_rope_head_dim` for MLA, else head_dim ×
+/// `partial_rotary_factor`), except Gemma 4's "proportional" rope, whose table spans the whole
+/// head (SGLang rotary_embedding/rope_variant.py :: Gemma4RotaryEmbedding). Sliding-window
+/// layers with their own head size or rope base get a table of their own, and a DSA indexer
+/// one more (its rope is neox-style, the MLA rope is not).
+fn rope_tables(c: &Cfg, g: &Geometry) -> Vec<RopeTable> {
+    let Some(max_pos) = g.max_position_embeddings() else {
+        return Vec::new();
+    };
+    let positions = match &g.rope_scaling {
+        Some(r) if r.rope_type.contains("yarn") => {
+            (r.original_max_position_embeddings.unwrap_or(max_pos) as f64 * r.factor) as u64
+        }
+        Some(r) if matches!(r.rope_type.as_str(), "linear" | "dynamic") => {
+            (max_pos as f64 * r.factor) as u64
+        }
+        _ => max_pos,
+    };
+    let params = ["rope_parameters", "rope_scaling"]
+        .iter()
+        .find_map(|k| c.text.get(*k).and_then(Value::as_object));
+    let layer_params = |kind: &str| params.and_then(|p| p.get(kind)).and_then(Value::as_object);
+    let partial = |o: Option<&Obj>| {
+        o.and_then(|o| o.get("partial_rotary_factor"))
+            .or_else(|| c.text.get("partial_rotary_factor"))
+            .or_else(|| c.text.get("rotary_pct"))
+            .and_then(Value::as_f64)
+            .unwrap_or(1.0)
+    };
+    let full = layer_params("full_attention");
+    let width = match (&g.mla, &g.rope_scaling) {
+        (Some(m), _) => u64::from(m.qk_rope_head_dim),
+        (None, Some(r)) if r.rope_type == "proportional" => u64::from(g.head_dim),
+        _ => (f64::from(g.head_dim) * partial(full.or(params))) as u64,
+    };
+    let mut tables = vec![RopeTable { positions, width }];
+    let sliding = layer_params("sliding_attention");
+    let has_sliding = g
+        .layers
+        .iter()
+        .any(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }));
+    let swa_dim = g.swa_heads.as_ref().map_or(g.head_dim, |s| s.head_dim);
+    let own_rope =
+        swa_dim != g.head_dim || sliding.is_some() || c.text.contains_key("rope_local_base_freq");
+    if has_sliding && own_rope && g.mla.is_none() {
+        let width = (f64::from(swa_dim) * partial(sliding)) as u64;
+        tables.push(RopeTable {
+            positions: max_pos,
+            width,
+        });
+    }
+    if g.dsa.is_some() {
+        tables.push(RopeTable { positions, width });
+    }
+    tables
+}
+
 /// `rope_scaling`, or transformers v5 `rope_parameters` (per layer type for Gemma 4: the
 /// full-attention entry counts). `None` when it states no scaling.
 fn rope_scaling(c: &Cfg) -> Option<RopeScaling> {
@@ -802,6 +865,38 @@ mod tests {
         assert_eq!(g.full_layers(), 4);
         assert_eq!(geo(base(json!({"sliding_window": null}))).full_layers(), 4);
         assert_eq!(geo(base(json!({"sliding_window": 0}))).full_layers(), 4);
+    }
+
+    #[test]
+    fn rope_tables_follow_each_rotary_setup() {
+        let t = |positions, width| RopeTable { positions, width };
+        // Llama 4 Scout: 10,485,760 positions × head_dim 128 (llama3 scaling keeps the length).
+        let scout = geo(
+            json!({"model_type": "llama4_text", "num_hidden_layers": 2, "hidden_size": 512,
+            "num_attention_heads": 4, "head_dim": 128, "vocab_size": 100, "max_position_embeddings": 10485760,
+            "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "original_max_position_embeddings": 8192}}),
+        );
+        assert_eq!(scout.rope_tables, vec![t(10_485_760, 128)]);
+        // YaRN: original × factor rows; partial rotary halves the width.
+        let yarn = geo(
+            json!({"model_type": "qwen3", "num_hidden_layers": 2, "hidden_size": 512,
+            "num_attention_heads": 4, "head_dim": 128, "vocab_size": 100, "max_position_embeddings": 131072,
+            "partial_rotary_factor": 0.5,
+            "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16384}}),
+        );
+        assert_eq!(yarn.rope_tables, vec![t(65_536, 64)]);
+        // Gemma 4: the proportional full-layer table spans the whole 128-wide head; the sliding
+        // layers (head 64, own rope parameters) get their own.
+        let gemma4 = geo(
+            json!({"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4",
+            "text_config": {"num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8,
+                "num_key_value_heads": 4, "head_dim": 64, "global_head_dim": 128, "num_global_key_value_heads": 1,
+                "sliding_window": 512, "layer_types": ["sliding_attention", "full_attention"], "vocab_size": 100,
+                "max_position_embeddings": 4096, "rope_parameters": {
+                    "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25},
+                    "sliding_attention": {"rope_type": "default"}}}}),
+        );
+        assert_eq!(gemma4.rope_tables, vec![t(4096, 128), t(4096, 64)]);
     }
 
     #[test]

@@ -118,6 +118,15 @@ pub struct Quantization {
     pub kv_cache_fp8: bool,
 }
 
+/// A rotary cos/sin table that the attention layers precompute at load time for every
+/// position the model allows (`RotaryEmbedding._compute_cos_sin_cache` in SGLang and vLLM):
+/// `positions` rows of `width` values, whole on every rank.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RopeTable {
+    pub positions: u64,
+    pub width: u64,
+}
+
 /// Weight bytes of the parts that an engine does not split evenly over its TP ranks, computed
 /// from config.json (all ranks together; MTP layers excluded).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -196,6 +205,8 @@ pub struct Geometry {
     pub nextn_weight_bytes: u64,
     pub weight_bytes_source: WeightsSource,
     pub weight_parts: WeightParts,
+    /// One entry per distinct rotary setup (full layers, sliding layers, DSA indexer).
+    pub rope_tables: Vec<RopeTable>,
     /// Has a vision tower (VLM).
     pub multimodal: bool,
     /// Depth and width of the vision tower, which SGLang's VLM memory heuristic reads.
