@@ -156,13 +156,34 @@ fn removed_flags_name_the_release_and_replacement() {
     assert_eq!(p.args.int("cuda_graph_max_bs"), Some(8));
     let (p, _) = run(Engine::Vllm, "0.33.0", "m --swap-space 4");
     assert_eq!(rules(&p), ["CFG002"]);
-    // The reference: `--swap-space` exists in 0.11 and 0.16 and is removed by 0.21.
+    // The reference: `--swap-space` exists in 0.11 and 0.16 and is removed by 0.21; the sources
+    // (vllm/engine/arg_utils.py EngineArgs.add_cli_args) register it last in 0.17.0.
     let (p, _) = run(Engine::Vllm, "0.21.0", "m --swap-space 4");
-    assert_eq!(p.findings[0].get("removed_in"), Some("0.21.0"));
+    assert_eq!(p.findings[0].get("removed_in"), Some("0.18.0"));
+    let (p, _) = run(Engine::Vllm, "0.17.0", "m --swap-space 4");
+    assert!(p.findings.is_empty());
     let (p, _) = run(Engine::Vllm, "0.16.0", "m --swap-space 4");
     assert!(p.findings.is_empty());
     let (p, _) = run(Engine::Vllm, "0.11.0", "m --swap-space 4");
     assert!(p.findings.is_empty());
+}
+
+#[test]
+fn sglang_disable_piecewise_cuda_graph_exists_from_0_5_10_to_0_5_19() {
+    // sglang/srt/server_args.py ServerArgs.add_cli_args: 0.5.9 has only
+    // `--enable-piecewise-cuda-graph`; 0.5.10 adds `--disable-piecewise-cuda-graph`
+    // (store_true), kept through 0.5.19 (a DeprecatedStoreConstAction alias of
+    // `--cuda-graph-backend-prefill=disabled`); 0.5.20's parser no longer registers it.
+    let line = "--model-path m --disable-piecewise-cuda-graph";
+    for v in ["0.5.10", "0.5.12", "0.5.19"] {
+        let (p, _) = run(Engine::Sglang, v, line);
+        assert!(p.findings.is_empty(), "{v}: {:?}", p.findings);
+    }
+    let (p, _) = run(Engine::Sglang, "0.5.9", line);
+    assert_eq!(rules(&p), ["CFG001"]);
+    let (p, _) = run(Engine::Sglang, "0.5.20", line);
+    assert_eq!(rules(&p), ["CFG002"]);
+    assert_eq!(p.findings[0].get("removed_in"), Some("0.5.20"));
 }
 
 #[test]

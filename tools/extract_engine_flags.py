@@ -12,6 +12,7 @@ The unpacked wheel / sdist trees come from `pip download` (see PREAMBLE); they a
 """
 import abc
 import argparse
+import ast
 import builtins
 import importlib.abc
 import importlib.machinery
@@ -118,7 +119,18 @@ def _lenient_getattr(obj, name, *default):
     return _getattr(obj, name, *default)
 
 
+_hasattr = builtins.hasattr
+
+
+def _lenient_hasattr(obj, name):
+    """`hasattr(torch.ops, lib_name)` (sglang 0.5.2-0.5.7 `direct_register_custom_op`) likewise."""
+    if isinstance(name, _Meta):
+        name = name.__name__
+    return _hasattr(obj, name)
+
+
 builtins.getattr = _lenient_getattr
+builtins.hasattr = _lenient_hasattr
 _real_version = importlib.metadata.version
 
 
@@ -288,6 +300,8 @@ def _dump(parser):
         if a.choices is not None:
             try:
                 e["choices"] = [str(c) for c in a.choices]
+                if isinstance(a.choices, (set, frozenset)):  # hash order differs run to run
+                    e["choices"].sort()
             except TypeError:
                 pass
         out.append(e)
@@ -344,19 +358,23 @@ def sglang(root):
     return _import_with_stubs("sglang", root, build, bare=True)
 
 
+def _serve_parser_module(root):
+    """The module `vllm serve` (vllm/entrypoints/cli/serve.py) imports `make_arg_parser` from;
+    it moved from entrypoints.openai to entrypoints.launchers (0.29) and entrypoints.common."""
+    tree = ast.parse(open(f"{root}/vllm/entrypoints/cli/serve.py").read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "make_arg_parser" for a in node.names):
+            return node.module
+    raise RuntimeError("vllm/entrypoints/cli/serve.py imports no make_arg_parser")
+
+
 def vllm(root):
     def build():
         if os.path.exists(f"{root}/vllm/utils/argparse_utils.py"):
             from vllm.utils.argparse_utils import FlexibleArgumentParser
         else:
             from vllm.utils import FlexibleArgumentParser
-        try:
-            from vllm.entrypoints.openai.cli_args import make_arg_parser
-        except ModuleNotFoundError as e:
-            if "vllm" not in (e.name or ""):
-                raise
-            from vllm.entrypoints.common.cli_args import make_arg_parser
-
+        make_arg_parser = importlib.import_module(_serve_parser_module(root)).make_arg_parser
         return _dump(make_arg_parser(FlexibleArgumentParser()))
 
     sys.meta_path.insert(0, _PatchFinder(root, {"vllm.engine.arg_utils"}))

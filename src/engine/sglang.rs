@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 /// Removed flags and what replaced them.
 const REPLACEMENTS: &[(&str, &str)] = &[
-    // Deprecated alias in 0.5.16–0.5.18, gone in 0.5.20 (arg_groups/fields/exec_.py).
+    // Deprecated alias of the -decode flag in 0.5.14–0.5.19 (server_args.py), gone in 0.5.20.
     ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
 ];
 
