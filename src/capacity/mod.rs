@@ -234,7 +234,7 @@ pub fn kv_dtype_bytes(name: &str) -> Option<f64> {
 
 /// Bytes of weights a rank holds: the checkpoint (or its online-quantized form) split over
 /// TP × PP, plus the modules every TP rank holds whole (`WeightParts::replicated`), plus what
-/// the engine's own model code adds (`engine_extra`, bytes per rank with its reason). What the
+/// the engine's own model code adds (`engine_extras`, bytes per rank with their reasons). What the
 /// engines count as weights is more than the checkpoint's bytes (load-time workspaces, EP
 /// layouts; sglang-capacity.md §8.2), so an estimate from the parameter count carries +10 % of
 /// headroom, and +30 % for 4-bit checkpoints, whose config does not always say which modules
@@ -244,7 +244,7 @@ pub fn weights_per_rank(
     model: &Geometry,
     online_quant: Option<&str>,
     (tp, pp): (u32, u32),
-    engine_extras: Vec<(Estimate, String)>,
+    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
     use crate::model::WeightsSource;
@@ -277,8 +277,11 @@ pub fn weights_per_rank(
         },
     };
     let (tp, pp) = (f64::from(tp.max(1)), f64::from(pp.max(1)));
-    let replicated = model.weight_parts.replicated as f64 * part_scale(model, online_quant) / pp
-        * (1.0 - 1.0 / tp);
+    let replicated = unsplit_share(
+        model.weight_parts.replicated as f64 * part_scale(model, online_quant),
+        tp,
+        pp,
+    );
     let per = total / (tp * pp) + replicated;
     let mut e = Estimate::range(per, per * 0.98, per * (1.0 + high));
     let mut how = format!("{how}, split over {} ranks", tp * pp);
@@ -294,6 +297,12 @@ pub fn weights_per_rank(
     }
     notes.estimate("weights_bytes_per_rank", e, how);
     e
+}
+
+/// What a rank holds beyond its even share of `bytes` when the module is whole on every TP rank
+/// of its pipeline stage.
+pub fn unsplit_share(bytes: f64, tp: f64, pp: f64) -> f64 {
+    bytes / pp * (1.0 - 1.0 / tp)
 }
 
 /// The rotary tables every rank builds at load, at `elem` bytes per value, as a weights term:

@@ -6,8 +6,8 @@
 //! Reference: `sglang-capacity.md`.
 
 use super::{
-    int_or, kv_dtype_bytes, page_floor, part_scale, rope_tables, unresolved, weights_per_rank,
-    ContextSource, Estimate, Inputs, Notes, Plan, Role, GIB,
+    int_or, kv_dtype_bytes, page_floor, part_scale, rope_tables, unresolved, unsplit_share,
+    weights_per_rank, ContextSource, Estimate, Inputs, Notes, Plan, Role, GIB,
 };
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
@@ -469,7 +469,7 @@ fn model_code_weights(
         // models/gemma3_causal.py, gemma4_causal.py :: *TextModel.__init__: the token
         // embeddings are a plain nn.Embedding (`Gemma3TextScaledWordEmbedding`), whole on
         // every TP rank rather than a VocabParallelEmbedding.
-        let x = parts.embedding as f64 / pp * (1.0 - 1.0 / tp);
+        let x = unsplit_share(parts.embedding as f64, tp, pp);
         return (x > 0.0).then(|| {
             (
                 Estimate::exact(x),
@@ -624,8 +624,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let quant = args.text("quantization");
     let extras = model_code_weights(m, &lay, v, part_scale(m, quant))
         .into_iter()
-        .chain(rope_tables(m, rope_elem_bytes(m, gpu)))
-        .collect();
+        .chain(rope_tables(m, rope_elem_bytes(m, gpu)));
     let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extras, &mut notes);
     if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
@@ -774,9 +773,7 @@ mod tests {
     ) -> Estimate {
         let a = args(Engine::Sglang, version, pairs);
         let lay = layout(&a);
-        let extras = model_code_weights(m, &lay, &a.version, 1.0)
-            .into_iter()
-            .collect();
+        let extras = model_code_weights(m, &lay, &a.version, 1.0);
         weights_per_rank(m, None, (lay.tp, lay.pp), extras, &mut Notes::default())
     }
 

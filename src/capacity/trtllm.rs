@@ -289,7 +289,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     );
 
     let f = fraction(args, &mut notes);
-    let w = weights_per_rank(m, None, (tp, pp), Vec::new(), &mut notes);
+    let w = weights_per_rank(m, None, (tp, pp), None, &mut notes);
     let other = non_kv(args, m, tp, &mut notes);
     let caps = caps(args, b_tok, &mut notes);
     let total = gpu.cuda_total_bytes as f64;

@@ -386,9 +386,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         args.text("quantization"),
         (tp, pp),
         // rotary_embedding/base.py :: RotaryEmbedding.__init__ casts the table to the model dtype.
-        super::rope_tables(m, m.dtype.bytes().max(2.0))
-            .into_iter()
-            .collect(),
+        super::rope_tables(m, m.dtype.bytes().max(2.0)),
         &mut notes,
     );
     let other = non_kv(args, m, gpu, tp, &mut notes);
