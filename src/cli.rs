@@ -99,12 +99,16 @@ pub enum UnknownPolicy {
 /// Inputs shared by `check` and `capacity`.
 #[derive(Debug, Args)]
 pub struct Hardware {
-    /// GPU the launches run on: a catalog name or alias (`h200`, `H100-80GB`, `A100-40GB`,
-    /// `NVIDIA-H100-80GB-HBM3`), optionally with a count (`h200x8`), or `auto` for this node's GPUs
-    /// as NVML measures them. Overrides what inputs say. Without it, inputs' node labels are used,
-    /// then this node's GPUs when NVML answers.
-    #[arg(long, value_name = "SPEC", env = "KVLINT_GPU")]
+    /// Default GPU for launches whose input names none (node selector or affinity, accelerator
+    /// label, resource name) when NVML on this node answers nothing: a catalog name or alias
+    /// (`h200`, `H100-80GB`, `A100-40GB`, `NVIDIA-H100-80GB-HBM3`), optionally with a count
+    /// (`h200x8`), or `auto` for this node's GPUs as NVML measures them. Never replaces the
+    /// input's own GPU. Default: $KVLINT_GPU, then kvlint.toml's `gpu`.
+    #[arg(long, value_name = "SPEC")]
     pub gpu: Option<String>,
+    /// Where `--gpu` was given: the command line, or the webhook's.
+    #[arg(skip)]
+    pub gpu_source: gpu::GpuSource,
     /// The model's config.json, or a model directory (config.json plus
     /// model.safetensors.index.json). Overrides the embedded catalog.
     #[arg(long, value_name = "PATH")]
@@ -323,11 +327,32 @@ pub fn run(cli: Cli) -> i32 {
     })
 }
 
-fn options(h: &Hardware) -> Result<Options, Failure> {
-    let gpu = match h.gpu.as_deref() {
-        Some(spec) if spec.eq_ignore_ascii_case("auto") => Some(node_gpus()?),
-        Some(spec) => Some(gpu::parse_spec(spec).map_err(|e| UsageError(e.to_string()))?),
-        None => None,
+impl Hardware {
+    /// The default GPU and where it was given: `--gpu`, else `$KVLINT_GPU`, else kvlint.toml.
+    fn gpu_default(&self, config: Option<&String>) -> Option<(String, gpu::GpuSource)> {
+        let env = std::env::var("KVLINT_GPU").ok();
+        let env = env.filter(|v| !v.trim().is_empty());
+        self.gpu
+            .clone()
+            .map(|g| (g, self.gpu_source))
+            .or_else(|| env.map(|g| (g, gpu::GpuSource::Env)))
+            .or_else(|| config.map(|g| (g.clone(), gpu::GpuSource::Config)))
+    }
+}
+
+/// The run's options; `config_gpu` is kvlint.toml's `gpu`.
+fn options(h: &Hardware, config_gpu: Option<&String>) -> Result<Options, Failure> {
+    // `auto` names this node's GPUs: NVML must answer (exit 4 when it cannot).
+    let (gpu, gpu_source, node_gpu) = match h.gpu_default(config_gpu) {
+        Some((spec, _)) if spec.eq_ignore_ascii_case("auto") => {
+            (None, gpu::GpuSource::Nvml, Some(node_gpus()?))
+        }
+        Some((spec, from)) => (
+            Some(gpu::parse_spec(&spec).map_err(|e| UsageError(e.to_string()))?),
+            from,
+            node_gpus().ok(),
+        ),
+        None => (None, gpu::GpuSource::Flag, node_gpus().ok()),
     };
     let engine_version = match &h.engine_version {
         Some(v) => Some(Version::parse(v).ok_or_else(|| {
@@ -346,14 +371,9 @@ fn options(h: &Hardware) -> Result<Options, Failure> {
             .into());
         }
     }
-    // Without --gpu, a node where NVML answers plans with its own GPUs (after the input's labels).
-    let node_gpu = if gpu.is_none() {
-        node_gpus().ok()
-    } else {
-        None
-    };
     Ok(Options {
         gpu,
+        gpu_source,
         node_gpu,
         model_config: h.model_config.clone(),
         engine_version,
@@ -403,14 +423,13 @@ fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
 fn check(mut a: CheckArgs) -> Run {
     let cfg = load_config(&a)?;
     let h = &mut a.hardware;
-    h.gpu = h.gpu.take().or_else(|| cfg.gpu.clone());
     h.engine_version = h
         .engine_version
         .take()
         .or_else(|| cfg.engine_version.clone());
     let opts = Options {
         rules: cfg.rules.clone(),
-        ..options(h)?
+        ..options(h, cfg.gpu.as_ref())?
     };
     let mut outcome = Outcome::default();
     for input in &a.paths {
@@ -549,7 +568,7 @@ fn checkable(name: &str) -> bool {
 
 /// Plans the one launch given after `--`, or says in one line why it cannot be planned.
 fn plan_launch(a: &CapacityArgs) -> Result<(Outcome, Vec<report::Rendered>), Failure> {
-    let opts = options(&a.hardware)?;
+    let opts = options(&a.hardware, None)?;
     let mut outcome = Outcome::default();
     let file = outcome
         .sources
@@ -645,7 +664,7 @@ fn webhook(mut a: WebhookArgs) -> Run {
         Some(p) => config::load(p).map_err(|e| UsageError(e.to_string()))?,
         None => Config::default(),
     };
-    a.hardware.gpu = a.hardware.gpu.take().or_else(|| cfg.gpu.clone());
+    a.hardware.gpu_source = gpu::GpuSource::Webhook;
     a.hardware.engine_version = a
         .hardware
         .engine_version
@@ -653,9 +672,11 @@ fn webhook(mut a: WebhookArgs) -> Run {
         .or_else(|| cfg.engine_version.clone());
     let mut settings = Settings::new(a.listen, a.tls_cert, a.tls_key);
     settings.policy = Policy {
+        // The webhook's own node says nothing about where admitted pods run: no NVML fallback.
         options: Options {
             rules: cfg.rules.clone(),
-            ..options(&a.hardware)?
+            node_gpu: None,
+            ..options(&a.hardware, cfg.gpu.as_ref())?
         },
         unknown: match a.unknown {
             UnknownPolicy::Warn => Unknown::Warn,

@@ -12,7 +12,7 @@
 use crate::capacity::Role;
 use crate::engine::{EngineArgs, SettingValue};
 use crate::launch::{Engine, Launch};
-use crate::pipeline::LaunchOutcome;
+use crate::outcome::LaunchOutcome;
 use crate::source::Sources;
 
 /// One launch of a deployment and the half it serves.

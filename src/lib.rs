@@ -13,6 +13,7 @@ pub mod finding;
 pub mod gpu;
 pub mod launch;
 pub mod model;
+pub mod outcome;
 pub mod pipeline;
 pub mod probe;
 pub mod report;

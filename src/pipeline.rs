@@ -1,15 +1,16 @@
 //! The check pipeline: inputs → launches → engine settings → model and GPU → plans → findings.
 //! A problem with one launch becomes a finding on that launch; it never hides the others.
 
-use crate::capacity::{self, Inputs, Plan};
+use crate::capacity::{self, Inputs};
 use crate::config::RuleSettings;
 use crate::deployment::{self, Deployment};
 use crate::engine::{self, EngineArgs, ParseContext};
 use crate::extract;
 use crate::finding::Finding;
-use crate::gpu::{self, GpuSpec};
+use crate::gpu::{self, source::Chosen};
 use crate::launch::{Engine, Launch};
 use crate::model::{self, Geometry};
+pub use crate::outcome::LaunchOutcome;
 use crate::rules;
 use crate::source::{FileId, Sources};
 use crate::suppress::{self, Suppressed};
@@ -19,9 +20,12 @@ use std::path::{Path, PathBuf};
 /// Settings of a run that apply to every launch.
 #[derive(Debug, Default, Clone)]
 pub struct Options {
-    /// `--gpu SPEC` (or `--gpu auto`: this node's GPUs).
+    /// The default GPU (`--gpu SPEC`, `$KVLINT_GPU`, kvlint.toml, `webhook --gpu`): used only
+    /// when neither the input nor NVML names one.
     pub gpu: Option<gpu::GpuSelection>,
-    /// This node's GPUs when NVML answers and no `--gpu` was given: used after the input's labels.
+    /// Where `gpu` was given.
+    pub gpu_source: gpu::GpuSource,
+    /// This node's GPUs when NVML answers: used after the input's own GPU, before the default.
     pub node_gpu: Option<gpu::GpuSelection>,
     /// `--model-config PATH` (a config.json or a model directory).
     pub model_config: Option<PathBuf>,
@@ -29,19 +33,6 @@ pub struct Options {
     pub engine_version: Option<Version>,
     /// Rule levels and parameters from `kvlint.toml`.
     pub rules: RuleSettings,
-}
-
-/// Everything kvlint learned about one launch.
-#[derive(Debug)]
-pub struct LaunchOutcome {
-    pub launch: Launch,
-    pub file: FileId,
-    pub args: EngineArgs,
-    pub model: Option<Geometry>,
-    pub gpu: Option<GpuSpec>,
-    pub plan: Option<Plan>,
-    /// Where the engine version came from: `--engine-version`, `image tag`, or `latest known`.
-    pub version_source: &'static str,
 }
 
 /// The result of a run.
@@ -113,15 +104,14 @@ impl Outcome {
         findings.extend(parsed.findings);
         let args = parsed.args;
         let model = resolve_model(&launch, &args, opts, &mut findings);
-        let gpu = resolve_gpu(&launch, opts, &mut findings);
+        let chosen = resolve_gpu(&launch, opts, &mut findings);
         let mut plan = None;
-        if let (Some(m), Some(g)) = (&model, &gpu) {
-            let count = gpu_count(&launch, opts);
+        if let (Some(m), Some(g)) = (&model, &chosen) {
             let inputs = Inputs {
                 args: &args,
                 model: m,
-                gpu: g,
-                gpu_count: count,
+                gpu: &g.spec,
+                gpu_count: g.count,
                 at: launch.command,
             };
             match capacity::plan(&inputs) {
@@ -149,7 +139,8 @@ impl Outcome {
             file,
             args,
             model,
-            gpu,
+            gpu_source: chosen.as_ref().map(|c| c.source),
+            gpu: chosen.map(|c| c.spec),
             plan,
             version_source,
         });
@@ -274,34 +265,12 @@ pub fn load_model_path(path: &Path, id: Option<&str>) -> Result<Geometry, model:
     Ok(g)
 }
 
-/// The GPU: `--gpu`, else what the input says.
-fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> Option<GpuSpec> {
-    if let Some(sel) = &opts.gpu {
-        return Some(sel.spec.clone());
-    }
-    match &launch.placement.gpu {
-        Some((name, loc)) => gpu::lookup(name).cloned().or_else(|| {
-            findings.push(
-                Finding::new("INP003", Some(*loc))
-                    .var("detail", format!(": {name} is not in the catalog")),
-            );
-            None
-        }),
-        None if opts.node_gpu.is_some() => opts.node_gpu.as_ref().map(|s| s.spec.clone()),
-        None => {
-            findings.push(Finding::new("INP003", Some(launch.command)).var(
-                "detail",
-                " (no --gpu given, the input names none and this machine has no NVIDIA GPU)",
-            ));
-            None
-        }
-    }
-}
-
-fn gpu_count(launch: &Launch, opts: &Options) -> Option<u32> {
-    let p = &launch.placement;
-    match (p.gpus_per_pod, p.pods) {
-        (Some(g), pods) => Some(g * pods.unwrap_or(1)),
-        _ => opts.gpu.as_ref().and_then(|s| s.count),
-    }
+/// The GPU: what the input names, else NVML on this node, else the user's default
+/// (`gpu::source` says why in that order).
+fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> Option<Chosen> {
+    let fallbacks = gpu::source::Fallbacks {
+        node: opts.node_gpu.as_ref(),
+        default: opts.gpu.as_ref().map(|g| (g, opts.gpu_source)),
+    };
+    gpu::source::choose(&launch.placement, launch.command, fallbacks, findings)
 }

@@ -30,9 +30,11 @@ pub struct GpuSpec {
 pub mod catalog;
 pub mod inventory;
 pub mod nvml;
+pub mod source;
 
 pub use catalog::{catalog, lookup, parse_spec};
 pub use inventory::Inventory;
+pub use source::GpuSource;
 
 /// A `--gpu SPEC` value: the GPU and, when written (`h200x8`, `8xH200`), how many.
 #[derive(Debug, Clone, PartialEq)]

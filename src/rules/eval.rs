@@ -11,7 +11,7 @@ use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
 use crate::model::Geometry;
-use crate::pipeline::LaunchOutcome;
+use crate::outcome::LaunchOutcome;
 use crate::source::{Loc, Sources};
 use crate::version::Version;
 
