@@ -44,7 +44,7 @@ pub struct Cli {
 pub enum Command {
     /// Check launches in files, directories or stdin (`-`) and report findings.
     Check(CheckArgs),
-    /// Compute the KV pool of one launch given after `--`.
+    /// Compute the KV pool of one launch given after `--` (exit 1 when the launch is refused).
     Capacity(CapacityArgs),
     /// List this node's GPUs as NVML reports them (exit 4 without an NVIDIA driver).
     Gpus {
@@ -453,9 +453,10 @@ fn check(mut a: CheckArgs) -> Run {
             Format::Human => human::render(&outcome, &findings, t.output.is_none() && color()),
             Format::Json => format!("{:#}\n", json::check(&outcome, &findings)),
             Format::Sarif => {
-                sarif::render(&findings, &report::render_suppressed(&outcome, &opts.rules))
+                let hidden = report::render_suppressed(&outcome, &opts.rules);
+                sarif::render(&outcome, &findings, &hidden)
             }
-            Format::Github => github::render(&findings),
+            Format::Github => github::render(&outcome, &findings),
         };
         write_report(t.output.as_deref(), &text)?;
     }
@@ -576,7 +577,7 @@ fn plan_launch(a: &CapacityArgs) -> Result<(Outcome, Vec<report::Rendered>), Fai
     let found = extract::parse_command_line(file, &outcome.sources);
     let Some(launch) = found.launches.into_iter().next() else {
         return Err(UsageError(
-            "the command after `--` is not an SGLang or vLLM launch (python3 -m sglang.launch_server ..., vllm serve MODEL ...)".into(),
+            "the command after `--` is not an SGLang, vLLM or TensorRT-LLM launch (python3 -m sglang.launch_server ..., vllm serve MODEL ..., trtllm-serve MODEL ...)".into(),
         )
         .into());
     };
@@ -598,10 +599,11 @@ fn plan_launch(a: &CapacityArgs) -> Result<(Outcome, Vec<report::Rendered>), Fai
 fn capacity(a: CapacityArgs) -> Run {
     let (outcome, findings) = plan_launch(&a)?;
     match a.format {
-        ListFormat::Json => println!("{:#}", json::capacity(&outcome)),
+        ListFormat::Json => println!("{:#}", json::capacity(&outcome, &findings)),
         ListFormat::Human => print!("{}", human::capacity(&outcome, &findings, color())),
     }
-    Ok(exit::CLEAN)
+    // A refused launch fails, as in `check`.
+    Ok(report::exit_code(&findings, rules::Level::Deny))
 }
 
 fn gpus(format: ListFormat) -> Run {

@@ -45,6 +45,8 @@ pub struct Outcome {
     pub suppressed: Vec<Suppressed>,
     /// The launches grouped into deployments; filled by `finish`.
     pub deployments: Vec<Deployment>,
+    /// Input files read (files an engine `--config` names are not counted).
+    pub files_checked: usize,
 }
 
 /// A whole-run failure (exit code 2).
@@ -62,6 +64,7 @@ pub enum RunError {
 impl Outcome {
     /// Extracts and checks every launch of one loaded file.
     pub fn check_file(&mut self, file: FileId, opts: &Options, base_dir: Option<&Path>) {
+        self.files_checked += 1;
         let found = extract::extract(file, &self.sources);
         self.findings.extend(found.findings);
         for launch in found.launches {
@@ -121,6 +124,7 @@ impl Outcome {
                         args: &args,
                         model: m,
                         at: launch.command,
+                        gpu: &g.spec,
                         settings: &opts.rules,
                     };
                     findings.extend(rules::evaluate(&subject));

@@ -24,7 +24,9 @@ fn kvlint_env(args: &[&str], env: &[(&str, &Path)]) -> Run {
     cmd.args(args)
         .current_dir(root())
         .stdin(Stdio::null())
-        .env("NO_COLOR", "1");
+        .env("NO_COLOR", "1")
+        // The GPU comes from the fixtures and defaults, never from this machine's NVML.
+        .env("CUDA_VISIBLE_DEVICES", "");
     for var in ["KVLINT_GPU", "GITHUB_STEP_SUMMARY"] {
         cmd.env_remove(var);
     }
@@ -185,6 +187,8 @@ fn sarif_validates_against_the_official_schema() {
         CLEAN,
         "fixtures/ci/suppressed.sh",
         "fixtures/KV005",
+        "fixtures/pipeline/no-launch.yaml",
+        "fixtures/GPU002/fire-flag-vs-node-selector.yaml",
     ] {
         assert_valid_sarif(&json(&check("sarif", file).stdout));
     }
@@ -206,13 +210,16 @@ fn github_annotations_point_at_the_line_with_the_rule_as_title() {
         "{first}"
     );
     assert!(
-        run.stdout
-            .lines()
-            .all(|l| l.starts_with("::error ") || l.starts_with("::warning ")),
+        run.stdout.lines().all(|l| l.starts_with("::error ")
+            || l.starts_with("::warning ")
+            || l == "::notice title=kvlint::checked 1 file, 1 launch"),
         "{}",
         run.stdout
     );
-    assert_eq!(check("github", CLEAN).stdout, "");
+    assert_eq!(
+        check("github", CLEAN).stdout,
+        "::notice title=kvlint::checked 1 file, 1 launch\n"
+    );
 }
 
 #[test]
@@ -318,6 +325,57 @@ fn format_output_pairs_repeat_and_only_the_report_reaches_stdout() {
 }
 
 // ---- kvlint.toml ----
+
+/// The launch's GPU, count and `gpu_source` kind for a run with `args` and `$KVLINT_GPU`.
+fn gpu_of(args: &[&str], env_gpu: Option<&str>) -> (Value, Value, Value) {
+    let env: Vec<(&str, &Path)> = env_gpu
+        .map(|g| ("KVLINT_GPU", Path::new(g)))
+        .into_iter()
+        .collect();
+    let mut all = vec!["check", "--format", "json"];
+    all.extend_from_slice(args);
+    let doc = json(&kvlint_env(&all, &env).stdout);
+    let l = &doc["launches"][0];
+    (
+        l["gpu"].clone(),
+        l["gpu_count"].clone(),
+        l["gpu_source"]["kind"].clone(),
+    )
+}
+
+#[test]
+fn the_gpu_default_comes_from_the_flag_then_the_env_then_kvlint_toml() {
+    let v = |s: &str| Value::from(s);
+    // kvlint.toml alone (gpu = "h200x8").
+    assert_eq!(
+        gpu_of(&["--config", CONFIG, CLEAN], None),
+        (v("H200"), Value::from(8), v("config"))
+    );
+    // $KVLINT_GPU beats kvlint.toml; --gpu beats both.
+    assert_eq!(
+        gpu_of(&["--config", CONFIG, CLEAN], Some("h100-80gbx8")),
+        (v("H100-80GB"), Value::from(8), v("env"))
+    );
+    assert_eq!(
+        gpu_of(
+            &["--config", CONFIG, "--gpu", "b200x8", CLEAN],
+            Some("h100-80gb")
+        ),
+        (v("B200"), Value::from(8), v("flag"))
+    );
+    // None of them replaces the GPU a manifest names.
+    assert_eq!(
+        gpu_of(
+            &[
+                "--config",
+                CONFIG,
+                "fixtures/GPU002/fire-flag-vs-node-selector.yaml"
+            ],
+            Some("h100-80gb")
+        ),
+        (v("A100-40GB"), Value::from(1), v("input"))
+    );
+}
 
 #[test]
 fn config_supplies_gpu_and_version_and_levels_and_parameters() {
@@ -629,7 +687,7 @@ fn the_action_annotates_summarises_sets_outputs_and_fails_on_the_incident() {
 fn the_action_passes_a_clean_example_and_can_skip_the_summary() {
     let (code, stdout, summary, outputs) = action(CLEAN, &[("INPUT_SUMMARY", "false")]);
     assert_eq!(code, 0, "{stdout}");
-    assert_eq!(stdout, "");
+    assert_eq!(stdout, "::notice title=kvlint::checked 1 file, 1 launch\n");
     assert_eq!(summary, "");
     assert!(
         outputs.contains("findings=0\n") && outputs.contains("sarif-file=\n"),

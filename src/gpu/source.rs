@@ -159,6 +159,10 @@ fn disagreement(
             .var("used_from", chosen.source.describe())
             .var("other", show(&other.spec.name, other_count))
             .var("other_from", from.describe())
-            .label(format!("{} ({})", chosen.spec.name, chosen.source.describe())),
+            .label(format!(
+                "{} ({})",
+                chosen.spec.name,
+                chosen.source.describe()
+            )),
     )
 }

@@ -2,6 +2,7 @@
 //! per finding, worst first, since GitHub shows only ten annotations of a kind per step.
 
 use super::Rendered;
+use crate::pipeline::Outcome;
 use crate::rules::Level;
 
 /// Escapes a command's message (GitHub's `escapeData`).
@@ -43,9 +44,18 @@ fn annotation(r: &Rendered) -> String {
     )
 }
 
-/// The annotations of a run, in the order given (worst first).
-pub fn render(findings: &[Rendered]) -> String {
-    findings.iter().map(annotation).collect()
+/// The annotations of a run, in the order given (worst first), then a warning when no launch was
+/// found and a notice with the run's summary line.
+pub fn render(outcome: &Outcome, findings: &[Rendered]) -> String {
+    let mut out: String = findings.iter().map(annotation).collect();
+    if let Some(none) = super::nothing_found(outcome) {
+        out.push_str(&format!("::warning title=kvlint::{}\n", data(&none)));
+    }
+    out.push_str(&format!(
+        "::notice title=kvlint::{}\n",
+        data(&super::checked_line(outcome))
+    ));
+    out
 }
 
 #[cfg(test)]

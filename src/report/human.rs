@@ -84,6 +84,21 @@ fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
 
 /// The printed report. `color` selects ANSI colours (a terminal) or plain text.
 pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
+    let mut out = diagnostics(outcome, findings, color);
+    out.push_str(&launch_lines(outcome, findings));
+    if let Some(none) = super::nothing_found(outcome) {
+        out.push_str(&format!("{none}\n"));
+    }
+    out.push_str(&format!(
+        "{}: {}",
+        super::checked_line(outcome),
+        summary(findings, outcome.suppressed.len())
+    ));
+    out
+}
+
+/// Each finding as a code frame.
+fn diagnostics(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -97,8 +112,6 @@ pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
         let _ = handler.render_report(&mut out, &diag(r, outcome));
         out.push('\n');
     }
-    out.push_str(&launch_lines(outcome, findings));
-    out.push_str(&summary(findings, outcome.suppressed.len()));
     out
 }
 
@@ -109,9 +122,11 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
         let pos = outcome.sources.position(lo.launch.command);
         let file = &outcome.sources.get(lo.file).name;
         let verdict = super::verdict(outcome, findings, i);
+        let from = super::gpu_source_text(outcome, lo)
+            .map_or_else(String::new, |s| format!(", GPU from {s}"));
         let what = match &lo.plan {
             Some(p) => format!(
-                "{} {} {} {} on {}×{} (TP {}): pool {} tokens (band {}–{}) for a context of {}",
+                "{} {} {} {} on {}×{} (TP {}{from}): pool {} tokens (band {}–{}) for a context of {}",
                 p.engine.name(),
                 p.engine_version,
                 p.role.name(),
@@ -124,11 +139,16 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
                 thousands(p.usable_tokens_high),
                 thousands(p.context_length),
             ),
-            None => format!(
-                "{} {}: no plan (see findings)",
-                lo.launch.engine.name(),
-                lo.args.version
-            ),
+            None => {
+                let gpu = lo.gpu.as_ref().map_or_else(String::new, |g| {
+                    format!(" on {} ({})", g.name, from.trim_start_matches(", "))
+                });
+                format!(
+                    "{} {}{gpu}: no plan (see findings)",
+                    lo.launch.engine.name(),
+                    lo.args.version
+                )
+            }
         };
         out.push_str(&format!("{file}:{}: {what}: {verdict}\n", pos.line));
     }
@@ -154,8 +174,10 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
     let mut out = String::new();
     for lo in &outcome.launches {
         let Some(p) = &lo.plan else { continue };
+        let from = super::gpu_source_text(outcome, lo)
+            .map_or_else(String::new, |s| format!(", GPU from {s}"));
         out.push_str(&format!(
-            "{} {} · {} · {} on {}×{} (TP {}, PP {}, DP {})\n",
+            "{} {} · {} · {} on {}×{} (TP {}, PP {}, DP {}{from})\n",
             p.engine.name(),
             p.engine_version,
             p.role.name(),
@@ -226,7 +248,14 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
     }
     if !findings.is_empty() {
         out.push('\n');
-        out.push_str(&render(outcome, findings, color));
+        out.push_str(&diagnostics(outcome, findings, color));
     }
+    for i in 0..outcome.launches.len() {
+        out.push_str(&format!(
+            "verdict: {}\n",
+            super::verdict(outcome, findings, i)
+        ));
+    }
+    out.push_str(&summary(findings, outcome.suppressed.len()));
     out
 }

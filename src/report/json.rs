@@ -1,7 +1,13 @@
 //! JSON output: the versioned `check` document and the `capacity` objects (DESIGN.md contract).
 
 use super::Rendered;
-use crate::pipeline::{LaunchOutcome, Outcome};
+use crate::deployment;
+use crate::engine::{trtllm, EngineArgs, SettingValue};
+use crate::gpu::GpuSource;
+use crate::launch::Engine;
+use crate::outcome::LaunchOutcome;
+use crate::pipeline::Outcome;
+use crate::source::Sources;
 use serde_json::{json, Map, Value};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -36,8 +42,9 @@ const PLAN_KEYS: &[&str] = &[
     "assumptions",
 ];
 
-/// The object `capacity --format json` prints for a launch.
-pub fn launch_object(lo: &LaunchOutcome) -> Map<String, Value> {
+/// The object `capacity --format json` prints for a launch. Without a plan it still carries
+/// every setting the launch writes; `null` only for what is really unknown.
+pub fn launch_object(lo: &LaunchOutcome, sources: &Sources) -> Map<String, Value> {
     let mut obj = match lo.plan.as_ref().map(serde_json::to_value) {
         Some(Ok(Value::Object(m))) => m,
         _ => Map::new(),
@@ -46,38 +53,163 @@ pub fn launch_object(lo: &LaunchOutcome) -> Map<String, Value> {
         obj.entry(*key).or_insert(Value::Null);
     }
     if lo.plan.is_none() {
-        obj.insert("engine".into(), json!(lo.launch.engine));
-        obj.insert("engine_version".into(), json!(lo.args.version.to_string()));
-        obj.insert(
-            "model".into(),
-            lo.model.as_ref().map_or(Value::Null, |m| json!(m.id)),
-        );
-        obj.insert(
-            "gpu".into(),
-            lo.gpu.as_ref().map_or(Value::Null, |g| json!(g.name)),
-        );
+        for (key, value) in parsed(lo) {
+            obj.insert(key.into(), value);
+        }
+    }
+    obj.insert("gpu_source".into(), gpu_source(lo, sources));
+    obj
+}
+
+/// The settings of a launch that has no plan, as written (engine defaults for TP, PP and DP).
+fn parsed(lo: &LaunchOutcome) -> Vec<(&'static str, Value)> {
+    let a = &lo.args;
+    let dests: [(&str, [&str; 3]); 7] = [
+        (
+            "tp",
+            ["tp_size", "tensor_parallel_size", "tensor_parallel_size"],
+        ),
+        (
+            "pp",
+            [
+                "pp_size",
+                "pipeline_parallel_size",
+                "pipeline_parallel_size",
+            ],
+        ),
+        ("dp", ["dp_size", "data_parallel_size", ""]),
+        (
+            "context_length",
+            ["context_length", "max_model_len", "max_seq_len"],
+        ),
+        (
+            "memory_fraction",
+            [
+                "mem_fraction_static",
+                "gpu_memory_utilization",
+                trtllm::FRACTION,
+            ],
+        ),
+        (
+            "kv_cache_dtype",
+            ["kv_cache_dtype", "kv_cache_dtype", "kv_cache_config.dtype"],
+        ),
+        (
+            "page_size",
+            [
+                "page_size",
+                "block_size",
+                "kv_cache_config.tokens_per_block",
+            ],
+        ),
+    ];
+    let column = match a.engine {
+        Engine::Sglang => 0,
+        Engine::Vllm => 1,
+        Engine::Trtllm => 2,
+    };
+    let mut out: Vec<(&'static str, Value)> = dests
+        .iter()
+        .map(|(key, d)| {
+            let default = matches!(*key, "tp" | "pp" | "dp").then(|| json!(1));
+            (
+                *key,
+                written(a, d[column]).or(default).unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    let model = lo.model.as_ref().map(|m| m.id.clone()).or_else(|| {
+        let dest = deployment::model_dest(a.engine);
+        let known = a.get(dest).is_some_and(|s| s.unresolved.is_empty());
+        known
+            .then(|| deployment::model_text(a))
+            .flatten()
+            .map(str::to_string)
+    });
+    let gpu = lo.gpu.as_ref().map(|g| g.name.clone()).or_else(|| {
+        let (name, _) = lo.launch.placement.gpu.as_ref()?;
+        Some(name.clone())
+    });
+    let count = lo
+        .launch
+        .placement
+        .gpus_per_pod
+        .map(|g| g * lo.launch.placement.pods.unwrap_or(1));
+    out.extend([
+        ("engine", json!(lo.launch.engine)),
+        ("engine_version", json!(a.version.to_string())),
+        ("role", json!(deployment::role_of(&lo.launch, a).name())),
+        ("model", json!(model)),
+        ("gpu", json!(gpu)),
+        ("gpu_count", json!(count)),
+    ]);
+    out
+}
+
+/// A setting's value as the engine parsed it; `None` when absent or left in a variable.
+fn written(a: &EngineArgs, dest: &str) -> Option<Value> {
+    let s = a.get(dest).filter(|s| s.unresolved.is_empty())?;
+    Some(match &s.value {
+        SettingValue::Flag(b) => json!(b),
+        SettingValue::Int(i) => json!(i),
+        SettingValue::Float(f) => json!(f),
+        SettingValue::Auto => json!("auto"),
+        SettingValue::Text(t) => json!(t),
+        SettingValue::List(l) => json!(l),
+    })
+}
+
+/// `{"kind": "input", "file", "line", "column"}` for the input's own GPU; `{"kind": "nvml"}`,
+/// `"flag"`, `"env"`, `"config"` or `"webhook"` for a fallback; `null` when no GPU is known.
+fn gpu_source(lo: &LaunchOutcome, sources: &Sources) -> Value {
+    // A GPU the input names but the catalog lacks still came from the input.
+    let named = lo
+        .launch
+        .placement
+        .gpu
+        .as_ref()
+        .map(|(_, l)| GpuSource::Input(*l));
+    let Some(src) = lo.gpu_source.or(named) else {
+        return Value::Null;
+    };
+    let mut obj = json!({"kind": src.kind()});
+    if let Some(loc) = src.loc() {
+        let pos = sources.position(loc);
+        obj["file"] = json!(sources.get(loc.file).name);
+        obj["line"] = json!(pos.line);
+        obj["column"] = json!(pos.column);
     }
     obj
 }
 
-/// A `check` launch entry: the capacity object plus where the launch was found.
-fn check_launch(lo: &LaunchOutcome, outcome: &Outcome) -> Value {
-    let mut obj = launch_object(lo);
+/// A `check` launch entry: the capacity object plus where the launch was found and its verdict.
+fn check_launch(i: usize, outcome: &Outcome, findings: &[Rendered]) -> Value {
+    let Some(lo) = outcome.launches.get(i) else {
+        return Value::Null;
+    };
+    let mut obj = launch_object(lo, &outcome.sources);
     let pos = outcome.sources.position(lo.launch.command);
     obj.insert("file".into(), json!(outcome.sources.get(lo.file).name));
     obj.insert("line".into(), json!(pos.line));
     obj.insert("object".into(), json!(lo.launch.object));
+    obj.insert("verdict".into(), json!(super::verdict_word(findings, i)));
     Value::Object(obj)
 }
 
 /// The whole `check --format json` document.
 pub fn check(outcome: &Outcome, findings: &[Rendered]) -> Value {
+    let launches: Vec<Value> = (0..outcome.launches.len())
+        .map(|i| check_launch(i, outcome, findings))
+        .collect();
     json!({
         "schema_version": SCHEMA_VERSION,
-        "launches": outcome.launches.iter().map(|l| check_launch(l, outcome)).collect::<Vec<_>>(),
+        "launches": launches,
         "findings": findings,
         "suppressed": outcome.suppressed.len(),
         "deployments": outcome.deployments.iter().map(deployment).collect::<Vec<_>>(),
+        "files_checked": outcome.files_checked,
+        "summary": super::checked_line(outcome),
+        "notices": super::nothing_found(outcome).into_iter().collect::<Vec<_>>(),
     })
 }
 
@@ -95,12 +227,22 @@ fn deployment(d: &crate::deployment::Deployment) -> Value {
     json!({"id": d.id, "pd_pair": d.is_pd_pair(), "roles": roles})
 }
 
-/// `capacity --format json`: one object per launch.
-pub fn capacity(outcome: &Outcome) -> Value {
+/// `capacity --format json`: one object per launch, with its verdict and findings.
+pub fn capacity(outcome: &Outcome, findings: &[Rendered]) -> Value {
     let items: Vec<Value> = outcome
         .launches
         .iter()
-        .map(|l| Value::Object(launch_object(l)))
+        .enumerate()
+        .map(|(i, l)| {
+            let mut obj = launch_object(l, &outcome.sources);
+            let own: Vec<&Rendered> = findings
+                .iter()
+                .filter(|f| f.finding.launch == Some(i))
+                .collect();
+            obj.insert("verdict".into(), json!(super::verdict_word(findings, i)));
+            obj.insert("findings".into(), json!(own));
+            Value::Object(obj)
+        })
         .collect();
     match items.len() {
         1 => items.into_iter().next().unwrap_or(Value::Null),

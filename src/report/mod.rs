@@ -10,6 +10,7 @@ pub mod summary;
 use crate::config::RuleSettings;
 use crate::finding::Finding;
 use crate::launch::ObjectRef;
+use crate::outcome::LaunchOutcome;
 use crate::pipeline::Outcome;
 use crate::rules::{self, Level};
 use crate::source::{Loc, Sources};
@@ -75,9 +76,9 @@ fn sorted(mut out: Vec<Rendered>) -> Vec<Rendered> {
     out
 }
 
-/// What the run says about one launch, from its worst finding, noting what suppressions hid.
-pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> String {
-    let v = match findings
+/// The verdict on one launch from its worst finding: `refused`, `passes with warnings`, `passes`.
+pub fn verdict_word(findings: &[Rendered], launch: usize) -> &'static str {
+    match findings
         .iter()
         .filter(|f| f.finding.launch == Some(launch))
         .map(|f| f.level)
@@ -86,7 +87,12 @@ pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> Strin
         Some(Level::Deny) => "refused",
         Some(Level::Warn) => "passes with warnings",
         _ => "passes",
-    };
+    }
+}
+
+/// What the run says about one launch, from its worst finding, noting what suppressions hid.
+pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> String {
+    let v = verdict_word(findings, launch);
     match outcome
         .suppressed
         .iter()
@@ -96,6 +102,45 @@ pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> Strin
         0 => v.to_string(),
         n => format!("{v} ({n} suppressed)"),
     }
+}
+
+/// `3 files` / `1 file`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The run's summary line: `checked 3 files, 2 launches`.
+pub fn checked_line(outcome: &Outcome) -> String {
+    format!(
+        "checked {}, {}",
+        count(outcome.files_checked, "file", "files"),
+        count(outcome.launches.len(), "launch", "launches")
+    )
+}
+
+/// `no engine launch found in 3 files` when the inputs hold no launch: nothing checked must be
+/// visible, in every format.
+pub fn nothing_found(outcome: &Outcome) -> Option<String> {
+    outcome.launches.is_empty().then(|| {
+        format!(
+            "no engine launch found in {}",
+            count(outcome.files_checked, "file", "files")
+        )
+    })
+}
+
+/// Where a launch's GPU came from, for a reader: `the input, deploy.yaml:12`, `--gpu`.
+pub fn gpu_source_text(outcome: &Outcome, lo: &LaunchOutcome) -> Option<String> {
+    let src = lo.gpu_source?;
+    Some(match src.loc() {
+        Some(loc) => format!(
+            "{}, {}:{}",
+            src.describe(),
+            outcome.sources.get(loc.file).name,
+            outcome.sources.position(loc).line
+        ),
+        None => src.describe().to_string(),
+    })
 }
 
 fn render(f: &Finding, sources: &Sources, settings: &RuleSettings) -> Option<Rendered> {

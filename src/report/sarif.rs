@@ -3,8 +3,10 @@
 
 use super::Rendered;
 use crate::launch::ObjectRef;
+use crate::pipeline::Outcome;
 use crate::rules::{self, Level, Rule};
 use serde::Serialize;
+use serde_json::{json, Value};
 use std::path::Path;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -21,8 +23,25 @@ pub struct Log {
 #[serde(rename_all = "camelCase")]
 struct Run {
     tool: Tool,
+    invocations: Vec<Invocation>,
     column_kind: &'static str,
     results: Vec<SarifResult>,
+    properties: Value,
+}
+
+/// The run itself: nothing found is said as a tool notification, which viewers show.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation {
+    execution_successful: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_execution_notifications: Vec<Notification>,
+}
+
+#[derive(Serialize)]
+struct Notification {
+    level: &'static str,
+    message: Text,
 }
 
 #[derive(Serialize)]
@@ -271,8 +290,16 @@ fn result(r: &Rendered) -> SarifResult {
     }
 }
 
-/// The SARIF log of a run: reported findings, then the suppressed ones.
-pub fn log(findings: &[Rendered], suppressed: &[Rendered]) -> Log {
+/// The SARIF log of a run: reported findings, then the suppressed ones. The run's properties
+/// list the launches with their GPU, where that GPU came from, and their verdict.
+pub fn log(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) -> Log {
+    let notifications = super::nothing_found(outcome)
+        .map(|text| Notification {
+            level: "warning",
+            message: Text { text },
+        })
+        .into_iter()
+        .collect();
     Log {
         schema: SCHEMA,
         version: "2.1.0",
@@ -286,15 +313,53 @@ pub fn log(findings: &[Rendered], suppressed: &[Rendered]) -> Log {
                     rules: rules::all().iter().map(descriptor).collect(),
                 },
             },
+            invocations: vec![Invocation {
+                execution_successful: true,
+                tool_execution_notifications: notifications,
+            }],
             column_kind: "unicodeCodePoints",
             results: findings.iter().chain(suppressed).map(result).collect(),
+            properties: run_properties(outcome, findings),
         }],
     }
 }
 
+/// `filesChecked`, `summary` and one entry per launch.
+fn run_properties(outcome: &Outcome, findings: &[Rendered]) -> Value {
+    let launches: Vec<Value> = outcome
+        .launches
+        .iter()
+        .enumerate()
+        .map(|(i, lo)| {
+            let pos = outcome.sources.position(lo.launch.command);
+            let gpu_source = lo.gpu_source.map(|src| {
+                let at = src.loc().map(|l| {
+                    let p = outcome.sources.position(l);
+                    json!({"uri": uri(&outcome.sources.get(l.file).name), "line": p.line})
+                });
+                json!({"kind": src.kind(), "location": at})
+            });
+            json!({
+                "uri": uri(&outcome.sources.get(lo.file).name),
+                "line": pos.line,
+                "engine": lo.launch.engine,
+                "gpu": lo.gpu.as_ref().map(|g| &g.name),
+                "gpuSource": gpu_source,
+                "verdict": super::verdict_word(findings, i),
+            })
+        })
+        .collect();
+    json!({
+        "filesChecked": outcome.files_checked,
+        "summary": super::checked_line(outcome),
+        "launches": launches,
+    })
+}
+
 /// The SARIF document as text.
-pub fn render(findings: &[Rendered], suppressed: &[Rendered]) -> String {
-    let mut text = serde_json::to_string_pretty(&log(findings, suppressed)).unwrap_or_default();
+pub fn render(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) -> String {
+    let mut text =
+        serde_json::to_string_pretty(&log(outcome, findings, suppressed)).unwrap_or_default();
     text.push('\n');
     text
 }

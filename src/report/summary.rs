@@ -37,7 +37,10 @@ fn launch_rows(outcome: &Outcome, findings: &[Rendered]) -> String {
                     p.role.name()
                 ),
                 p.model.clone(),
-                format!("{}×{}", p.gpu_count, p.gpu),
+                match super::gpu_source_text(outcome, lo) {
+                    Some(from) => format!("{}×{} (from {from})", p.gpu_count, p.gpu),
+                    None => format!("{}×{}", p.gpu_count, p.gpu),
+                },
                 p.tp.to_string(),
                 format!(
                     "{} / {}",
@@ -94,8 +97,8 @@ fn finding_rows(findings: &[Rendered]) -> String {
 /// The whole summary.
 pub fn render(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = String::from("## kvlint\n\n");
-    if outcome.launches.is_empty() {
-        out.push_str("No SGLang or vLLM launch found.\n");
+    if let Some(none) = super::nothing_found(outcome) {
+        out.push_str(&format!("⚠️ {none}.\n"));
     } else {
         out.push_str(&launch_rows(outcome, findings));
     }
@@ -104,6 +107,10 @@ pub fn render(outcome: &Outcome, findings: &[Rendered]) -> String {
         out.push_str(&finding_rows(findings));
     }
     out.push('\n');
-    out.push_str(&super::human::summary(findings, outcome.suppressed.len()));
+    out.push_str(&format!(
+        "{}: {}",
+        super::checked_line(outcome),
+        super::human::summary(findings, outcome.suppressed.len())
+    ));
     out
 }

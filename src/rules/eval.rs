@@ -3,12 +3,13 @@
 //! (`evaluate_deployment`) compare the launches of one deployment. Wording comes from the rule's
 //! templates.
 
-use super::Rule;
+use super::{remedy, Rule};
 use crate::capacity::{ContextSource, Plan, Role};
 use crate::config::RuleSettings;
 use crate::deployment::{self, Deployment};
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
+use crate::gpu::GpuSpec;
 use crate::launch::Engine;
 use crate::model::Geometry;
 use crate::outcome::LaunchOutcome;
@@ -22,6 +23,8 @@ pub struct Subject<'a> {
     pub model: &'a Geometry,
     /// The launch's command words, for findings with no flag to point at.
     pub at: Loc,
+    /// The GPU the plan is for, to plan again with one thing changed (`remedy`).
+    pub gpu: &'a GpuSpec,
     /// Levels and parameters from `kvlint.toml`.
     pub settings: &'a RuleSettings,
 }
@@ -82,15 +85,33 @@ fn context_loc(s: &Subject) -> (Loc, &'static str) {
     }
 }
 
-/// The shared template values of the pool rules.
-fn pool_finding(rule: &'static str, s: &Subject) -> Finding {
+/// The shared template values of the pool rules. `target` is the number of tokens the pool must
+/// hold for the finding to go away. `lower` offers a smaller context only when one fits; when
+/// none does, `remedy` says the model does not fit and what would.
+fn pool_finding(rule: &'static str, s: &Subject, target: u64) -> Finding {
     let p = s.plan;
     let (loc, label) = context_loc(s);
-    let fp8 = p.kv_cache_dtype.starts_with("fp8") || p.kv_cache_dtype.starts_with("fp4");
-    let remedy = match p.needed_fraction {
-        Some(f) if f > p.memory_fraction => format!("raise {} to {f}", p.memory_fraction_flag),
-        _ if fp8 => "spread the model over more GPUs".to_string(),
-        _ => "use an FP8 KV cache or spread the model over more GPUs".to_string(),
+    let computed = remedy::remedy(s, target);
+    let (lower, remedy) = if p.max_context_fit > 0 {
+        (
+            format!(
+                "lower {} to {}, or ",
+                context_flag(p),
+                thousands(p.max_context_fit)
+            ),
+            computed,
+        )
+    } else {
+        (String::new(), format!("{}; {computed}", no_fit(p)))
+    };
+    let or_lower = if p.max_context_fit > 0 {
+        format!(
+            "; or lower {} to {} to be sure",
+            context_flag(p),
+            thousands(p.max_context_fit)
+        )
+    } else {
+        format!("; {}", no_fit(p))
     };
     let mut f = Finding::new(rule, Some(loc))
         .var("role", p.role.name())
@@ -103,12 +124,22 @@ fn pool_finding(rule: &'static str, s: &Subject) -> Finding {
         .var("fraction_flag", p.memory_fraction_flag)
         .var("fraction", p.memory_fraction)
         .var("remedy", remedy)
+        .var("lower", lower)
+        .var("or_lower", or_lower)
         .var("engine_note", engine_note(p))
         .label(label);
     if let Some(l) = p.memory_fraction_loc {
         f = f.also(l, "sets the memory fraction");
     }
     f
+}
+
+/// Said when not even one token of context fits: no smaller context is a way out.
+fn no_fit(p: &Plan) -> String {
+    format!(
+        "{} does not fit on {}×{} at {} {}",
+        p.model, p.gpu_count, p.gpu, p.memory_fraction_flag, p.memory_fraction
+    )
 }
 
 /// TensorRT-LLM does not refuse such a launch: it starts with a smaller context than advertised.
@@ -127,14 +158,14 @@ fn pool_vs_context(r: &'static Rule, s: &Subject) -> Option<Finding> {
     let p = s.plan;
     let ratio = s.param(r, "min_ratio").unwrap_or(1.0);
     ((p.usable_tokens_high as f64) < p.context_length as f64 * ratio)
-        .then(|| pool_finding(&r.id, s))
+        .then(|| pool_finding(&r.id, s, (p.context_length as f64 * ratio).ceil() as u64))
 }
 
 /// KV004: the band straddles the context.
 fn pool_uncertain(r: &'static Rule, s: &Subject) -> Option<Finding> {
     let p = s.plan;
     let ctx = p.context_length;
-    (p.usable_tokens_low < ctx && p.usable_tokens_high >= ctx).then(|| pool_finding(&r.id, s))
+    (p.usable_tokens_low < ctx && p.usable_tokens_high >= ctx).then(|| pool_finding(&r.id, s, ctx))
 }
 
 /// KV003: a PD prefill pool that holds the context but with less than `min_ratio` of headroom.
@@ -144,7 +175,7 @@ fn pool_headroom(r: &'static Rule, s: &Subject) -> Option<Finding> {
     let ctx = p.context_length as f64;
     let holds = p.usable_tokens_low as f64 >= ctx;
     (p.role == Role::Prefill && holds && (p.usable_tokens_low as f64) < ctx * ratio)
-        .then(|| pool_finding(&r.id, s).var("ratio", ratio))
+        .then(|| pool_finding(&r.id, s, (ctx * ratio).ceil() as u64).var("ratio", ratio))
 }
 
 /// KV005: the context exceeds what config.json and its rope scaling allow.
@@ -177,6 +208,7 @@ fn weights_vs_budget(r: &'static Rule, s: &Subject) -> Option<Finding> {
             .var("fraction", p.memory_fraction)
             .var("gpu", &p.gpu)
             .var("tp", p.tp)
+            .var("remedy", remedy::remedy(s, p.context_length))
             .label("budget left for the KV cache is empty")
     })
 }

@@ -2,6 +2,7 @@
 //! parameters, message, help and docs. This module loads them and runs the evaluators they name.
 
 pub mod eval;
+mod remedy;
 
 pub use eval::{evaluate, evaluate_deployment, thousands};
 

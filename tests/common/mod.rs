@@ -50,7 +50,14 @@ fn binary() -> PathBuf {
 }
 
 pub fn kvlint_stdin(args: &[&str], stdin: Option<&str>) -> Run {
-    let mut child = Command::new(binary())
+    // Tests plan with the GPUs they name, not this machine's: CUDA shows the binary no GPU unless
+    // the test asks for this node's (`--gpu auto`, `gpus`, `probe`).
+    let wants_node = args.iter().any(|a| matches!(*a, "auto" | "gpus" | "probe"));
+    let mut cmd = Command::new(binary());
+    if !wants_node {
+        cmd.env("CUDA_VISIBLE_DEVICES", "");
+    }
+    let mut child = cmd
         .args(args)
         .current_dir(root())
         .env_remove("KVLINT_GPU")
