@@ -26,12 +26,12 @@ pub fn extract(file: FileId, sources: &Sources) -> Extracted {
         return yaml_input(file, sources);
     }
     if shell::is_dockerfile(&src.name, &src.text) {
-        return launches(shell::dockerfile_launches(file, &src.text));
+        return shell::dockerfile(file, &src.text);
     }
     if !is_shell_name(&src.name) && looks_like_engine_config(file, sources) {
         return yaml_input(file, sources);
     }
-    launches(shell::script_launches(file, &src.text))
+    shell::script(file, &src.text)
 }
 
 /// A command given on kvlint's own command line (after `--`), as written by [`quote_argv`].
