@@ -158,7 +158,11 @@ impl Walker {
                 .collect();
             let exported = values.iter().flatten().any(|v| v.exported);
             let first = values[0].map(|v| &v.value);
-            let value = if values.iter().all(|v| v.map(|v| &v.value) == first) {
+            let same = |v: &Option<&Var>| match (v.map(|v| &v.value), first) {
+                (Some(a), Some(b)) => same_value(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            };
+            let value = if values.iter().all(same) {
                 match first {
                     Some(v) => v.clone(),
                     None => continue,
@@ -483,6 +487,19 @@ fn env_arg(value: Value) -> Option<Arg> {
         Value::Scalar(f) => Some(f.arg()),
         Value::Array(items) => items.first().map(Field::arg),
         Value::Unknown(_) => None,
+    }
+}
+
+/// The same text (and the same unknowns) wherever it was written.
+fn same_value(a: &Value, b: &Value) -> bool {
+    let text = |f: &Field| (f.text(), f.unresolved());
+    match (a, b) {
+        (Value::Scalar(x), Value::Scalar(y)) => text(x) == text(y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| text(x) == text(y))
+        }
+        (Value::Unknown(x), Value::Unknown(y)) => x == y,
+        _ => false,
     }
 }
 
