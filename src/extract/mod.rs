@@ -139,13 +139,13 @@ fn is_shell_name(name: &str) -> bool {
 fn looks_like_yaml(file: FileId, sources: &Sources) -> bool {
     let docs = yaml::parse_documents(file, sources.get(file));
     docs.iter().flatten().any(|n| {
-            matches!(n.value, yaml::Value::Map(_) | yaml::Value::Seq(_))
-                && (k8s::is_object(n)
-                    || helm_values::is_values(n)
-                    || compose::is_compose(n)
-                    || engine_config::detect(n).is_some()
-                    || n.get("kind").is_some())
-        })
+        matches!(n.value, yaml::Value::Map(_) | yaml::Value::Seq(_))
+            && (k8s::is_object(n)
+                || helm_values::is_values(n)
+                || compose::is_compose(n)
+                || engine_config::detect(n).is_some()
+                || n.get("kind").is_some())
+    })
 }
 
 /// A YAML file: each document is a Kubernetes object, Helm values, a compose file or an engine

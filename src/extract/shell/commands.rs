@@ -172,7 +172,9 @@ pub fn docker_run(texts: &[String], j: usize) -> Option<DockerRun> {
             !DOCKER_RUN_SWITCHES.contains(&name)
         } else {
             // `-it`, `-dit`: a cluster of switches; `-e X`, `-p8000:8000`: a value.
-            !name[1..].chars().all(|c| matches!(c, 'd' | 'i' | 't' | 'P' | 'q'))
+            !name[1..]
+                .chars()
+                .all(|c| matches!(c, 'd' | 'i' | 't' | 'P' | 'q'))
         };
         let value = if inline || (!name.starts_with("--") && name.len() > 2 && takes_value) {
             Some(k)
@@ -289,7 +291,10 @@ mod tests {
                 &["python3", "-m", "dynamo.vllm", "--model", "m"][..],
                 Some((Engine::Vllm, 3)),
             ),
-            (&["python3", "-m", "dynamo.frontend", "--http-port", "8000"][..], None),
+            (
+                &["python3", "-m", "dynamo.frontend", "--http-port", "8000"][..],
+                None,
+            ),
             (&["python3", "-m", "sglang_router.launch_router"][..], None),
             (&["python3", "-m", "sglang_router.launch_server"][..], None),
             (
@@ -359,14 +364,34 @@ mod tests {
     #[test]
     fn docker_run_options_image_and_command() {
         let words = argv(&[
-            "docker", "run", "--rm", "-it", "--gpus", "all", "-e", "A=1", "--env=B=2", "-p8000:8000",
-            "--shm-size", "32g", "--ipc=host", "-v", "/a:/b", "img:1", "python3", "-m", "x",
+            "docker",
+            "run",
+            "--rm",
+            "-it",
+            "--gpus",
+            "all",
+            "-e",
+            "A=1",
+            "--env=B=2",
+            "-p8000:8000",
+            "--shm-size",
+            "32g",
+            "--ipc=host",
+            "-v",
+            "/a:/b",
+            "img:1",
+            "python3",
+            "-m",
+            "x",
         ]);
         let run = docker_run(&words, 0).expect("a docker run");
         assert_eq!(words[run.image], "img:1");
         assert_eq!(run.gpus.map(|g| words[g].as_str()), Some("all"));
         assert_eq!(
-            run.env.iter().map(|&e| words[e].as_str()).collect::<Vec<_>>(),
+            run.env
+                .iter()
+                .map(|&e| words[e].as_str())
+                .collect::<Vec<_>>(),
             ["A=1", "--env=B=2"]
         );
         assert_eq!(docker_run(&argv(&["docker", "ps"]), 0), None);
@@ -381,7 +406,10 @@ mod tests {
         assert_eq!(docker_gpus("2"), Some(2));
         assert_eq!(docker_gpus("\"device=0,1\""), Some(2));
         assert_eq!(docker_gpus("device=3"), Some(1));
-        assert_eq!(docker_gpus("\"device=0,1,2,3\",capabilities=compute"), Some(4));
+        assert_eq!(
+            docker_gpus("\"device=0,1,2,3\",capabilities=compute"),
+            Some(4)
+        );
         assert_eq!(docker_gpus("all"), None);
     }
 }

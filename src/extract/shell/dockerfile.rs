@@ -66,7 +66,9 @@ pub fn walk(file: FileId, text: &str) -> Walker {
         (Some(Form::Exec(argv)), _) => walker.argv(&argv),
         (Some(Form::Shell(script)), _) => walker.script(&script),
         (None, cmd) => match (base, cmd) {
-            (Some((engine, loc)), Some(Form::Exec(args))) => walker.entrypoint_launch(engine, loc, &args),
+            (Some((engine, loc)), Some(Form::Exec(args))) => {
+                walker.entrypoint_launch(engine, loc, &args)
+            }
             (Some((engine, loc)), None) => walker.entrypoint_launch(engine, loc, &[]),
             (_, Some(Form::Exec(argv))) => walker.argv(&argv),
             (_, Some(Form::Shell(script))) => walker.script(&script),
@@ -105,9 +107,11 @@ fn env(walker: &mut Walker, chars: &[Ch]) {
         }
         return;
     }
-    let (Some(name), Some(first), Some(last)) =
-        (words.first().and_then(literal_text), words.get(1), words.last())
-    else {
+    let (Some(name), Some(first), Some(last)) = (
+        words.first().and_then(literal_text),
+        words.get(1),
+        words.last(),
+    ) else {
         return;
     };
     let value: Vec<Ch> = chars

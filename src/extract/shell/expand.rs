@@ -404,8 +404,5 @@ fn field_of(pieces: Vec<Piece>, loc: Loc) -> Field {
 
 pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(super::lex::is_name_start)
-        && chars.all(super::lex::is_name_char)
+    chars.next().is_some_and(super::lex::is_name_start) && chars.all(super::lex::is_name_char)
 }

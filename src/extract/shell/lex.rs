@@ -50,7 +50,9 @@ pub enum Part {
         quoted: bool,
     },
     /// `$(...)`, backticks, `$((...))`: never known before the script runs.
-    Subst { raw: Vec<Ch> },
+    Subst {
+        raw: Vec<Ch>,
+    },
     /// The `(a b c)` of a bash array assignment `NAME=(a b c)`.
     Array(Vec<Word>),
 }

@@ -77,7 +77,11 @@ pub struct MappedWord {
 impl MappedWord {
     fn field(&self) -> Field {
         Field {
-            chars: self.chars.iter().map(|(c, r)| (*c, r.start, r.end)).collect(),
+            chars: self
+                .chars
+                .iter()
+                .map(|(c, r)| (*c, r.start, r.end))
+                .collect(),
             loc: self.loc,
             names: self.unresolved.clone(),
             splat: None,

@@ -129,7 +129,8 @@ impl Walker {
     /// `elif`, `else`, `;;`: the next branch starts from the variables before the compound.
     fn branch(&mut self, is_else: bool) {
         if let Some(f) = self.frames.last_mut() {
-            f.ends.push(std::mem::replace(&mut self.scope.vars, f.saved.clone()));
+            f.ends
+                .push(std::mem::replace(&mut self.scope.vars, f.saved.clone()));
             f.has_else |= is_else;
         }
     }
@@ -286,7 +287,12 @@ impl Walker {
     }
 
     /// A command's expanded words: enter a nested shell or container, or record an engine launch.
-    fn run(&mut self, fields: &[Field], prefix: Vec<(String, Value)>, stdin: Option<&lex::Heredoc>) {
+    fn run(
+        &mut self,
+        fields: &[Field],
+        prefix: Vec<(String, Value)>,
+        stdin: Option<&lex::Heredoc>,
+    ) {
         let texts: Vec<String> = fields.iter().map(Field::text).collect();
         let Some(first) = texts.iter().position(|t| !commands::is_reserved(t)) else {
             return;
@@ -374,7 +380,10 @@ impl Walker {
         inner.scope.open_env = false;
         let image = &fields[run.image];
         let args = &fields[run.image + 1..];
-        match (run.entrypoint, commands::image_entrypoint(&texts[run.image])) {
+        match (
+            run.entrypoint,
+            commands::image_entrypoint(&texts[run.image]),
+        ) {
             (Some(ep), _) => {
                 let argv: Vec<Field> = std::iter::once(fields[ep].clone())
                     .chain(args.iter().cloned())
@@ -436,7 +445,10 @@ impl Walker {
             }
             self.findings.push(
                 Finding::new("INP004", Some(f.loc))
-                    .var("flag", format!("what `{}` adds to the command line", f.text()))
+                    .var(
+                        "flag",
+                        format!("what `{}` adds to the command line", f.text()),
+                    )
                     .var("vars", name)
                     .label("any engine flag may come from here"),
             );
