@@ -146,6 +146,10 @@ pub struct CheckArgs {
     /// Ignore every `kvlint: ignore[...]` comment and `kvlint.io/ignore` annotation.
     #[arg(long)]
     pub no_ignore: bool,
+    /// The name standard input (`-`) is reported under; its extension picks how it is read
+    /// (`deploy.yaml`, `run.sh`, `Dockerfile`). Without it the content decides.
+    #[arg(long, value_name = "NAME")]
+    pub stdin_filename: Option<String>,
     /// Where each report goes, from the order of `--format` and `--output` (set by [`run_from`]).
     #[arg(skip)]
     pub targets: Vec<Target>,
@@ -433,7 +437,7 @@ fn check(mut a: CheckArgs) -> Run {
     };
     let mut outcome = Outcome::default();
     for input in &a.paths {
-        for (name, text, base) in read_input(input, &cfg)? {
+        for (name, text, base) in read_input(input, a.stdin_filename.as_deref(), &cfg)? {
             let file = outcome.sources.add(name, text);
             outcome.check_file(file, &opts, base.as_deref());
         }
@@ -508,6 +512,7 @@ fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
 /// Files an input names: itself, every checkable file below a directory, or stdin.
 fn read_input(
     input: &str,
+    stdin_name: Option<&str>,
     cfg: &Config,
 ) -> Result<Vec<(String, String, Option<PathBuf>)>, UsageError> {
     if input == "-" {
@@ -515,7 +520,8 @@ fn read_input(
         std::io::stdin()
             .read_to_string(&mut text)
             .map_err(|e| UsageError(format!("cannot read stdin: {e}")))?;
-        return Ok(vec![("<stdin>".into(), text, std::env::current_dir().ok())]);
+        let name = stdin_name.unwrap_or("<stdin>").to_string();
+        return Ok(vec![(name, text, std::env::current_dir().ok())]);
     }
     let path = Path::new(input);
     let files = if path.is_dir() {
@@ -554,17 +560,12 @@ fn walk(dir: &Path, cfg: &Config) -> Result<Vec<PathBuf>, UsageError> {
         }
         if path.is_dir() {
             out.extend(walk(&path, cfg)?);
-        } else if checkable(name) {
+        } else if extract::is_input_file(&path) {
             out.push(path);
         }
     }
     out.sort();
     Ok(out)
-}
-
-fn checkable(name: &str) -> bool {
-    let ext = name.rsplit_once('.').map(|(_, e)| e);
-    matches!(ext, Some("sh" | "bash" | "yaml" | "yml" | "json")) || name.starts_with("Dockerfile")
 }
 
 /// Plans the one launch given after `--`, or says in one line why it cannot be planned.

@@ -147,7 +147,8 @@ fn variables_are_substituted_or_reported() {
         [
             ("zai-org/GLM-5", "$MODEL", vec![]),
             ("131072", "\"${CTX}\"", vec![]),
-            ("4", "${TP:-4}", vec![]),
+            // The caller may set TP: the default is not assumed in a script.
+            ("4", "${TP:-4}", vec!["TP (\"4\" unless set by the caller)"]),
             ("$MEM", "$MEM", vec!["MEM"]),
             ("$(get_port)", "$(get_port)", vec!["$(get_port)"]),
             ("`hostname`", "`hostname`", vec!["`hostname`"]),
@@ -166,7 +167,7 @@ fn variables_are_substituted_or_reported() {
 
 #[test]
 fn unquoted_expansions_split_into_words_and_quoted_ones_do_not() {
-    let script = "ARGS=\"--tp 8 --context-length 4096\"\n\
+    let script = "EMPTY=\nARGS=\"--tp 8 --context-length 4096\"\n\
                   python -m sglang.launch_server $ARGS \"$ARGS\" ${EMPTY:=} $EMPTY \"\"\n";
     let (s, out) = run("split.sh", script);
     let l = only(&out);

@@ -18,20 +18,78 @@ pub struct Extracted {
     pub findings: Vec<Finding>,
 }
 
-/// Finds the launches in one input file, choosing the reader by name and content: YAML engine
-/// configs, Dockerfiles, and shell scripts for everything else.
+/// Finds the launches in one input file, choosing the reader by name and then by content: YAML
+/// and JSON (manifests, Helm output, `kubectl get -o yaml`), Dockerfiles, engine configs, and shell
+/// scripts for everything else. Standard input is named `<stdin>` (or by `--stdin-filename`).
 pub fn extract(file: FileId, sources: &Sources) -> Extracted {
     let src = sources.get(file);
-    if is_yaml_name(&src.name) {
-        return yaml_input(file, sources);
+    match kind(&src.name, &src.text) {
+        Kind::Yaml => yaml_input(file, sources),
+        Kind::Dockerfile => shell::dockerfile(file, &src.text),
+        Kind::Shell => shell::script(file, &src.text),
+        Kind::Unknown if looks_like_yaml(file, sources) => yaml_input(file, sources),
+        Kind::Unknown => shell::script(file, &src.text),
     }
-    if shell::is_dockerfile(&src.name, &src.text) {
-        return launches(shell::dockerfile_launches(file, &src.text));
+}
+
+/// What an input is, by its name first (extensions in any case), then by its first lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Yaml,
+    Dockerfile,
+    Shell,
+    /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
+    Unknown,
+}
+
+pub fn kind(name: &str, text: &str) -> Kind {
+    if is_yaml_name(name) {
+        Kind::Yaml
+    } else if shell::is_dockerfile(name, text) {
+        Kind::Dockerfile
+    } else if is_shell_name(name) || shebang_shell(text) {
+        Kind::Shell
+    } else if first_line(text).is_some_and(|l| l.starts_with('{') || l.starts_with('[')) {
+        Kind::Yaml
+    } else {
+        Kind::Unknown
     }
-    if !is_shell_name(&src.name) && looks_like_engine_config(file, sources) {
-        return yaml_input(file, sources);
+}
+
+/// Whether a file met while walking a directory is an input: by extension (any case), a
+/// Dockerfile by name, or a script without extension that starts with a shell's `#!` line.
+pub fn is_input_file(path: &std::path::Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if is_yaml_name(name) || is_shell_name(name) || shell::is_dockerfile(name, "") {
+        return true;
     }
-    launches(shell::script_launches(file, &src.text))
+    if name.contains('.') {
+        return false;
+    }
+    let mut head = [0u8; 128];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    shebang_shell(&String::from_utf8_lossy(&head[..read]))
+}
+
+/// `#!/bin/bash`, `#!/usr/bin/env -S bash -e`, `#!/bin/sh`.
+fn shebang_shell(text: &str) -> bool {
+    let Some(line) = text.strip_prefix("#!") else {
+        return false;
+    };
+    let line = line.lines().next().unwrap_or("");
+    line.split_whitespace()
+        .filter(|w| !w.starts_with('-'))
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .find(|w| *w != "env")
+        .is_some_and(|w| matches!(w, "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash"))
+}
+
+fn first_line(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
 }
 
 /// A command given on kvlint's own command line (after `--`), as written by [`quote_argv`].
@@ -75,10 +133,19 @@ fn is_shell_name(name: &str) -> bool {
         .any(|ext| lower.ends_with(ext))
 }
 
-/// Stdin or a file without a YAML extension whose text is an engine-config mapping.
-fn looks_like_engine_config(file: FileId, sources: &Sources) -> bool {
-    yaml::parse_document(file, sources.get(file))
-        .is_ok_and(|node| engine_config::detect(&node).is_some())
+/// Text with no telling name or first line (stdin, an extensionless file) is YAML when one of
+/// its documents is a mapping that kvlint reads (a manifest, `kubectl` or `helm template`
+/// output, an engine config); a shell command parses as a plain string at most.
+fn looks_like_yaml(file: FileId, sources: &Sources) -> bool {
+    let docs = yaml::parse_documents(file, sources.get(file));
+    docs.iter().flatten().any(|n| {
+        matches!(n.value, yaml::Value::Map(_) | yaml::Value::Seq(_))
+            && (k8s::is_object(n)
+                || helm_values::is_values(n)
+                || compose::is_compose(n)
+                || engine_config::detect(n).is_some()
+                || n.get("kind").is_some())
+    })
 }
 
 /// A YAML file: each document is a Kubernetes object, Helm values, a compose file or an engine

@@ -1,0 +1,408 @@
+//! Expansion: words → argv fields, with the script's variables substituted, quotes removed and
+//! unquoted expansions split, every character still mapped to the bytes it was written at.
+
+use super::lex::{Ch, ParamOp, Part, Word, MAX_DEPTH};
+use crate::launch::Arg;
+use crate::source::{FileId, Loc};
+
+/// One argv word after expansion: its characters (mapped to the file), its span as written and
+/// the variables it still contains.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub chars: Vec<(char, usize, usize)>,
+    pub loc: Loc,
+    /// Unresolved variables, by the index of the character where their reference starts.
+    pub names: Vec<(usize, String)>,
+    /// The whole word was an expansion of unknown length: it may stand for any number of
+    /// arguments. `Many` for `"$@"`-like expansions, `Split` for an unset `$EXTRA_ARGS` (which
+    /// may also be one flag's value).
+    pub splat: Option<(String, Splat)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Splat {
+    Many,
+    Split,
+}
+
+impl Field {
+    pub fn text(&self) -> String {
+        self.chars.iter().map(|ch| ch.0).collect()
+    }
+
+    pub fn from_chars(chars: &[Ch], loc: Loc) -> Self {
+        Field {
+            chars: chars.iter().map(|ch| (ch.c, ch.start, ch.end)).collect(),
+            loc,
+            names: Vec::new(),
+            splat: None,
+        }
+    }
+
+    /// The characters as lexer input (a string a shell reads again).
+    pub fn lexer_chars(&self) -> Vec<Ch> {
+        self.chars
+            .iter()
+            .map(|&(c, start, end)| Ch {
+                c,
+                start,
+                end,
+                quoted: false,
+            })
+            .collect()
+    }
+
+    pub fn unresolved(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (_, name) in &self.names {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The characters from `skip` on (the value of `NAME=value`).
+    pub fn tail(&self, skip: usize) -> Field {
+        let names = self
+            .names
+            .iter()
+            .filter(|(i, _)| *i >= skip)
+            .map(|(i, n)| (i - skip, n.clone()))
+            .collect();
+        Field {
+            chars: self.chars.get(skip..).unwrap_or_default().to_vec(),
+            loc: self.loc,
+            names,
+            splat: None,
+        }
+    }
+
+    pub fn arg(&self) -> Arg {
+        Arg {
+            text: self.text(),
+            loc: self.loc,
+            unresolved: self.unresolved(),
+        }
+    }
+}
+
+/// What a variable holds at some point of the script.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Scalar(Field),
+    Array(Vec<Field>),
+    /// Not known here; the text says why (`CTX (8192 or 131072, set in different branches)`).
+    Unknown(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Var {
+    pub name: String,
+    pub value: Value,
+    pub exported: bool,
+}
+
+/// The variables of one shell, and whether variables it does not set may come from outside
+/// (a script run by someone: yes; a container whose whole env is written down: no).
+#[derive(Debug, Clone)]
+pub struct Scope {
+    pub file: FileId,
+    pub vars: Vec<Var>,
+    pub open_env: bool,
+}
+
+/// A character of an expanded word; `split` marks text from an unquoted expansion (field
+/// splitting), `brk` a boundary between the elements of `"$@"`-like expansions.
+#[derive(Clone)]
+struct Piece {
+    ch: (char, usize, usize),
+    split: bool,
+    brk: bool,
+    unresolved: Option<String>,
+}
+
+/// The characters a word expands to, and whether any of it was quoted (`""` is an empty word).
+#[derive(Default)]
+struct Expansion {
+    pieces: Vec<Piece>,
+    quoted: bool,
+    /// An expansion of unknown length (`$@`, an unset `$ARGS` unquoted), by its name.
+    splat: Option<(String, Splat)>,
+    /// Some text came from a literal or a known value.
+    fixed: bool,
+    /// `"${A[@]}"` of an empty array: no field at all, even though quoted.
+    vanish: bool,
+}
+
+impl Scope {
+    pub fn loc(&self, (start, end): (usize, usize)) -> Loc {
+        Loc::new(self.file, start..end)
+    }
+
+    pub fn var(&self, name: &str) -> Option<&Var> {
+        self.vars.iter().rev().find(|v| v.name == name)
+    }
+
+    pub fn set(&mut self, name: &str, value: Value, export: bool) {
+        let exported = export || self.var(name).is_some_and(|v| v.exported);
+        self.vars.retain(|v| v.name != name);
+        self.vars.push(Var {
+            name: name.to_string(),
+            value,
+            exported,
+        });
+    }
+
+    /// `NAME=value` or `NAME=(a b)` with an unquoted name: the name and the expanded value.
+    pub fn assignment(&mut self, w: &Word) -> Option<(String, Value)> {
+        let Some(Part::Lit(chs)) = w.parts.first() else {
+            return None;
+        };
+        let eq = chs.iter().position(|ch| ch.c == '=' && !ch.quoted)?;
+        let name: String = chs[..eq].iter().map(|ch| ch.c).collect();
+        if !is_identifier(&name) || chs[..eq].iter().any(|ch| ch.quoted) {
+            return None;
+        }
+        if let [_, Part::Array(items)] = w.parts.as_slice() {
+            let fields = items.iter().flat_map(|i| self.expand(i, true)).collect();
+            return Some((name, Value::Array(fields)));
+        }
+        let mut parts = w.parts.clone();
+        parts[0] = Part::Lit(chs[eq + 1..].to_vec());
+        let value = Word { parts, loc: w.loc };
+        let field = self
+            .expand(&value, false)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Field::from_chars(&[], self.loc(w.loc)));
+        Some((name, Value::Scalar(field)))
+    }
+
+    /// Word expansion: parameters substituted, quotes removed, unquoted expansions field-split.
+    pub fn expand(&mut self, w: &Word, split: bool) -> Vec<Field> {
+        let mut exp = Expansion::default();
+        self.expand_parts(&w.parts, split, &mut exp, 0);
+        let loc = self.loc(w.loc);
+        let mut fields = Vec::new();
+        let mut cur: Vec<Piece> = Vec::new();
+        for p in exp.pieces {
+            if p.brk {
+                fields.push(field_of(std::mem::take(&mut cur), loc));
+            } else if p.split && p.ch.0.is_whitespace() {
+                if !cur.is_empty() {
+                    fields.push(field_of(std::mem::take(&mut cur), loc));
+                }
+            } else {
+                cur.push(p);
+            }
+        }
+        let empty_word = fields.is_empty() && exp.quoted && !exp.vanish && exp.splat.is_none();
+        if !cur.is_empty() || empty_word {
+            fields.push(field_of(cur, loc));
+        }
+        if let (Some(name), false) = (exp.splat, exp.fixed) {
+            if fields.is_empty() {
+                fields.push(field_of(Vec::new(), loc));
+            }
+            for f in &mut fields {
+                f.splat = Some(name.clone());
+            }
+        }
+        fields
+    }
+
+    fn expand_parts(&mut self, parts: &[Part], split: bool, exp: &mut Expansion, depth: usize) {
+        for part in parts {
+            match part {
+                Part::Lit(chs) => {
+                    exp.quoted |= chs.is_empty() || chs.iter().any(|ch| ch.quoted);
+                    exp.fixed |= !chs.is_empty();
+                    exp.pieces.extend(chs.iter().map(|ch| Piece {
+                        ch: (ch.c, ch.start, ch.end),
+                        split: false,
+                        brk: false,
+                        unresolved: None,
+                    }));
+                }
+                Part::Param {
+                    name,
+                    op,
+                    raw,
+                    quoted: q,
+                } => {
+                    exp.quoted |= *q;
+                    self.expand_param(name, op, raw, split && !q, exp, depth);
+                }
+                Part::Subst { raw } => {
+                    push_unresolved(&mut exp.pieces, raw, raw.iter().map(|ch| ch.c).collect())
+                }
+                // An array literal outside an assignment (`f=(a b)` as an argument) is no argv text.
+                Part::Array(_) => {}
+            }
+        }
+    }
+
+    /// `$NAME` and `${NAME...}`: the known value, the default word, or the reference as written.
+    fn expand_param(
+        &mut self,
+        name: &str,
+        op: &ParamOp,
+        raw: &[Ch],
+        split: bool,
+        exp: &mut Expansion,
+        depth: usize,
+    ) {
+        let known = self.var(name).map(|v| v.value.clone());
+        let span = (
+            raw.first().map_or(0, |c| c.start),
+            raw.last().map_or(0, |c| c.end),
+        );
+        match (op, known) {
+            (ParamOp::All, Some(Value::Array(items))) => {
+                for (k, item) in items.iter().enumerate() {
+                    if k > 0 {
+                        exp.pieces.push(brk());
+                    }
+                    exp.fixed = true;
+                    push_value(&mut exp.pieces, item, span, split);
+                }
+                exp.vanish |= items.is_empty();
+            }
+            (ParamOp::All, known) => {
+                let label = match known {
+                    Some(Value::Unknown(why)) => why,
+                    _ if name == "@" || name == "*" => {
+                        "the script's own arguments ($@)".to_string()
+                    }
+                    _ => format!("{name}[@]"),
+                };
+                exp.splat = Some((label.clone(), Splat::Many));
+                push_unresolved(&mut exp.pieces, raw, label);
+            }
+            (ParamOp::Other, _) => push_unresolved(&mut exp.pieces, raw, name.to_string()),
+            (
+                ParamOp::Default {
+                    colon,
+                    assign,
+                    word,
+                },
+                value,
+            ) if depth < MAX_DEPTH && value.as_ref().is_none_or(|v| *colon && is_empty(v)) => {
+                let from = exp.pieces.len();
+                self.expand_parts(word, split, exp, depth + 1);
+                let default: String = exp.pieces[from..].iter().map(|p| p.ch.0).collect();
+                if value.is_none() && self.open_env {
+                    // The caller may set it: the default is only what runs when nobody does.
+                    let why = format!("{name} (\"{default}\" unless set by the caller)");
+                    if let Some(first) = exp.pieces.get_mut(from) {
+                        first.unresolved = Some(why.clone());
+                    } else {
+                        push_unresolved(&mut exp.pieces, raw, why.clone());
+                    }
+                    if *assign {
+                        self.set(name, Value::Unknown(why), false);
+                    }
+                } else if *assign {
+                    let chars: Vec<Ch> = exp.pieces[from..]
+                        .iter()
+                        .map(|p| Ch {
+                            c: p.ch.0,
+                            start: p.ch.1,
+                            end: p.ch.2,
+                            quoted: false,
+                        })
+                        .collect();
+                    let field = Field::from_chars(&chars, self.loc(span));
+                    self.set(name, Value::Scalar(field), false);
+                }
+            }
+            (_, Some(Value::Scalar(value))) => {
+                exp.fixed = true;
+                push_value(&mut exp.pieces, &value, span, split)
+            }
+            (_, Some(Value::Array(items))) => {
+                // `$A` is the first element of an array.
+                exp.fixed = true;
+                if let Some(first) = items.first() {
+                    push_value(&mut exp.pieces, first, span, split);
+                }
+            }
+            (_, Some(Value::Unknown(why))) => {
+                if split {
+                    exp.splat = Some((why.clone(), Splat::Split));
+                }
+                push_unresolved(&mut exp.pieces, raw, why)
+            }
+            (_, None) => {
+                if split {
+                    exp.splat = Some((name.to_string(), Splat::Split));
+                }
+                push_unresolved(&mut exp.pieces, raw, name.to_string())
+            }
+        }
+    }
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Scalar(f) => f.chars.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Unknown(_) => false,
+    }
+}
+
+fn brk() -> Piece {
+    Piece {
+        ch: (' ', 0, 0),
+        split: false,
+        brk: true,
+        unresolved: None,
+    }
+}
+
+/// A known value, each character pointing at the reference that brought it in.
+fn push_value(out: &mut Vec<Piece>, value: &Field, (start, end): (usize, usize), split: bool) {
+    for (i, ch) in value.chars.iter().enumerate() {
+        let unresolved = value
+            .names
+            .iter()
+            .find(|(at, _)| *at == i)
+            .map(|(_, n)| n.clone());
+        out.push(Piece {
+            ch: (ch.0, start, end),
+            split,
+            brk: false,
+            unresolved,
+        });
+    }
+}
+
+fn push_unresolved(out: &mut Vec<Piece>, raw: &[Ch], name: String) {
+    let mut name = Some(name);
+    out.extend(raw.iter().map(|ch| Piece {
+        ch: (ch.c, ch.start, ch.end),
+        split: false,
+        brk: false,
+        unresolved: name.take(),
+    }));
+}
+
+fn field_of(pieces: Vec<Piece>, loc: Loc) -> Field {
+    let names = pieces
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, p.unresolved.clone()?)))
+        .collect();
+    Field {
+        chars: pieces.into_iter().map(|p| p.ch).collect(),
+        loc,
+        names,
+        splat: None,
+    }
+}
+
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(super::lex::is_name_start) && chars.all(super::lex::is_name_char)
+}

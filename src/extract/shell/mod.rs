@@ -1,0 +1,151 @@
+//! Shell scripts, one-line commands and Dockerfiles → engine launches.
+//!
+//! Our own small POSIX/bash reader, in three steps: `lex` (text → words, keeping for every
+//! character the byte range it was read from), `expand` (words → argv fields with the script's
+//! variables), `walk` (commands in order: assignments, branches, `sh -c`, `eval`, heredocs fed to
+//! a shell, `docker run`), with `commands` saying which command words are a launch and
+//! `dockerfile` reading Dockerfiles.
+//!
+//! Why not a bash grammar crate (weighed December 2026): brush-parser 0.4.0 parses every real
+//! script in ../shared/manifests and our fixtures, and reports an unterminated quote with its
+//! position, but its words are raw text with one span each (pieces carry offsets into that raw
+//! text, not into the file after unescaping), and a `sh -c "..."` string, an `eval` argument or
+//! an unquoted heredoc is text after unescaping, which it can only read as a new string whose
+//! offsets no longer point into the file. The spans of argv tokens are what findings point at,
+//! so the character mapping (`lex::Ch`) and the expansion over it stay ours either way; the
+//! crate would replace only the lexer (about 500 lines) while adding peg, bon, cached and insta
+//! as build dependencies (7m40s to build it alone on the shared CI cores). tree-sitter-bash
+//! (a C build) and yash-syntax were not tried for lack of time.
+//!
+//! What the reader cannot see is said, never guessed: a variable the script does not set is
+//! unresolved (`INP004` when the pool needs it); `${VAR:-default}` in a script someone runs is
+//! unresolved too, since the caller may set `VAR` (inside a container whose env is written out,
+//! the default is what runs); a variable set differently in two branches is unknown after them
+//! (which branch runs is decided at run time, so no value is assumed, not even the worst);
+//! `"$@"`, `"${ARR[@]}"` of an unknown array and an unset `$EXTRA_ARGS` expanded as whole words
+//! may add any flag, and are `INP004` on the launch.
+
+mod commands;
+mod dockerfile;
+mod expand;
+mod lex;
+mod walk;
+
+pub use dockerfile::is_dockerfile;
+
+use crate::extract::Extracted;
+use crate::launch::Launch;
+use crate::source::{FileId, Loc};
+use expand::Field;
+use walk::Walker;
+
+/// Launches in a shell script someone runs (its environment is not known), and what could not be
+/// read or seen in it.
+pub fn script(file: FileId, text: &str) -> Extracted {
+    let mut walker = Walker::new(file, true);
+    walker.script(&lex::chars_of(text, 0));
+    extracted(walker)
+}
+
+/// Launches in a shell script or a one-line command, findings left out (a command line given to
+/// kvlint itself).
+pub fn script_launches(file: FileId, text: &str) -> Vec<Launch> {
+    script(file, text).launches
+}
+
+/// Launches in a Dockerfile's image started without arguments.
+pub fn dockerfile(file: FileId, text: &str) -> Extracted {
+    extracted(dockerfile::walk(file, text))
+}
+
+fn extracted(walker: Walker) -> Extracted {
+    Extracted {
+        launches: walker.launches,
+        findings: walker.findings,
+    }
+}
+
+/// A word read from a structured input (a YAML scalar) before any shell sees it: each character
+/// with the file bytes it came from, its whole span, and the variables left in it by character index.
+#[derive(Debug, Clone)]
+pub struct MappedWord {
+    pub chars: Vec<(char, std::ops::Range<usize>)>,
+    pub loc: Loc,
+    pub unresolved: Vec<(usize, String)>,
+}
+
+impl MappedWord {
+    fn field(&self) -> Field {
+        Field {
+            chars: self
+                .chars
+                .iter()
+                .map(|(c, r)| (*c, r.start, r.end))
+                .collect(),
+            loc: self.loc,
+            names: self.unresolved.clone(),
+            splat: None,
+        }
+    }
+}
+
+/// Launches in an exec-form argv (a container's `command` + `args`) run with `env` exported;
+/// `sh -c` scripts in it are walked as scripts. The container's env is all written out, so a
+/// `${VAR:-default}` whose `VAR` is not in it takes the default.
+pub fn exec_launches(
+    file: FileId,
+    argv: &[MappedWord],
+    env: &[(String, MappedWord)],
+) -> Vec<Launch> {
+    let mut walker = Walker::new(file, false);
+    for (name, value) in env {
+        walker.export(name, value.field());
+    }
+    let fields: Vec<Field> = argv.iter().map(MappedWord::field).collect();
+    walker.argv(&fields);
+    walker.launches
+}
+
+/// A shell string's words after quote removal and expansion (an env var a launcher splices in with
+/// `eval`, a compose `command` string), each still mapped to the bytes it was written at.
+pub fn split_words(file: FileId, text: &MappedWord) -> Vec<MappedWord> {
+    let mut walker = Walker::new(file, false);
+    lex::words(&text.field().lexer_chars())
+        .iter()
+        .flat_map(|w| walker.scope.expand(w, true))
+        .map(|f| MappedWord {
+            chars: f.chars.iter().map(|&(c, s, e)| (c, s..e)).collect(),
+            loc: f.loc,
+            unresolved: f.names,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(launch: &Launch) -> Vec<&str> {
+        launch.args.iter().map(|a| a.text.as_str()).collect()
+    }
+
+    #[test]
+    fn redirections_and_their_targets_are_not_arguments() {
+        let launches = script_launches(
+            FileId(0),
+            "vllm serve m 2>/dev/null >>log <in 3<>f &>all >&2 --x 1\n",
+        );
+        assert_eq!(texts(&launches[0]), ["m", "--x", "1"]);
+    }
+
+    #[test]
+    fn assignment_default_in_a_container_sets_the_variable() {
+        let text = ": ${CTX:=4096}\nA=${UNSET-}x\nvllm serve m --max-model-len $CTX --y $A\n";
+        let mut walker = Walker::new(FileId(0), false);
+        walker.script(&lex::chars_of(text, 0));
+        assert_eq!(
+            texts(&walker.launches[0]),
+            ["m", "--max-model-len", "4096", "--y", "x"]
+        );
+    }
+}

@@ -1,0 +1,536 @@
+//! Walking a script: simple commands in order, variables tracked through assignments and
+//! branches, nested shells (`sh -c`, `eval`, `bash <<EOF`, `docker run`) entered, launches kept.
+
+use super::commands::{self, Shell};
+use super::expand::{is_identifier, Field, Scope, Splat, Value, Var};
+use super::lex::{self, literal_text, Ch, Sep, Tok, Word, MAX_DEPTH};
+use crate::extract::k8s::placement;
+use crate::finding::Finding;
+use crate::launch::{Arg, Engine, Launch, Placement};
+use crate::source::{FileId, Loc};
+
+/// Walks a script's commands, tracking variables, and collects launches and findings.
+pub struct Walker {
+    pub scope: Scope,
+    pub launches: Vec<Launch>,
+    pub findings: Vec<Finding>,
+    depth: usize,
+    frames: Vec<Frame>,
+}
+
+/// A compound command whose body may or may not run: `if`, a loop, `case`, or what follows `&&`/`||`.
+struct Frame {
+    kind: FrameKind,
+    /// The variables when it began.
+    saved: Vec<Var>,
+    /// The variables at the end of each branch already walked.
+    ends: Vec<Vec<Var>>,
+    has_else: bool,
+}
+
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum FrameKind {
+    If,
+    Loop,
+    Case,
+    AndOr,
+}
+
+/// One simple command as lexed: its words and the heredocs fed to it.
+#[derive(Default)]
+struct Command {
+    words: Vec<Word>,
+    heredocs: Vec<usize>,
+}
+
+impl Walker {
+    pub fn new(file: FileId, open_env: bool) -> Self {
+        Walker {
+            scope: Scope {
+                file,
+                vars: Vec::new(),
+                open_env,
+            },
+            launches: Vec::new(),
+            findings: Vec::new(),
+            depth: 0,
+            frames: Vec::new(),
+        }
+    }
+
+    /// A shell started by this one: it sees `env` (exported), nothing else.
+    fn child(&self, env: Vec<(String, Value)>) -> Walker {
+        let mut inner = Walker::new(self.scope.file, self.scope.open_env);
+        inner.depth = self.depth + 1;
+        for (name, value) in env {
+            inner.scope.set(&name, value, true);
+        }
+        inner
+    }
+
+    fn adopt(&mut self, inner: Walker) {
+        self.launches.extend(inner.launches);
+        self.findings.extend(inner.findings);
+    }
+
+    /// Lexes and walks a script given as mapped characters; what cannot be lexed is `INP001`.
+    pub fn script(&mut self, src: &[Ch]) {
+        let lexed = lex::lex(src);
+        for e in &lexed.errors {
+            self.findings.push(
+                Finding::new("INP001", Some(self.scope.loc(e.at)))
+                    .var("reason", format!("{} in a shell script", e.what)),
+            );
+        }
+        let mut cmd = Command::default();
+        let open = self.frames.len();
+        for tok in lexed.toks {
+            match tok {
+                Tok::Word(w) => cmd.words.push(w),
+                Tok::Heredoc(i) => cmd.heredocs.push(i),
+                Tok::Sep(sep) => {
+                    self.command(std::mem::take(&mut cmd), &lexed.heredocs);
+                    self.separator(sep, open);
+                }
+            }
+        }
+        self.command(cmd, &lexed.heredocs);
+        // Unclosed `if`s and `&&` lists end with the script.
+        while self.frames.len() > open {
+            self.close();
+        }
+    }
+
+    fn separator(&mut self, sep: Sep, open: usize) {
+        let top = |w: &Walker| w.frames.get(open..)?.last().map(|f| f.kind);
+        match sep {
+            Sep::AndOr if top(self) != Some(FrameKind::AndOr) => self.open(FrameKind::AndOr),
+            Sep::List | Sep::CaseEnd => {
+                while top(self) == Some(FrameKind::AndOr) {
+                    self.close();
+                }
+                if sep == Sep::CaseEnd && top(self) == Some(FrameKind::Case) {
+                    self.branch(false);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn open(&mut self, kind: FrameKind) {
+        self.frames.push(Frame {
+            kind,
+            saved: self.scope.vars.clone(),
+            ends: Vec::new(),
+            has_else: false,
+        });
+    }
+
+    /// `elif`, `else`, `;;`: the next branch starts from the variables before the compound.
+    fn branch(&mut self, is_else: bool) {
+        if let Some(f) = self.frames.last_mut() {
+            f.ends
+                .push(std::mem::replace(&mut self.scope.vars, f.saved.clone()));
+            f.has_else |= is_else;
+        }
+    }
+
+    /// `fi`, `done`, `esac`, the end of a `&&` list: a variable that ends with different values
+    /// on different paths is unknown from here on (which path runs is decided at run time).
+    fn close(&mut self) {
+        let Some(mut f) = self.frames.pop() else {
+            return;
+        };
+        f.ends.push(std::mem::take(&mut self.scope.vars));
+        if !(f.kind == FrameKind::If && f.has_else) {
+            f.ends.push(f.saved.clone());
+        }
+        let mut names: Vec<String> = Vec::new();
+        for v in f.ends.iter().flatten() {
+            if !names.contains(&v.name) {
+                names.push(v.name.clone());
+            }
+        }
+        for name in names {
+            let values: Vec<Option<&Var>> = f
+                .ends
+                .iter()
+                .map(|end| end.iter().find(|v| v.name == name))
+                .collect();
+            let exported = values.iter().flatten().any(|v| v.exported);
+            let first = values[0].map(|v| &v.value);
+            let same = |v: &Option<&Var>| match (v.map(|v| &v.value), first) {
+                (Some(a), Some(b)) => same_value(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            };
+            let value = if values.iter().all(same) {
+                match first {
+                    Some(v) => v.clone(),
+                    None => continue,
+                }
+            } else {
+                Value::Unknown(differing(&name, &values))
+            };
+            self.scope.vars.push(Var {
+                name,
+                value,
+                exported,
+            });
+        }
+    }
+
+    /// Leading reserved words: compound commands open and close here.
+    fn keywords<'w>(&mut self, mut words: &'w [Word]) -> Option<&'w [Word]> {
+        while let Some((first, rest)) = words.split_first() {
+            match literal_text(first).as_deref() {
+                Some("if") => self.open(FrameKind::If),
+                Some("while" | "until") => self.open(FrameKind::Loop),
+                Some("for" | "select") => {
+                    self.open(FrameKind::Loop);
+                    return None;
+                }
+                Some("case") => {
+                    self.open(FrameKind::Case);
+                    return None;
+                }
+                Some("elif") => self.branch(false),
+                Some("else") => self.branch(true),
+                Some("fi" | "done" | "esac") => self.close(),
+                Some(w) if commands::is_reserved(w) => {}
+                _ => return Some(words),
+            }
+            words = rest;
+        }
+        Some(words)
+    }
+
+    /// One simple command: leading assignments, then the words.
+    fn command(&mut self, cmd: Command, heredocs: &[lex::Heredoc]) {
+        let Some(words) = self.keywords(&cmd.words) else {
+            return;
+        };
+        let mut prefix = Vec::new();
+        let mut rest = words;
+        while let Some((first, tail)) = rest.split_first() {
+            let Some(assign) = self.scope.assignment(first) else {
+                break;
+            };
+            prefix.push(assign);
+            rest = tail;
+        }
+        if rest.is_empty() {
+            for (name, value) in prefix {
+                self.scope.set(&name, value, false);
+            }
+            return;
+        }
+        let head = self.scope.expand(&rest[0], true);
+        match head.first().map(Field::text).as_deref() {
+            Some(b @ ("export" | "declare" | "typeset" | "readonly" | "local")) => {
+                let export = b == "export";
+                return self.declaration(&rest[1..], export);
+            }
+            Some("eval") => {
+                let fields: Vec<Field> = rest[1..]
+                    .iter()
+                    .flat_map(|w| self.scope.expand(w, true))
+                    .collect();
+                return self.eval(&fields);
+            }
+            _ => {}
+        }
+        let fields: Vec<Field> = head
+            .into_iter()
+            .chain(rest[1..].iter().flat_map(|w| self.scope.expand(w, true)))
+            .collect();
+        let stdin = cmd.heredocs.last().and_then(|&i| heredocs.get(i));
+        self.run(&fields, prefix, stdin);
+    }
+
+    /// `export A=1 B`, `declare -x A=1`: assignments without field splitting.
+    fn declaration(&mut self, words: &[Word], export: bool) {
+        let export = export
+            || words.iter().any(|w| {
+                matches!(literal_text(w).as_deref(), Some(f) if f.starts_with('-') && f.contains('x'))
+            });
+        for w in words {
+            if let Some((name, value)) = self.scope.assignment(w) {
+                self.scope.set(&name, value, export);
+            } else if let Some(name) = literal_text(w).filter(|n| is_identifier(n)) {
+                if let Some(v) = self.scope.vars.iter_mut().rev().find(|v| v.name == name) {
+                    v.exported |= export;
+                }
+            }
+        }
+    }
+
+    /// `eval ARGS`: the arguments joined with spaces are a script run by this same shell.
+    fn eval(&mut self, fields: &[Field]) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        let mut src: Vec<Ch> = Vec::new();
+        for f in fields {
+            if let Some(last) = src.last().copied() {
+                src.push(Ch {
+                    c: ' ',
+                    start: last.end,
+                    end: last.end,
+                    quoted: false,
+                });
+            }
+            src.extend(f.lexer_chars());
+        }
+        self.depth += 1;
+        self.script(&src);
+        self.depth -= 1;
+    }
+
+    /// A command's expanded words: enter a nested shell or container, or record an engine launch.
+    fn run(
+        &mut self,
+        fields: &[Field],
+        prefix: Vec<(String, Value)>,
+        stdin: Option<&lex::Heredoc>,
+    ) {
+        let texts: Vec<String> = fields.iter().map(Field::text).collect();
+        let Some(first) = texts.iter().position(|t| !commands::is_reserved(t)) else {
+            return;
+        };
+        if commands::IGNORED_COMMANDS.contains(&commands::basename(&texts[first])) {
+            return;
+        }
+        for j in first..texts.len() {
+            if let Some(run) = commands::docker_run(&texts, j) {
+                return self.docker(fields, &texts, run);
+            }
+            match commands::shell_at(&texts, j) {
+                Some(Shell::Script(script)) => {
+                    return self.sh_c(&fields[first..j], &fields[script], prefix)
+                }
+                Some(Shell::Stdin) => {
+                    if let Some(body) = stdin {
+                        self.heredoc(&fields[first..j], body, prefix);
+                    }
+                    return;
+                }
+                None => {}
+            }
+            if let Some((engine, args_from)) = commands::match_launch(&texts, j) {
+                let env = self.env_of(&fields[first..j], prefix);
+                let command = fields[j..args_from].iter().map(|f| f.loc).reduce(Loc::join);
+                if let Some(command) = command {
+                    self.launch(engine, command, &fields[args_from..], env);
+                }
+                return;
+            }
+        }
+    }
+
+    /// `sh -c 'script'`: a fresh shell that sees only exported variables and the command's env.
+    fn sh_c(&mut self, before: &[Field], script: &Field, prefix: Vec<(String, Value)>) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        let mut inner = self.child(self.env_of(before, prefix));
+        inner.script(&script.lexer_chars());
+        self.adopt(inner);
+    }
+
+    /// `bash <<EOF`: the body is the script. Unquoted, this shell expands it first, so the body
+    /// sees all of its variables; quoted (`<<'EOF'`), only exported ones.
+    fn heredoc(&mut self, before: &[Field], body: &lex::Heredoc, prefix: Vec<(String, Value)>) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        let mut env = self.env_of(before, prefix);
+        if !body.quoted {
+            for v in &self.scope.vars {
+                if !env.iter().any(|(n, _)| *n == v.name) {
+                    env.push((v.name.clone(), v.value.clone()));
+                }
+            }
+        }
+        let mut inner = self.child(env);
+        inner.script(&lex::unquoted(&body.body));
+        self.adopt(inner);
+    }
+
+    /// `docker run [OPTIONS] IMAGE [COMMAND...]`: the container runs the command (or the image's
+    /// entrypoint) with only its `-e` env; the image tag names the engine release.
+    fn docker(&mut self, fields: &[Field], texts: &[String], run: commands::DockerRun) {
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        let env: Vec<(String, Value)> = run
+            .env
+            .iter()
+            .filter_map(|&k| {
+                let text = &texts[k];
+                let kv = text
+                    .strip_prefix("--env=")
+                    .or_else(|| text.strip_prefix("-e").filter(|r| !r.is_empty()))
+                    .unwrap_or(text);
+                let (name, _) = kv.split_once('=')?;
+                let skip = text.chars().count() - kv.chars().count() + name.chars().count() + 1;
+                is_identifier(name).then(|| (name.to_string(), Value::Scalar(fields[k].tail(skip))))
+            })
+            .collect();
+        let mut inner = self.child(env);
+        inner.scope.open_env = false;
+        let image = &fields[run.image];
+        let args = &fields[run.image + 1..];
+        match (
+            run.entrypoint,
+            commands::image_entrypoint(&texts[run.image]),
+        ) {
+            (Some(ep), _) => {
+                let argv: Vec<Field> = std::iter::once(fields[ep].clone())
+                    .chain(args.iter().cloned())
+                    .collect();
+                inner.run(&argv, Vec::new(), None);
+            }
+            // The image's ENTRYPOINT takes the words after the image as its arguments; a command
+            // that is itself a launch (`vllm serve m`) is read as the launch it was meant to be.
+            (None, Some(engine)) if !starts_a_launch(args) => {
+                inner.entrypoint_launch(engine, image.loc, args)
+            }
+            (None, _) => inner.run(args, Vec::new(), None),
+        }
+        let gpus = run.gpus.and_then(|g| commands::docker_gpus(&texts[g]));
+        for l in &mut inner.launches {
+            l.engine_version = placement::image_version(&texts[run.image], l.engine.name())
+                .map(|v| (v, image.loc));
+            l.placement.image = Some((texts[run.image].clone(), image.loc));
+            l.placement.gpus_per_pod = gpus.or(l.placement.gpus_per_pod);
+            l.placement.pods = Some(1);
+        }
+        self.adopt(inner);
+    }
+
+    /// Exported variables, then `KEY=value` prefixes, then `env KEY=value` words before the command.
+    fn env_of(&self, before: &[Field], prefix: Vec<(String, Value)>) -> Vec<(String, Value)> {
+        let mut env: Vec<(String, Value)> = self
+            .scope
+            .vars
+            .iter()
+            .filter(|v| v.exported)
+            .map(|v| (v.name.clone(), v.value.clone()))
+            .collect();
+        let words = before.iter().filter_map(|f| {
+            let text = f.text();
+            let (name, _) = text.split_once('=')?;
+            let skip = name.chars().count() + 1;
+            is_identifier(name).then(|| (name.to_string(), Value::Scalar(f.tail(skip))))
+        });
+        for (name, value) in prefix.into_iter().chain(words) {
+            env.retain(|(n, _)| *n != name);
+            env.push((name, value));
+        }
+        env
+    }
+
+    /// Records a launch; an argument that may stand for any number of words is `INP004`.
+    fn launch(&mut self, engine: Engine, command: Loc, args: &[Field], env: Vec<(String, Value)>) {
+        for (i, f) in args.iter().enumerate() {
+            let Some((name, kind)) = &f.splat else {
+                continue;
+            };
+            let prev = i.checked_sub(1).map(|p| args[p].text());
+            // `--flag $X` is one value (the engine reader checks it); `vllm serve $MODEL` the model.
+            let a_value = prev.is_some_and(|p| p.starts_with('-') && !p.contains('='));
+            let the_model = i == 0 && engine != Engine::Sglang;
+            if *kind == Splat::Split && (a_value || the_model) {
+                continue;
+            }
+            self.findings.push(
+                Finding::new("INP004", Some(f.loc))
+                    .var(
+                        "flag",
+                        format!("what `{}` adds to the command line", f.text()),
+                    )
+                    .var("vars", name)
+                    .label("any engine flag may come from here"),
+            );
+        }
+        let env = env
+            .into_iter()
+            .filter_map(|(name, value)| Some((name, env_arg(value)?)))
+            .collect();
+        self.launches.push(Launch {
+            engine,
+            command,
+            args: args.iter().map(Field::arg).collect(),
+            env,
+            object: None,
+            placement: Placement::default(),
+            role_hint: None,
+            group: None,
+            engine_version: None,
+        });
+    }
+
+    /// A launch by an image's own entrypoint (`vllm serve` of `vllm/vllm-openai`), which has no
+    /// command words in the file: `command` is where the image is named; `args` follow it.
+    pub fn entrypoint_launch(&mut self, engine: Engine, command: Loc, args: &[Field]) {
+        let env = self.env_of(&[], Vec::new());
+        self.launch(engine, command, args, env);
+    }
+
+    /// Defines an exported variable (Dockerfile `ENV`, container env).
+    pub fn export(&mut self, name: &str, value: Field) {
+        self.scope.set(name, Value::Scalar(value), true);
+    }
+
+    /// Walks an exec-form argv (Dockerfile `CMD [...]`, a container's command): no expansion.
+    pub fn argv(&mut self, fields: &[Field]) {
+        self.run(fields, Vec::new(), None);
+    }
+}
+
+fn starts_a_launch(args: &[Field]) -> bool {
+    let texts: Vec<String> = args.iter().map(Field::text).collect();
+    !texts.is_empty() && commands::match_launch(&texts, 0).is_some()
+}
+
+/// An env entry as the engine sees it: a known value, or the reference kept as written.
+fn env_arg(value: Value) -> Option<Arg> {
+    match value {
+        Value::Scalar(f) => Some(f.arg()),
+        Value::Array(items) => items.first().map(Field::arg),
+        Value::Unknown(_) => None,
+    }
+}
+
+/// The same text (and the same unknowns) wherever it was written.
+fn same_value(a: &Value, b: &Value) -> bool {
+    let text = |f: &Field| (f.text(), f.unresolved());
+    match (a, b) {
+        (Value::Scalar(x), Value::Scalar(y)) => text(x) == text(y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| text(x) == text(y))
+        }
+        (Value::Unknown(x), Value::Unknown(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// `CTX (8192 or 131072, set in different branches)`.
+fn differing(name: &str, values: &[Option<&Var>]) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for v in values {
+        let text = match v.map(|v| &v.value) {
+            Some(Value::Scalar(f)) if f.names.is_empty() => f.text(),
+            Some(Value::Array(items)) => format!(
+                "({})",
+                items.iter().map(Field::text).collect::<Vec<_>>().join(" ")
+            ),
+            Some(_) => "unknown".to_string(),
+            None => "unset".to_string(),
+        };
+        if !seen.contains(&text) {
+            seen.push(text);
+        }
+    }
+    format!("{name} ({}, set in different branches)", seen.join(" or "))
+}

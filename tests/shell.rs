@@ -1,0 +1,273 @@
+//! Shell-side inputs end to end: launch forms in scripts and Dockerfiles, what stdin is read as,
+//! and what a script hides (INP004) or breaks (INP001). Every expected value is what the shell,
+//! Docker or the engine image would do with the fixture.
+
+mod common;
+use common::{kvlint, kvlint_stdin, root};
+use kvlint::extract::{extract, Extracted};
+use kvlint::launch::{Engine, Launch};
+use kvlint::source::Sources;
+
+fn read(path: &str) -> (Sources, Extracted) {
+    let text = std::fs::read_to_string(root().join(path)).expect("fixture");
+    let mut sources = Sources::default();
+    let id = sources.add(path, text);
+    let out = extract(id, &sources);
+    (sources, out)
+}
+
+fn args(l: &Launch) -> Vec<&str> {
+    l.args.iter().map(|a| a.text.as_str()).collect()
+}
+
+fn rules(json: &str) -> Vec<String> {
+    let doc: serde_json::Value = serde_json::from_str(json).expect("json report");
+    doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn docker_run_takes_engine_version_and_gpus_from_the_container() {
+    let (s, out) = read("fixtures/extract/shell/docker-run-sglang-prefill.sh");
+    assert_eq!(out.launches.len(), 1, "{:#?}", out.launches);
+    let l = &out.launches[0];
+    assert_eq!(l.engine, Engine::Sglang);
+    assert_eq!(s.text(l.command), "python3 -m sglang.launch_server");
+    let (version, at) = l.engine_version.clone().expect("version from the tag");
+    assert_eq!(
+        (version.as_str(), s.text(at)),
+        ("0.5.12", "lmsysorg/sglang:v0.5.12-cu129")
+    );
+    // `--gpus all` is every GPU of the host: not known from the file.
+    assert_eq!(l.placement.gpus_per_pod, None);
+    assert_eq!(
+        l.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        ["HF_TOKEN"]
+    );
+
+    let (s, out) = read("fixtures/extract/shell/docker-run-vllm.sh");
+    let l = &out.launches[0];
+    assert_eq!(l.engine, Engine::Vllm);
+    // No command after the image: its ENTRYPOINT (`vllm serve`) takes the words as arguments.
+    assert_eq!(s.text(l.command), "vllm/vllm-openai:v0.11.0");
+    assert_eq!(args(l)[..2], ["--model", "Qwen/Qwen3-8B"]);
+    assert_eq!(l.placement.gpus_per_pod, Some(2));
+    assert_eq!(
+        l.engine_version.as_ref().map(|v| v.0.as_str()),
+        Some("0.11.0")
+    );
+}
+
+#[test]
+fn docker_run_of_a_vulnerable_sglang_prefill_is_ver001() {
+    let path = "fixtures/extract/shell/docker-run-sglang-prefill.sh";
+    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(rules(&run.stdout), ["VER001"]);
+}
+
+#[test]
+fn dockerfile_cmd_runs_under_the_base_images_entrypoint() {
+    let (s, out) = read("fixtures/extract/shell/Dockerfile.vllm-openai");
+    assert_eq!(out.launches.len(), 1);
+    let l = &out.launches[0];
+    assert_eq!(l.engine, Engine::Vllm);
+    assert_eq!(s.text(l.command), "vllm/vllm-openai:v0.11.0");
+    assert_eq!(
+        args(l),
+        [
+            "Qwen/Qwen3-8B",
+            "--max-model-len",
+            "32768",
+            "--gpu-memory-utilization",
+            "0.9"
+        ]
+    );
+    assert_eq!(s.text(l.args[2].loc), "\"32768\"");
+    assert_eq!(
+        l.engine_version.as_ref().map(|v| v.0.as_str()),
+        Some("0.11.0")
+    );
+    assert_eq!(l.env[0].0, "HF_HOME");
+}
+
+#[test]
+fn nested_shells_eval_and_heredocs_are_read_and_routers_are_not_launches() {
+    let (s, out) = read("fixtures/extract/shell/nested.sh");
+    let found: Vec<(usize, &str, Engine)> = out
+        .launches
+        .iter()
+        .map(|l| (s.position(l.command).line, s.text(l.command), l.engine))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (3, "python3 -m sglang.launch_server", Engine::Sglang),
+            (4, "vllm serve", Engine::Vllm),
+            (6, "python3 -m sglang.launch_server", Engine::Sglang),
+            (9, "vllm serve", Engine::Vllm),
+            (12, "python3 -m vllm.entrypoints.api_server", Engine::Vllm),
+            // The Dynamo worker keeps its wrapper in the command words.
+            (16, "python3 -m dynamo.sglang", Engine::Sglang),
+        ]
+    );
+    // eval: `$CTX` was expanded by the outer shell, and the value points at the eval string.
+    let eval = &out.launches[0];
+    assert_eq!(args(eval)[3], "32768");
+    assert_eq!(s.position(eval.args[3].loc).line, 3);
+    // Unquoted heredoc: the outer shell's CTX; quoted heredoc: LEN is not set anywhere.
+    assert_eq!(args(&out.launches[2])[3], "32768");
+    assert_eq!(out.launches[3].args[2].unresolved, ["LEN"]);
+    let at = out.launches[2].args[3].loc;
+    assert_eq!((s.position(at).line, s.text(at)), (6, "$CTX"));
+}
+
+#[test]
+fn extensionless_scripts_by_shebang_and_extensions_in_any_case() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let serve = std::fs::read_to_string(root().join("fixtures/extract/shell/serve")).unwrap();
+    std::fs::write(dir.path().join("serve"), &serve).unwrap();
+    std::fs::write(
+        dir.path().join("RUN.SH"),
+        "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("notes"), "vllm serve Qwen/Qwen3-8B\n").unwrap();
+    let d = dir.path().to_string_lossy().into_owned();
+    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", &d]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let mut files: Vec<String> = doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let f = l["file"].as_str().unwrap_or_default();
+            f.rsplit('/').next().unwrap_or(f).to_string()
+        })
+        .collect();
+    files.sort();
+    // `notes` has no shebang and no extension: not an input.
+    assert_eq!(files, ["RUN.SH", "serve"]);
+}
+
+#[test]
+fn yaml_on_stdin_gives_the_same_verdict_as_the_file() {
+    let path = "fixtures/extract/shell/deployment-multidoc.yaml";
+    let text = std::fs::read_to_string(root().join(path)).unwrap();
+    let by_name = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+    let piped = kvlint_stdin(
+        &["check", "--gpu", "h100-80gb", "--format", "json", "-"],
+        Some(&text),
+    );
+    assert_eq!(by_name.code, 1, "{}", by_name.stderr);
+    assert_eq!(piped.code, by_name.code, "{}", piped.stderr);
+    assert_eq!(rules(&piped.stdout), rules(&by_name.stdout));
+    assert_eq!(rules(&piped.stdout), ["VER001"]);
+    let named = kvlint_stdin(
+        &[
+            "check",
+            "--gpu",
+            "h100-80gb",
+            "--stdin-filename",
+            "chart.yaml",
+            "-",
+        ],
+        Some(&text),
+    );
+    assert!(
+        named
+            .stdout
+            .contains("chart.yaml:15: sglang 0.5.12 prefill"),
+        "{}",
+        named.stdout
+    );
+}
+
+#[test]
+fn stdin_filename_picks_the_reader() {
+    // Without a name the content decides; a name picks the reader (here a Dockerfile).
+    let script = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
+    let as_shell = kvlint_stdin(&["check", "--gpu", "h100-80gb", "-"], Some(script));
+    assert!(
+        as_shell.stdout.contains("<stdin>:1: vllm"),
+        "{}",
+        as_shell.stdout
+    );
+    let dockerfile = "FROM vllm/vllm-openai:v0.11.0\nCMD [\"Qwen/Qwen3-8B\"]\n";
+    let named = kvlint_stdin(
+        &[
+            "check",
+            "--gpu",
+            "h100-80gb",
+            "--stdin-filename",
+            "Dockerfile",
+            "-",
+        ],
+        Some(dockerfile),
+    );
+    assert!(
+        named.stdout.contains("Dockerfile:1: vllm 0.11.0"),
+        "{}",
+        named.stdout
+    );
+}
+
+#[test]
+fn what_a_script_hides_is_inp004_and_what_it_breaks_inp001() {
+    for (path, rule) in [
+        ("fixtures/INP004/fire-trailing-args.sh", "INP004"),
+        ("fixtures/INP004/fire-extra-args.sh", "INP004"),
+        ("fixtures/INP004/fire-branch-context.sh", "INP004"),
+        ("fixtures/INP004/fire-default-from-caller.sh", "INP004"),
+        ("fixtures/INP001/fire-unterminated-quote.sh", "INP001"),
+        ("fixtures/INP001/fire-unterminated-heredoc.sh", "INP001"),
+    ] {
+        let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+        assert_eq!(run.code, 1, "{path}: {}", run.stderr);
+        assert_eq!(rules(&run.stdout), [rule], "{path}");
+    }
+    let run = kvlint(&[
+        "check",
+        "--gpu",
+        "h100-80gb",
+        "fixtures/INP004/fire-branch-context.sh",
+    ]);
+    assert!(
+        run.stdout
+            .contains("CTX (131072 or 8192, set in different branches)"),
+        "{}",
+        run.stdout
+    );
+    let run = kvlint(&[
+        "check",
+        "--gpu",
+        "h100-80gb",
+        "fixtures/INP001/fire-unterminated-quote.sh",
+    ]);
+    assert!(
+        run.stdout.contains("fire-unterminated-quote.sh:3:23"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn bash_arrays_expand_element_by_element_with_their_spans() {
+    let script = "TP=4\nPAR=(--tp \"$TP\" --dp 1)\nEMPTY=()\n\
+                  python3 -m sglang.launch_server --model-path m \"${PAR[@]}\" \"${EMPTY[@]}\" --port 1\n";
+    let mut sources = Sources::default();
+    let id = sources.add("a.sh", script);
+    let out = extract(id, &sources);
+    assert!(out.findings.is_empty(), "{:#?}", out.findings);
+    let l = &out.launches[0];
+    assert_eq!(
+        args(l),
+        ["--model-path", "m", "--tp", "4", "--dp", "1", "--port", "1"]
+    );
+    assert_eq!(sources.text(l.args[3].loc), "\"${PAR[@]}\"");
+}
