@@ -5,6 +5,7 @@ pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
 pub mod shell;
+mod unread;
 
 use crate::finding::Finding;
 use crate::launch::Launch;
@@ -21,6 +22,16 @@ pub struct Extracted {
 /// Finds the launches in one input file, choosing the reader by name and content: YAML engine
 /// configs, Dockerfiles, and shell scripts for everything else.
 pub fn extract(file: FileId, sources: &Sources) -> Extracted {
+    let src = sources.get(file);
+    if let Some(out) = unread::helm_template(file, src) {
+        return out;
+    }
+    let mut out = by_kind(file, sources);
+    unread::note(file, src, &mut out);
+    out
+}
+
+fn by_kind(file: FileId, sources: &Sources) -> Extracted {
     let src = sources.get(file);
     if is_yaml_name(&src.name) {
         return yaml_input(file, sources);

@@ -933,6 +933,7 @@ impl Walker {
             role_hint: None,
             group: None,
             engine_version: None,
+            files: Vec::new(),
         });
     }
 

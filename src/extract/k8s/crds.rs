@@ -219,6 +219,7 @@ impl Cx<'_> {
             role_hint: None,
             group: None,
             engine_version: None,
+            files: Vec::new(),
         })
     }
 }

@@ -125,7 +125,8 @@ impl<'a> Cx<'a> {
         }
         argv.extend(self.words(c.get("args"), &env));
         for launch in shell::exec_launches(self.file, &argv, &env) {
-            let launch = self.finish(launch, c, pod, g);
+            let mut launch = self.finish(launch, c, pod, g);
+            launch.files = mounts::launch_files(self.file, self.src, &launch);
             self.out.push(launch);
         }
     }
