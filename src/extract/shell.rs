@@ -1022,7 +1022,9 @@ fn shell_script_index(texts: &[String], j: usize) -> Option<usize> {
         } else if matches!(&opt[1..], "o" | "O") {
             k += 2;
         } else if opt.starts_with('-') && opt.contains('c') {
-            return (k + 1 < texts.len()).then_some(k + 1);
+            // `bash -c -- SCRIPT`: `--` ends the options; the script is the word after it.
+            let script = k + 1 + usize::from(texts.get(k + 1).is_some_and(|t| t == "--"));
+            return (script < texts.len()).then_some(script);
         } else {
             k += 1;
         }

@@ -243,7 +243,7 @@ fn configmap_mount(m: &Node, volumes: Option<&Node>) -> Option<(ConfigMapVolume,
 }
 
 /// The `data` entries of the ConfigMap called `name`.
-fn find_configmap<'n>(docs: &'n [Node], name: &str) -> Option<&'n [(Node, Node)]> {
+pub(super) fn find_configmap<'n>(docs: &'n [Node], name: &str) -> Option<&'n [(Node, Node)]> {
     let cm = docs.iter().find(|d| {
         d.get("kind").and_then(Node::as_str) == Some("ConfigMap")
             && d.get("metadata")
@@ -260,7 +260,7 @@ fn find_configmap<'n>(docs: &'n [Node], name: &str) -> Option<&'n [(Node, Node)]
 /// The manifest with everything but the block scalar under the key at `key` blanked: the lines
 /// after the key's line that are blank or indented deeper than the key. Newlines are kept, so
 /// offsets, lines and columns stay those of the manifest.
-fn block_of(text: &str, key: Loc) -> String {
+pub(super) fn block_of(text: &str, key: Loc) -> String {
     let line_start = text[..key.start].rfind('\n').map_or(0, |i| i + 1);
     let indent = key.start - line_start;
     let body_start = text[key.start..]
