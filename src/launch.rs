@@ -81,9 +81,38 @@ pub struct Launch {
     pub group: Option<String>,
     /// The engine release the container image's tag names, with where the image is written.
     pub engine_version: Option<(String, Loc)>,
+    /// Files the launch names that its input itself provides (ConfigMap keys mounted into the
+    /// container), or says it cannot; a path not listed is read beside the input.
+    pub files: Vec<LaunchFile>,
+}
+
+/// A file named in a launch's argv, as the input provides it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchFile {
+    /// The path as written in the argument.
+    pub path: String,
+    /// The file's display name and text (blanked outside the file's block, so spans point into
+    /// the input), or why the input cannot provide the path.
+    pub content: Result<(String, String), String>,
 }
 
 impl Launch {
+    /// A launch with nothing known about where it runs.
+    pub fn new(engine: Engine, command: Loc, args: Vec<Arg>) -> Self {
+        Launch {
+            engine,
+            command,
+            args,
+            env: Vec::new(),
+            object: None,
+            placement: Placement::default(),
+            role_hint: None,
+            group: None,
+            engine_version: None,
+            files: Vec::new(),
+        }
+    }
+
     /// The span from the command words to the last argument.
     pub fn loc(&self) -> Loc {
         self.args

@@ -663,7 +663,13 @@ fn bool_args(
 
 /// Parses a launch: `--config FILE` merged ahead of the command line (so the command line
 /// wins, as in both engines), then argparse over the tokens.
-pub fn run(spec: &Spec, style: BoolStyle, args: &[Arg], cx: &mut super::ParseContext) -> Outcome {
+pub fn run(
+    spec: &Spec,
+    style: BoolStyle,
+    args: &[Arg],
+    files: &[crate::launch::LaunchFile],
+    cx: &mut super::ParseContext,
+) -> Outcome {
     let mut findings = Vec::new();
     let mut tokens: Vec<Arg> = Vec::new();
     let mut i = 0;
@@ -676,7 +682,7 @@ pub fn run(spec: &Spec, style: BoolStyle, args: &[Arg], cx: &mut super::ParseCon
         };
         i += used;
         match path {
-            Some(p) if p.unresolved.is_empty() => match load_config(spec, &style, &p, cx) {
+            Some(p) if p.unresolved.is_empty() => match load_config(spec, &style, &p, files, cx) {
                 Ok(cfg) => tokens.splice(0..0, cfg).for_each(drop),
                 Err(reason) => findings.push(cfg006(loc_tok, &p.text, reason)),
             },
@@ -730,19 +736,15 @@ fn load_config(
     spec: &Spec,
     style: &BoolStyle,
     path: &Arg,
+    files: &[crate::launch::LaunchFile],
     cx: &mut super::ParseContext,
 ) -> Result<Vec<Arg>, String> {
     let name = path.text.as_str();
     if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
         return Err("only .yaml and .yml config files are supported".into());
     }
-    let full = match &cx.base_dir {
-        Some(base) => base.join(name),
-        None => std::path::PathBuf::from(name),
-    };
-    let text = std::fs::read_to_string(&full)
-        .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
-    let file = cx.sources.add(name, text);
+    let (shown, text) = super::named_file(files, name, cx)?;
+    let file = cx.sources.add(shown, text);
     let root = crate::yaml::parse_document(file, cx.sources.get(file)).map_err(|e| e.message)?;
     config_args(spec, *style, &root)
 }

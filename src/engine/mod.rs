@@ -98,6 +98,7 @@ pub struct Parsed {
 }
 
 pub mod argparse;
+pub mod dynamo;
 pub mod sglang;
 pub mod trtllm;
 pub mod vllm;
@@ -188,6 +189,8 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
     let version = version
         .cloned()
         .unwrap_or_else(|| supported(launch.engine).1);
+    let unwrapped = dynamo::engine_launch(launch, cx.sources);
+    let launch = unwrapped.as_ref().unwrap_or(launch);
     match launch.engine {
         Engine::Sglang => sglang::parse(launch, version, cx),
         Engine::Vllm => vllm::parse(launch, version, cx),
@@ -211,6 +214,25 @@ pub fn config_file_args(
     argparse::config_args(&spec, style, root)
 }
 
+/// The text of a file a launch names: the copy its input carries (a mounted ConfigMap key), or
+/// why the input cannot provide it; else the file beside the input. Returns `(name, text)`.
+pub fn named_file(
+    files: &[crate::launch::LaunchFile],
+    name: &str,
+    cx: &ParseContext,
+) -> Result<(String, String), String> {
+    if let Some(f) = files.iter().find(|f| f.path == name) {
+        return f.content.clone();
+    }
+    let full = cx
+        .base_dir
+        .as_ref()
+        .map_or_else(|| PathBuf::from(name), |b| b.join(name));
+    std::fs::read_to_string(&full)
+        .map(|t| (name.to_string(), t))
+        .map_err(|e| format!("cannot read {}: {e}", full.display()))
+}
+
 fn run_engine(
     spec: Option<argparse::Spec>,
     style: argparse::BoolStyle,
@@ -219,7 +241,7 @@ fn run_engine(
     cx: &mut ParseContext,
 ) -> Parsed {
     let out = spec
-        .map(|s| argparse::run(&s, style, &launch.args, cx))
+        .map(|s| argparse::run(&s, style, &launch.args, &launch.files, cx))
         .unwrap_or_default();
     let args = EngineArgs {
         engine: launch.engine,

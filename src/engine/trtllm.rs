@@ -13,7 +13,6 @@
 
 use super::argparse::{py_float, py_int};
 use super::{EngineArgs, ParseContext, Parsed, Setting, SettingValue};
-use crate::extract::k8s::mounts::{self, Mounted};
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
 use crate::source::Loc;
@@ -383,20 +382,7 @@ impl Parser {
         let SettingValue::Text(name) = &path.value else {
             return;
         };
-        let src = cx.sources.get(launch.command.file);
-        let loaded = match mounts::resolve(launch.command.file, src, launch.command, name) {
-            Mounted::Found(f) => Ok((f.name, f.text)),
-            Mounted::Missing(why) => Err(why),
-            Mounted::NotManifest => {
-                let full = cx
-                    .base_dir
-                    .as_ref()
-                    .map_or_else(|| name.into(), |b| b.join(name));
-                std::fs::read_to_string(&full)
-                    .map(|t| (name.clone(), t))
-                    .map_err(|e| format!("cannot read {}: {e}", full.display()))
-            }
-        };
+        let loaded = super::named_file(&launch.files, name, cx);
         let root = loaded.and_then(|(n, text)| {
             let file = cx.sources.add(n, text);
             crate::yaml::parse_document(file, cx.sources.get(file)).map_err(|e| e.message)

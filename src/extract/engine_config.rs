@@ -86,6 +86,7 @@ pub fn launch(node: &Node) -> Option<Result<Launch, String>> {
         role_hint: None,
         group: None,
         engine_version: None,
+        files: Vec::new(),
     }))
 }
 

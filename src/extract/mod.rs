@@ -5,6 +5,9 @@ pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
 pub mod shell;
+pub mod skypilot;
+pub mod srt_slurm;
+mod unread;
 
 use crate::finding::Finding;
 use crate::launch::Launch;
@@ -22,6 +25,16 @@ pub struct Extracted {
 /// and JSON (manifests, Helm output, `kubectl get -o yaml`), Dockerfiles, engine configs, and shell
 /// scripts for everything else. Standard input is named `<stdin>` (or by `--stdin-filename`).
 pub fn extract(file: FileId, sources: &Sources) -> Extracted {
+    let src = sources.get(file);
+    if let Some(out) = unread::helm_template(file, src) {
+        return out;
+    }
+    let mut out = by_kind(file, sources);
+    unread::note(file, src, &mut out);
+    out
+}
+
+fn by_kind(file: FileId, sources: &Sources) -> Extracted {
     let src = sources.get(file);
     match kind(&src.name, &src.text) {
         Kind::Yaml => yaml_input(file, sources),
@@ -156,10 +169,20 @@ fn yaml_input(file: FileId, sources: &Sources) -> Extracted {
     for doc in yaml::parse_documents(file, src) {
         match doc {
             Ok(node) if k8s::is_object(&node) => {
-                out.launches.extend(k8s::launches(file, src, &node))
+                let (launches, findings) = k8s::read(file, src, &node);
+                out.launches.extend(launches);
+                out.findings.extend(findings);
             }
             Ok(node) if helm_values::is_values(&node) => {
                 out.launches.extend(helm_values::launches(src, &node))
+            }
+            Ok(node) if skypilot::is_task(&node) => {
+                out.launches.extend(skypilot::launches(file, src, &node))
+            }
+            Ok(node) if srt_slurm::is_recipe(&node) => {
+                let (launches, findings) = srt_slurm::read(&node);
+                out.launches.extend(launches);
+                out.findings.extend(findings);
             }
             Ok(node) if compose::is_compose(&node) => {
                 out.launches.extend(compose::launches(file, src, &node))

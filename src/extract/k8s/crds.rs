@@ -37,7 +37,7 @@ impl Cx<'_> {
 
     /// LeaderWorkerSet template: one engine spans `size` pods; the leader's argv is the launch
     /// (workers join it), the worker template only when there is no leader template.
-    fn lws(&mut self, lwt: Option<&Node>, g: Group) {
+    pub(super) fn lws(&mut self, lwt: Option<&Node>, g: Group) {
         let Some(lwt) = lwt else { return };
         let pods = lwt.get("size").and_then(count_of).or(Some(1));
         let template = lwt
@@ -219,6 +219,7 @@ impl Cx<'_> {
             role_hint: None,
             group: None,
             engine_version: None,
+            files: Vec::new(),
         })
     }
 }

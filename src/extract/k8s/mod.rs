@@ -4,21 +4,24 @@
 //! (`sh -c` strings included).
 
 mod crds;
+mod instances;
 pub mod mounts;
 pub mod placement;
 pub mod scalar;
+mod serving;
 
 use crate::extract::shell::{self, MappedWord};
+use crate::finding::Finding;
 use crate::launch::{Arg, Launch, ObjectRef};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
 use placement::items;
 
-/// Launches in one Kubernetes object (a document with `apiVersion` and `kind`).
-pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Vec<Launch> {
+/// Launches in one Kubernetes object (a document with `apiVersion` and `kind`), and findings about what in it could not be read.
+pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> (Vec<Launch>, Vec<Finding>) {
     let mut cx = Cx::new(file, src, doc);
     cx.object(doc);
-    cx.out
+    (cx.out, cx.findings)
 }
 
 /// Whether a YAML document is a Kubernetes object.
@@ -45,6 +48,7 @@ struct Cx<'a> {
     namespace: Option<String>,
     name: String,
     out: Vec<Launch>,
+    findings: Vec<Finding>,
 }
 
 impl<'a> Cx<'a> {
@@ -64,13 +68,15 @@ impl<'a> Cx<'a> {
                 .or_else(|| text("generateName"))
                 .unwrap_or_default(),
             out: Vec::new(),
+            findings: Vec::new(),
         }
     }
 
     fn object(&mut self, doc: &Node) {
         let spec = doc.get("spec");
         let g = Group::default();
-        match self.kind.as_str() {
+        let kind = self.kind.clone();
+        match kind.as_str() {
             "Pod" => self.pod_spec(spec, &g),
             "Deployment" | "StatefulSet" | "Job" | "DaemonSet" | "ReplicaSet" => {
                 self.pod_template(spec.and_then(|s| s.get("template")), &g)
@@ -83,6 +89,7 @@ impl<'a> Cx<'a> {
             }
             "AdmissionReview" => self.review(doc),
             "List" => self.list(doc),
+            _ if self.serving(doc) => {}
             _ => self.crd(spec),
         }
     }
@@ -90,7 +97,7 @@ impl<'a> Cx<'a> {
     /// A `kind: List` (what `kubectl get -o yaml` prints): each item is an object.
     fn list(&mut self, doc: &Node) {
         for item in items(doc.get("items")).filter(|i| is_object(i)) {
-            self.out.extend(launches(self.file, self.src, item));
+            self.nested(item);
         }
     }
 
@@ -101,8 +108,15 @@ impl<'a> Cx<'a> {
             .and_then(|r| r.get("object"))
             .filter(|o| is_object(o))
         {
-            self.out.extend(launches(self.file, self.src, obj));
+            self.nested(obj);
         }
+    }
+
+    /// An object held inside this one (a List item, a reviewed object, a Template's object).
+    fn nested(&mut self, obj: &Node) {
+        let (launches, findings) = read(self.file, self.src, obj);
+        self.out.extend(launches);
+        self.findings.extend(findings);
     }
 
     fn pod_template(&mut self, template: Option<&Node>, g: &Group) {
@@ -125,7 +139,8 @@ impl<'a> Cx<'a> {
         }
         argv.extend(self.words(c.get("args"), &env));
         for launch in shell::exec_launches(self.file, &argv, &env) {
-            let launch = self.finish(launch, c, pod, g);
+            let mut launch = self.finish(launch, c, pod, g);
+            launch.files = mounts::launch_files(self.file, self.src, &launch);
             self.out.push(launch);
         }
     }

@@ -6,6 +6,7 @@
 //! A relative path is resolved against the container's `workingDir`.
 
 use super::placement::items;
+use crate::launch::{Launch, LaunchFile};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{self, Node, Value};
 
@@ -25,6 +26,48 @@ pub enum Mounted {
     Missing(String),
     /// The launch does not come from a Kubernetes manifest.
     NotManifest,
+}
+
+/// Options whose value is a file the engine (or its wrapper) reads at startup.
+const FILE_OPTIONS: &[&str] = &[
+    "--config",
+    "--extra-engine-args",
+    "--extra_llm_api_options",
+    "--extra-llm-api-options",
+    "--disagg-config",
+];
+
+/// The files a manifest launch names (a value of [`FILE_OPTIONS`], or a `.yaml`/`.yml`/`.json`
+/// argument), each as the manifest provides it: a mounted ConfigMap key, or why none does. Empty
+/// when the launch does not come from a manifest, so the engine reads the file beside the input.
+pub fn launch_files(file: FileId, src: &SourceFile, launch: &Launch) -> Vec<LaunchFile> {
+    let mut paths: Vec<&str> = Vec::new();
+    let mut prev: Option<&str> = None;
+    for a in &launch.args {
+        let (opt, value) = match a.text.split_once('=') {
+            Some((k, v)) if k.starts_with('-') => (Some(k), v),
+            _ => (prev, a.text.as_str()),
+        };
+        let named = opt.is_some_and(|o| FILE_OPTIONS.contains(&o)) && !value.starts_with('-');
+        let ext = [".yaml", ".yml", ".json"].iter().any(|e| value.ends_with(e));
+        if (named || ext) && a.unresolved.is_empty() && !paths.contains(&value) {
+            paths.push(value);
+        }
+        prev = Some(a.text.as_str());
+    }
+    let mut out = Vec::new();
+    for path in paths {
+        let content = match resolve(file, src, launch.command, path) {
+            Mounted::Found(f) => Ok((f.name, f.text)),
+            Mounted::Missing(why) => Err(why),
+            Mounted::NotManifest => return Vec::new(),
+        };
+        out.push(LaunchFile {
+            path: path.to_string(),
+            content,
+        });
+    }
+    out
 }
 
 /// Resolves `path`, as the container that runs the launch at `at` sees it.
@@ -200,7 +243,7 @@ fn configmap_mount(m: &Node, volumes: Option<&Node>) -> Option<(ConfigMapVolume,
 }
 
 /// The `data` entries of the ConfigMap called `name`.
-fn find_configmap<'n>(docs: &'n [Node], name: &str) -> Option<&'n [(Node, Node)]> {
+pub(super) fn find_configmap<'n>(docs: &'n [Node], name: &str) -> Option<&'n [(Node, Node)]> {
     let cm = docs.iter().find(|d| {
         d.get("kind").and_then(Node::as_str) == Some("ConfigMap")
             && d.get("metadata")
@@ -217,7 +260,7 @@ fn find_configmap<'n>(docs: &'n [Node], name: &str) -> Option<&'n [(Node, Node)]
 /// The manifest with everything but the block scalar under the key at `key` blanked: the lines
 /// after the key's line that are blank or indented deeper than the key. Newlines are kept, so
 /// offsets, lines and columns stay those of the manifest.
-fn block_of(text: &str, key: Loc) -> String {
+pub(super) fn block_of(text: &str, key: Loc) -> String {
     let line_start = text[..key.start].rfind('\n').map_or(0, |i| i + 1);
     let indent = key.start - line_start;
     let body_start = text[key.start..]

@@ -105,11 +105,26 @@ pub fn image_version(image: &str, engine: &str) -> Option<String> {
         .iter()
         .any(|(name, e)| *e == engine && (repo == *name || repo.ends_with(&format!("/{name}"))));
     let tag = tag.strip_prefix('v').unwrap_or(tag);
+    if !official {
+        return None;
+    }
+    if is_release(tag) {
+        return Some(release_part(tag));
+    }
+    // Nightly-style tags carry the release among other parts: `vllm-x86_64-cu13-0.25.1-7a33ba9`.
+    tag.split('-')
+        .filter(|p| p.split('.').count() == 3 && is_release(p))
+        .map(str::to_string)
+        .next()
+}
+
+/// `0.5.21…`: three dotted parts, each starting with a digit.
+fn is_release(tag: &str) -> bool {
     let numeric = tag
         .split('.')
         .take(3)
         .all(|p| p.chars().next().is_some_and(|c| c.is_ascii_digit()));
-    (official && numeric && tag.contains('.')).then(|| release_part(tag))
+    numeric && tag.contains('.')
 }
 
 /// `0.5.21-cu129` → `0.5.21`; `0.5.5.post3-cu129-amd64` → `0.5.5.post3`.

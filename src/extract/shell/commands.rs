@@ -101,7 +101,9 @@ pub fn shell_at(texts: &[String], j: usize) -> Option<Shell> {
         } else if matches!(&opt[1..], "o" | "O") {
             k += 2;
         } else if opt.starts_with('-') && opt.contains('c') {
-            return (k + 1 < texts.len()).then_some(Shell::Script(k + 1));
+            // `bash -c -- SCRIPT`: `--` ends the options; the script is the word after it.
+            let script = k + 1 + usize::from(texts.get(k + 1).is_some_and(|t| t == "--"));
+            return (script < texts.len()).then_some(Shell::Script(script));
         } else if opt.starts_with('-') && opt.contains('s') {
             return Some(Shell::Stdin);
         } else {

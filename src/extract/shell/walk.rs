@@ -467,6 +467,7 @@ impl Walker {
             role_hint: None,
             group: None,
             engine_version: None,
+            files: Vec::new(),
         });
     }
 

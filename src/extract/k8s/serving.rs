@@ -1,0 +1,274 @@
+//! Serving resources whose engine launch is not a pod template's argv, but is built by their
+//! controller from fields: KubeAI `Model`, KAITO `Workspace` (+ its ConfigMap), KubeRay
+//! `RayService` (Ray Serve LLM `engine_kwargs`), and those wrapping pod templates in their own
+//! layout: AIBrix `RayClusterFleet` / KubeRay `RayCluster`, llmaz `Service` and `BackendRuntime`,
+//! and OpenShift `Template` (each of its `objects` is read as an object).
+
+use super::placement::{count_of, items};
+use super::{arg_of, instances, mounts, scalar, Cx, Group};
+use crate::finding::Finding;
+use crate::launch::{Arg, Engine, Launch};
+use crate::source::{Loc, SourceFile};
+use crate::yaml::{self, Node};
+
+impl Cx<'_> {
+    /// Reads the resources this file knows; `false` for any other kind.
+    pub(super) fn serving(&mut self, doc: &Node) -> bool {
+        let spec = doc.get("spec");
+        let kind = self.kind.clone();
+        match (kind.as_str(), spec) {
+            ("Model", Some(s)) if s.get("engine").is_some() => self.kubeai(s),
+            ("Workspace", _) if doc.get("inference").is_some() => self.kaito(doc),
+            ("Template", _) if doc.get("objects").is_some() => {
+                for obj in items(doc.get("objects")).filter(|o| super::is_object(o)) {
+                    self.nested(obj);
+                }
+            }
+            ("RayService", Some(s)) => self.ray_service(s),
+            ("RayClusterFleet", Some(s)) => {
+                self.ray_cluster(s.get("template").and_then(|t| t.get("spec")))
+            }
+            ("RayCluster", Some(s)) => self.ray_cluster(Some(s)),
+            ("Service", Some(s)) if s.get("workloadTemplate").is_some() => {
+                self.lws(s.get("workloadTemplate"), Group::default())
+            }
+            ("BackendRuntime", Some(s)) if s.get("command").is_some() => self.backend_runtime(s),
+            _ => return false,
+        }
+        true
+    }
+
+    /// KubeAI `Model`: the controller runs the engine image with the model from `spec.url` and
+    /// `spec.args` (substratusai/kubeai internal/modelcontroller/engine_vllm.go: `--model=` the
+    /// URL's path and the args after it); GPUs from `resourceProfile: NAME:COUNT`.
+    fn kubeai(&mut self, spec: &Node) {
+        let Some(engine_node) = spec.get("engine") else {
+            return;
+        };
+        let engine = engine_node.as_str().unwrap_or_default();
+        if !engine.eq_ignore_ascii_case("vllm") {
+            self.not_read(
+                engine_node.loc,
+                &format!("KubeAI engine {engine}"),
+                "kvlint models the vLLM, SGLang and TensorRT-LLM engines only",
+            );
+            return;
+        }
+        let mut args: Vec<Arg> = Vec::new();
+        if let Some(w) = spec.get("url").and_then(|u| scalar::word(self.src, u)) {
+            let text: String = w.chars.iter().map(|(c, _)| *c).collect();
+            let skip = text.find("://").map_or(0, |i| i + 3);
+            args.push(Arg::new("--model", engine_node.loc));
+            args.push(Arg::new(&text[skip..], w.loc));
+        }
+        let env = Vec::new();
+        args.extend(self.words(spec.get("args"), &env).iter().map(arg_of));
+        let mut launch = Launch::new(Engine::Vllm, engine_node.loc, args);
+        if let Some(profile) = spec.get("resourceProfile") {
+            let text = profile.as_str().unwrap_or_default();
+            let (name, count) = text.split_once(':').unwrap_or((text, "1"));
+            launch.placement.gpus_per_pod = count.trim().parse().ok();
+            // Profile names are the chart's (`nvidia-gpu-h100`); the GPU model is their last word.
+            launch.placement.gpu = name
+                .strip_prefix("nvidia-gpu-")
+                .map(|g| (g.to_string(), profile.loc));
+        }
+        self.push(launch, None);
+    }
+
+    /// KAITO `Workspace`: `inference.config` names a ConfigMap whose `inference_config.yaml` holds a
+    /// `vllm:` map of vLLM flags (kaito-project/kaito presets/workspace/inference/vllm); the model is
+    /// the preset's; GPUs come from `resource.instanceType`.
+    fn kaito(&mut self, doc: &Node) {
+        let inference = doc.get("inference");
+        let preset = inference
+            .and_then(|i| i.get("preset"))
+            .and_then(|p| p.get("name"));
+        let Some(preset) = preset else {
+            let at = inference.map_or(doc.loc, |i| i.loc);
+            self.not_read(at, "KAITO Workspace", "it names no preset model");
+            return;
+        };
+        let mut args = vec![
+            Arg::new("--model", preset.loc),
+            Arg::new(preset.scalar_text().unwrap_or_default(), preset.loc),
+        ];
+        let config = inference.and_then(|i| i.get("config"));
+        if let Some(cfg) = config {
+            let name = cfg.as_str().unwrap_or_default();
+            match self.configmap_yaml(name, "inference_config.yaml") {
+                Ok(root) => match root.get("vllm") {
+                    Some(vllm) => match crate::engine::config_file_args(Engine::Vllm, vllm) {
+                        Ok(a) => args.extend(a),
+                        Err(why) => return self.not_read(cfg.loc, "KAITO vLLM config", &why),
+                    },
+                    None => {}
+                },
+                Err(why) => return self.not_read(cfg.loc, "KAITO inference config", &why),
+            }
+        }
+        let mut launch = Launch::new(Engine::Vllm, preset.loc, args);
+        if let Some(it) = doc.get("resource").and_then(|r| r.get("instanceType")) {
+            if let Some((gpu, n)) = it.as_str().and_then(instances::gpus) {
+                launch.placement.gpu = Some((gpu.to_string(), it.loc));
+                launch.placement.gpus_per_pod = Some(n);
+            }
+        }
+        self.push(launch, None);
+    }
+
+    /// KubeRay `RayService` running Ray Serve LLM: `serveConfigV2` (a YAML string) lists
+    /// `applications[].args.llm_configs[]`, each a vLLM engine built from `engine_kwargs`
+    /// (ray python/ray/llm/_internal/serve/configs/server_models.py `LLMConfig`); a replica takes
+    /// `tensor_parallel_size × pipeline_parallel_size` GPUs of the worker group.
+    fn ray_service(&mut self, spec: &Node) {
+        let Some((key, _)) = super::entries(Some(spec))
+            .iter()
+            .find(|(k, _)| k.as_str() == Some("serveConfigV2"))
+        else {
+            return;
+        };
+        let root = match self.block_yaml(key.loc) {
+            Ok(root) => root,
+            Err(why) => return self.not_read(key.loc, "Ray Serve config", &why),
+        };
+        let workers = spec
+            .get("rayClusterConfig")
+            .and_then(|c| c.get("workerGroupSpecs"));
+        let pod = items(workers)
+            .filter_map(|w| w.get("template").and_then(|t| t.get("spec")))
+            .next();
+        for app in items(root.get("applications")) {
+            let configs = app.get("args").and_then(|a| a.get("llm_configs"));
+            for llm in items(configs) {
+                self.ray_llm(llm, pod);
+            }
+        }
+    }
+
+    fn ray_llm(&mut self, llm: &Node, pod: Option<&Node>) {
+        let loading = llm.get("model_loading_config");
+        let model = loading.and_then(|l| l.get("model_source").or_else(|| l.get("model_id")));
+        let mut args = Vec::new();
+        if let Some(m) = model {
+            args.push(Arg::new("--model", m.loc));
+            args.push(Arg::new(m.scalar_text().unwrap_or_default(), m.loc));
+        }
+        let kwargs = llm.get("engine_kwargs");
+        if let Some(k) = kwargs {
+            match crate::engine::config_file_args(Engine::Vllm, k) {
+                Ok(a) => args.extend(a),
+                Err(why) => return self.not_read(k.loc, "Ray Serve engine_kwargs", &why),
+            }
+        }
+        let size = |key: &str| kwargs.and_then(|k| k.get(key)).and_then(count_of).unwrap_or(1);
+        let mut launch = Launch::new(Engine::Vllm, llm.loc, args);
+        launch.placement.gpus_per_pod = Some(size("tensor_parallel_size") * size("pipeline_parallel_size"));
+        launch.placement.gpu = llm
+            .get("accelerator_type")
+            .and_then(|a| Some((a.as_str()?.to_string(), a.loc)))
+            .or_else(|| pod.and_then(super::placement::gpu_type));
+        self.push(launch, None);
+    }
+
+    /// A RayCluster spec: the head runs the engine command; every worker host is a pod of it.
+    fn ray_cluster(&mut self, spec: Option<&Node>) {
+        let Some(spec) = spec else { return };
+        let workers: u32 = items(spec.get("workerGroupSpecs"))
+            .map(|w| {
+                let replicas = w.get("replicas").and_then(count_of).unwrap_or(1);
+                replicas * w.get("numOfHosts").and_then(count_of).unwrap_or(1)
+            })
+            .sum();
+        let g = Group {
+            pods: Some(1 + workers),
+            ..Group::default()
+        };
+        let head = spec.get("headGroupSpec").and_then(|h| h.get("template"));
+        self.pod_template(head, &g);
+    }
+
+    /// llmaz `BackendRuntime`: `spec.command` + each `recommendedConfigs[].args`, one launch per
+    /// config. Template placeholders (`{{ .ModelPath }}`) are values kvlint cannot see.
+    fn backend_runtime(&mut self, spec: &Node) {
+        let env = Vec::new();
+        let command = self.words(spec.get("command"), &env);
+        for cfg in items(spec.get("recommendedConfigs")) {
+            let mut argv = command.clone();
+            argv.extend(self.words(cfg.get("args"), &env));
+            for mut launch in crate::extract::shell::exec_launches(self.file, &argv, &env) {
+                for a in &mut launch.args {
+                    if a.text.contains("{{") {
+                        a.unresolved.push(a.text.clone());
+                    }
+                }
+                let name = cfg.get("name").and_then(Node::scalar_text);
+                self.push(launch, name);
+            }
+        }
+    }
+
+    /// Fills in the object's identity and keeps the launch.
+    fn push(&mut self, mut launch: Launch, container: Option<String>) {
+        launch.object = Some(self.object_ref(container));
+        launch.group = Some(self.group_id());
+        launch.placement.pods = launch.placement.pods.or(Some(1));
+        self.out.push(launch);
+    }
+
+    /// INP006 on `at`: the object names an engine that could not be turned into a launch.
+    fn not_read(&mut self, at: Loc, what: &str, reason: &str) {
+        self.findings.push(
+            Finding::new("INP006", Some(at))
+                .var("engine", what)
+                .var("reason", reason)
+                .var("help", "check the engine command the controller renders for this object"),
+        );
+    }
+
+    /// The YAML held in the block scalar whose key is at `key`, with spans in this file.
+    fn block_yaml(&self, key: Loc) -> Result<Node, String> {
+        let text = mounts::block_of(&self.src.text, key);
+        let src = SourceFile::new(self.src.name.clone(), text);
+        yaml::parse_document(self.file, &src).map_err(|e| e.message)
+    }
+
+    /// The YAML under `key` of the ConfigMap `name` in this file.
+    fn configmap_yaml(&self, name: &str, key: &str) -> Result<Node, String> {
+        let docs: Vec<Node> = yaml::parse_documents(self.file, self.src)
+            .into_iter()
+            .filter_map(Result::ok)
+            .collect();
+        let data = mounts::find_configmap(&docs, name)
+            .ok_or_else(|| format!("ConfigMap {name} is not in this input"))?;
+        let (k, _) = data
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .ok_or_else(|| format!("ConfigMap {name} has no key {key}"))?;
+        self.block_yaml(k.loc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::extract::{extract, Extracted};
+    use crate::source::Sources;
+
+    fn read(text: &str) -> (Sources, Extracted) {
+        let mut s = Sources::default();
+        let f = s.add("m.yaml", text);
+        let out = extract(f, &s);
+        (s, out)
+    }
+
+    #[test]
+    fn kubeai_engines_other_than_vllm_are_said_to_be_unread() {
+        let (_, out) = read(
+            "apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: m}\nspec:\n  url: ollama://qwen2:0.5b\n  engine: OLlama\n",
+        );
+        assert!(out.launches.is_empty());
+        assert_eq!(out.findings.len(), 1);
+        assert_eq!(out.findings[0].rule, "INP006");
+        assert_eq!(out.findings[0].get("engine"), Some("KubeAI engine OLlama"));
+    }
+}

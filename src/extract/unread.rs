@@ -1,0 +1,221 @@
+//! What an input names but kvlint does not check, said out loud: an engine entrypoint that no launch
+//! was built from (INP006), and the parts skipped on purpose (INP007): routers, frontends and
+//! sidecars, which hold no KV pool, and Helm chart templates, which are only meaningful rendered.
+
+use super::Extracted;
+use crate::finding::Finding;
+use crate::source::{FileId, Loc, SourceFile};
+use std::ops::Range;
+use std::path::Path;
+
+/// Words that start a serving engine, and the engine's name.
+const ENGINES: &[(&str, &str)] = &[
+    ("sglang.launch_server", "SGLang"),
+    ("sglang serve", "SGLang"),
+    ("sglang_router.launch_server", "SGLang (router with its workers)"),
+    ("dynamo.sglang", "SGLang (Dynamo worker)"),
+    ("vllm serve", "vLLM"),
+    ("vllm.entrypoints", "vLLM"),
+    ("dynamo.vllm", "vLLM (Dynamo worker)"),
+    ("trtllm-serve", "TensorRT-LLM"),
+    ("tensorrt_llm.commands.serve", "TensorRT-LLM"),
+    ("dynamo.trtllm", "TensorRT-LLM (Dynamo worker)"),
+];
+
+/// Processes that route requests to engines and hold no KV pool of their own.
+const NOT_ENGINES: &[(&str, &str)] = &[
+    ("sglang_router.launch_router", "the SGLang router"),
+    ("dynamo.frontend", "Dynamo's frontend"),
+    ("vllm-router", "the vLLM router"),
+    ("routing-sidecar", "the llm-d routing sidecar"),
+    ("trtllm-serve disaggregated", "the TensorRT-LLM disaggregated router"),
+];
+
+/// Lines that mention an engine without starting it.
+const MENTIONS: &[&str] = &["echo ", "printf ", "grep ", "pgrep ", "pkill ", "pip ", "install "];
+
+/// Adds INP007 for each skipped router or frontend, and INP006 for each YAML document (or non-YAML
+/// file) that names an engine entrypoint but gave no launch and no finding saying why.
+pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
+    for (at, what) in mentions(src, NOT_ENGINES) {
+        out.findings.push(
+            Finding::new("INP007", Some(Loc::new(file, at)))
+                .var("what", what)
+                .var("reason", "it routes requests to engines and holds no KV pool")
+                .var("help", "the engines it routes to are checked where they are launched"),
+        );
+    }
+    for doc in documents(src) {
+        let covered = |loc: &Loc| loc.file == file && doc.contains(&loc.start);
+        if out.launches.iter().any(|l| covered(&l.command))
+            || out.findings.iter().any(|f| {
+                f.primary.as_ref().is_some_and(covered) && f.rule != "INP007"
+            })
+        {
+            continue;
+        }
+        let engine = mentions(src, ENGINES)
+            .into_iter()
+            .find(|(at, _)| doc.contains(&at.start) && !routes(src, at));
+        if let Some((at, engine)) = engine {
+            out.findings.push(
+                Finding::new("INP006", Some(Loc::new(file, at)))
+                    .var("engine", engine)
+                    .var("reason", "no launch was found in this document")
+                    .var(
+                        "help",
+                        "give the launch in a form kvlint reads: a container command/args, a script \
+                         line, or an engine config file; or check the rendered command",
+                    ),
+            );
+        }
+    }
+}
+
+/// A Helm chart template (a `templates/` file, or one that uses `.Values`/`.Release`): not YAML
+/// until rendered, so it is skipped with a finding that says how to check the rendered chart:
+/// INP006 where it names an engine, INP007 where it does not.
+pub fn helm_template(file: FileId, src: &SourceFile) -> Option<Extracted> {
+    if !is_template(file, src) {
+        return None;
+    }
+    let help = render_help(&src.name);
+    let at = Loc::new(file, 0..src.text.find('\n').unwrap_or(src.text.len()));
+    let finding = match mentions(src, ENGINES).into_iter().next() {
+        Some((range, engine)) => Finding::new("INP006", Some(Loc::new(file, range)))
+            .var("engine", engine)
+            .var("reason", "it is a Helm chart template, whose values are filled in only when rendered"),
+        None => Finding::new("INP007", Some(at))
+            .var("what", "a Helm chart template")
+            .var("reason", "it names no engine, and is not YAML until rendered"),
+    };
+    Some(Extracted {
+        launches: Vec::new(),
+        findings: vec![finding.var("help", help)],
+    })
+}
+
+/// A `templates/` or `.tpl` file with `{{`, or a YAML file with Helm directives of which no
+/// document parses (a file with one broken document among good ones is an `INP001` instead).
+fn is_template(file: FileId, src: &SourceFile) -> bool {
+    let (name, text) = (src.name.as_str(), src.text.as_str());
+    let lower = name.to_ascii_lowercase();
+    let yaml = [".yaml", ".yml", ".tpl"].iter().any(|e| lower.ends_with(e));
+    let in_templates = Path::new(name)
+        .components()
+        .any(|c| c.as_os_str() == "templates");
+    let directives = ["{{ .Values", "{{ .Release", "{{- ", "{{ include", "{{ template"]
+        .iter()
+        .any(|d| text.contains(d));
+    let unparsed = || {
+        crate::yaml::parse_documents(file, src)
+            .iter()
+            .all(Result::is_err)
+    };
+    yaml && text.contains("{{")
+        && (in_templates || lower.ends_with(".tpl") || (directives && unparsed()))
+}
+
+/// How to check the rendered chart: the exact `helm template` command when `helm` is on PATH and
+/// the chart's root (the directory above `templates/` holding `Chart.yaml`) is found.
+fn render_help(name: &str) -> String {
+    let chart = Path::new(name)
+        .ancestors()
+        .find(|d| d.join("Chart.yaml").is_file())
+        .map(|d| d.display().to_string());
+    let helm = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("helm").is_file()));
+    match (chart, helm) {
+        (Some(chart), true) => format!(
+            "render the chart and check the result: `helm template {} | kvlint check -` (add your -f values files)",
+            if chart.is_empty() { "." } else { &chart }
+        ),
+        (Some(chart), false) => format!(
+            "render the chart and check the result: `helm template {chart} | kvlint check -` (helm is not on PATH here)"
+        ),
+        (None, _) => "render the chart and check the result: `helm template RELEASE CHART -f values.yaml | kvlint check -`".into(),
+    }
+}
+
+/// Where each pattern occurs outside comments, first occurrence per line.
+fn mentions(src: &SourceFile, patterns: &[(&str, &'static str)]) -> Vec<(Range<usize>, &'static str)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for line in src.text.split_inclusive('\n') {
+        let code = line.split(" #").next().unwrap_or(line);
+        let hit = patterns
+            .iter()
+            .filter_map(|(p, what)| Some((find_words(code, p)?, *what)))
+            .min_by_key(|(r, _)| r.start);
+        if let Some((r, what)) = hit.filter(|(r, _)| !quiet(&code[..r.start])) {
+            out.push((start + r.start..start + r.end, what));
+        }
+        start += line.len();
+    }
+    out
+}
+
+/// Where the words of `pattern` follow each other in `line`, however they are quoted or listed
+/// (`vllm serve`, `["vllm", "serve"]`, `/usr/bin/vllm serve`); a one-word pattern (a module or
+/// image name) may be part of a longer word (`vllm.entrypoints.openai.api_server`).
+fn find_words(line: &str, pattern: &str) -> Option<Range<usize>> {
+    let sep = |c: char| c.is_whitespace() || "\"',[]".contains(c);
+    let mut words: Vec<(usize, &str)> = Vec::new();
+    let mut at = None;
+    for (i, c) in line.char_indices().chain([(line.len(), ' ')]) {
+        match (sep(c), at) {
+            (true, Some(s)) => {
+                words.push((s, &line[s..i]));
+                at = None;
+            }
+            (false, None) => at = Some(i),
+            _ => {}
+        }
+    }
+    let want: Vec<&str> = pattern.split(' ').collect();
+    words.windows(want.len()).find_map(|w| {
+        let hit = match want[..] {
+            [one] => w[0].1.contains(one),
+            _ => w.iter().zip(&want).all(|((_, a), b)| a == b || a.ends_with(&format!("/{b}"))),
+        };
+        hit.then(|| w[0].0..w[want.len() - 1].0 + w[want.len() - 1].1.len())
+    })
+}
+
+/// Whether the words before a match make it a comment or an argument of a command that only
+/// mentions engines (`echo "vllm serve ..."`): only the last command of the line counts.
+fn quiet(before: &str) -> bool {
+    if before.trim_start().starts_with('#') {
+        return true;
+    }
+    let command = before.rsplit([';', '&', '|', '(']).next().unwrap_or(before);
+    MENTIONS.iter().any(|m| command.contains(m))
+}
+
+/// Whether the engine words at `at` are part of a router's command (`trtllm-serve disaggregated`).
+fn routes(src: &SourceFile, at: &Range<usize>) -> bool {
+    let line_end = src.text[at.start..]
+        .find('\n')
+        .map_or(src.text.len(), |i| at.start + i);
+    let rest = &src.text[at.start..line_end];
+    NOT_ENGINES.iter().any(|(p, _)| rest.starts_with(p))
+}
+
+/// Byte ranges of the YAML documents (split at `---` lines); any other file is one range.
+fn documents(src: &SourceFile) -> Vec<Range<usize>> {
+    if !super::is_yaml_name(&src.name) {
+        return vec![0..src.text.len()];
+    }
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut offset = 0;
+    for line in src.text.split_inclusive('\n') {
+        if line.trim_end() == "---" || line.starts_with("--- ") {
+            out.push(start..offset);
+            start = offset + line.len();
+        }
+        offset += line.len();
+    }
+    out.push(start..src.text.len());
+    out
+}
