@@ -66,6 +66,12 @@ pub enum Command {
     },
     /// Serve a Kubernetes validating admission webhook (HTTPS, POST /validate).
     Webhook(WebhookArgs),
+    /// Diagnostic for tools/differential.py: JSON argv lines on stdin → parsed settings as JSON lines.
+    #[command(hide = true)]
+    ParseArgs {
+        #[arg(long, value_name = "V")]
+        engine_version: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -318,6 +324,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Explain { rule } => explain(&rule),
         Command::Rules { format } => list_rules(format),
         Command::Webhook(a) => webhook(a),
+        Command::ParseArgs { engine_version } => parse_args(engine_version.as_deref()),
     };
     result.unwrap_or_else(|failure| match failure {
         Failure::Usage(UsageError(msg)) => {
@@ -716,6 +723,18 @@ async fn terminated() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+fn parse_args(version: Option<&str>) -> Run {
+    let version = version.map(|v| {
+        Version::parse(v).ok_or_else(|| UsageError(format!("--engine-version {v:?} is not a version")))
+    });
+    let version = version.transpose()?;
+    let base = std::env::current_dir().unwrap_or_default();
+    for line in std::io::stdin().lines().map_while(Result::ok) {
+        println!("{}", crate::engine::dump::line(&line, version.as_ref(), &base));
+    }
+    Ok(exit::CLEAN)
 }
 
 fn explain(key: &str) -> Run {

@@ -94,9 +94,28 @@ pub fn parse_document(file: FileId, src: &SourceFile) -> Result<Node, YamlError>
     parse_at(file, src, 0, src.text.len())
 }
 
+/// Parses a single-document YAML file where a repeated key keeps its last value, as PyYAML
+/// reads engine `--config` files.
+pub fn parse_document_last_key_wins(file: FileId, src: &SourceFile) -> Result<Node, YamlError> {
+    let options = serde_saphyr::options! {
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::LastWins,
+    };
+    parse_with(file, src, 0, src.text.len(), options)
+}
+
 fn parse_at(file: FileId, src: &SourceFile, start: usize, end: usize) -> Result<Node, YamlError> {
+    parse_with(file, src, start, end, serde_saphyr::Options::default())
+}
+
+fn parse_with(
+    file: FileId,
+    src: &SourceFile,
+    start: usize,
+    end: usize,
+    options: serde_saphyr::Options,
+) -> Result<Node, YamlError> {
     let text = &src.text[start..end];
-    match serde_saphyr::from_str::<Spanned<RawNode>>(text) {
+    match serde_saphyr::from_str_with_options::<Spanned<RawNode>>(text, options) {
         Ok(root) => Ok(root_node(file, text, start, root)),
         Err(e) => {
             let offset = error_offset(&e, text).map_or(start, |o| start + o);

@@ -327,3 +327,162 @@ fn config_file_problems() {
     assert_eq!(rules(&p), ["CFG006"]);
     assert_eq!(p.findings[0].get("path"), Some("missing.yaml"));
 }
+
+/// Parses a whole command (`vllm serve ...`) through the shell extractor, as `kvlint check` does.
+fn cmd(line: &str) -> Parsed {
+    cmd_in(line, None)
+}
+
+fn cmd_in(line: &str, dir: Option<&std::path::Path>) -> Parsed {
+    let mut sources = Sources::default();
+    let file = sources.add("cmd.sh", line);
+    let l = kvlint::extract::parse_command_line(file, &sources)
+        .launches
+        .into_iter()
+        .next()
+        .expect("a launch");
+    let mut cx = ParseContext {
+        sources: &mut sources,
+        base_dir: dir.map(std::path::Path::to_path_buf),
+    };
+    engine::parse(&l, None, &mut cx)
+}
+
+// vllm/utils/argparse_utils.py::FlexibleArgumentParser.parse_args moves the first `--model` to
+// the positional, and entrypoints/cli/serve.py copies the positional over `model`.
+#[test]
+fn vllm_serve_with_two_models_serves_the_first() {
+    let p = cmd("vllm serve --model Qwen/Qwen3-32B --model Qwen/Qwen3-8B");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.text("model"), Some("Qwen/Qwen3-32B"));
+    // A positional and a `--model`: the moved `--model` makes two positionals, which argparse refuses.
+    let p = cmd("vllm serve Qwen/Qwen3-8B --model Qwen/Qwen3-32B");
+    assert_eq!(rules(&p), ["CFG001"]);
+}
+
+#[test]
+fn vllm_config_equals_form_is_not_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("c.yaml"), "max-model-len: 4096\n").unwrap();
+    let p = cmd_in("vllm serve m --config=c.yaml", Some(dir.path()));
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.int("max_model_len"), None);
+    let p = cmd_in("vllm serve m --config c.yaml", Some(dir.path()));
+    assert_eq!(p.args.int("max_model_len"), Some(4096));
+    let p = cmd_in("vllm serve m --config c.yaml --config c.yaml", Some(dir.path()));
+    assert_eq!(rules(&p), ["CFG006"]);
+}
+
+#[test]
+fn vllm_api_server_ignores_a_positional_model() {
+    let p = cmd("python3 -m vllm.entrypoints.openai.api_server Qwen/Qwen3-32B --max-model-len 8192");
+    assert_eq!(rules(&p), ["CFG004"]);
+    assert_eq!(p.args.text("model"), None);
+    let p = cmd("python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-32B");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.text("model"), Some("Qwen/Qwen3-32B"));
+}
+
+#[test]
+fn vllm_short_forms() {
+    for o in ["-O3", "-O 3", "-O=3"] {
+        let p = cmd(&format!("vllm serve m {o}"));
+        assert!(p.findings.is_empty(), "{o}: {:?}", p.findings);
+        assert_eq!(p.args.text("optimization_level"), Some("3"), "{o}");
+    }
+    let p = cmd("vllm serve m -Odecode -tp=2 -qfp8");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.text("optimization_level"), Some("decode"));
+    assert_eq!(p.args.int("tensor_parallel_size"), Some(2));
+    assert_eq!(p.args.text("quantization"), Some("fp8"));
+    // `-O` itself is gone since 0.12 (it was --compilation-config): only -O0..-O3 are rewritten.
+    let p = cmd("vllm serve m -O decode");
+    assert_eq!(rules(&p), ["CFG002"]);
+}
+
+#[test]
+fn vllm_dotted_json_keys_build_the_config() {
+    let p = cmd("vllm serve m --kv-transfer-config.kv_connector NixlConnector --kv-transfer-config.kv_role kv_producer");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    let json: serde_json::Value =
+        serde_json::from_str(p.args.text("kv_transfer_config").unwrap()).unwrap();
+    assert_eq!(json["kv_role"], "kv_producer");
+    assert_eq!(json["kv_connector"], "NixlConnector");
+    // `-0.5` reads as a dotted option too; at the end it has no value and vLLM fails.
+    let p = cmd("vllm serve m --gpu-memory-utilization -0.5");
+    assert!(rules(&p).contains(&"CFG004"), "{:?}", p.findings);
+}
+
+#[test]
+fn sglang_serve_positional_is_the_model_path() {
+    let p = cmd("sglang serve Qwen/Qwen3-8B --tp 2");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.text("model_path"), Some("Qwen/Qwen3-8B"));
+    let p = cmd("python3 -m sglang.launch_server Qwen/Qwen3-8B");
+    assert_eq!(rules(&p), ["CFG001"]);
+}
+
+#[test]
+fn integers_in_every_form_python_int_takes() {
+    let p = cmd("python3 -m sglang.launch_server --model-path m --max-total-tokens 32_768 --tp +2 --context-length ８１９２");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.int("max_total_tokens"), Some(32768));
+    assert_eq!(p.args.int("tp_size"), Some(2));
+    assert_eq!(p.args.int("context_length"), Some(8192));
+    let p = cmd("vllm serve m --max-model-len 32_768 -tp ２");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.int("max_model_len"), Some(32768));
+    assert_eq!(p.args.int("tensor_parallel_size"), Some(2));
+}
+
+#[test]
+fn sglang_decimal_si_suffixes_are_exact() {
+    let p = cmd("python3 -m sglang.launch_server --model-path m --context-length 4.1M");
+    assert_eq!(p.args.int("context_length"), Some(4_100_000));
+    // vLLM computes int(float("4.1") * 10**6).
+    let p = cmd("vllm serve m --max-model-len 4.1m");
+    assert_eq!(p.args.int("max_model_len"), Some(4_099_999));
+}
+
+#[test]
+fn stray_positionals_and_values_on_store_true_are_refused() {
+    let p = cmd("python3 -m sglang.launch_server --model-path m --enable-dp-attention true");
+    assert_eq!(rules(&p), ["CFG004"]);
+    assert_eq!(p.findings[0].get("flag"), Some("--enable-dp-attention"));
+    let p = cmd("python3 -m sglang.launch_server --model-path m stray");
+    assert_eq!(rules(&p), ["CFG001"]);
+    let p = cmd("vllm serve m --enforce-eager true");
+    assert_eq!(rules(&p), ["CFG004"]);
+}
+
+#[test]
+fn config_yaml_reads_as_pyyaml() {
+    // A repeated key: the last value wins, the first is never parsed.
+    let (p, _) = with_config(
+        Engine::Vllm,
+        "gpu-memory-utilization: x\ngpu-memory-utilization: 0.8\n",
+        "m --config c.yaml",
+    );
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.float("gpu_memory_utilization"), Some(0.8));
+    // `1e4` is a string to PyYAML (a float needs a dot), so int() refuses it.
+    let (p, _) = with_config(Engine::Sglang, "context-length: 1e4\n", "--config c.yaml");
+    assert_eq!(rules(&p), ["CFG004"]);
+    // `yes` is a YAML 1.1 boolean.
+    let (p, _) = with_config(Engine::Sglang, "enable-metrics: yes\n", "--config c.yaml");
+    assert!(p.args.flag("enable_metrics"), "{:?}", p.findings);
+    // Two --config options: both engines refuse to start.
+    let (p, _) = with_config(Engine::Sglang, "tp-size: 2\n", "--config c.yaml --config c.yaml");
+    assert_eq!(rules(&p), ["CFG006"]);
+}
+
+#[test]
+fn sglang_refuses_deprecated_store_true_keys_in_config_files() {
+    let (p, _) = with_config(Engine::Sglang, "disable-cuda-graph: true\n", "--config c.yaml");
+    assert_eq!(rules(&p), ["CFG006"]);
+    let (p, _) = with_config(Engine::Sglang, "enable-dp-attention: false\n", "--config c.yaml");
+    assert_eq!(rules(&p), ["CFG006"]);
+    // On the command line they still work.
+    let p = cmd("python3 -m sglang.launch_server --model-path m --disable-cuda-graph");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+}

@@ -347,15 +347,20 @@ def _bare_package(name, root):
     sys.modules[name] = m
 
 
-def sglang(root):
+def sglang_parser(root):
+    """The parser `prepare_server_args` (sglang/srt/server_args.py) builds, from the unmodified source."""
     def build():
         from sglang.srt.server_args import ServerArgs
 
         parser = argparse.ArgumentParser()
         ServerArgs.add_cli_args(parser)
-        return _dump(parser)
+        return parser
 
     return _import_with_stubs("sglang", root, build, bare=True)
+
+
+def sglang(root):
+    return _dump(sglang_parser(root))
 
 
 def _serve_parser_module(root):
@@ -368,17 +373,23 @@ def _serve_parser_module(root):
     raise RuntimeError("vllm/entrypoints/cli/serve.py imports no make_arg_parser")
 
 
-def vllm(root):
+def vllm_parts(root):
+    """`(FlexibleArgumentParser, make_arg_parser)` of the release, from the unmodified source."""
     def build():
         if os.path.exists(f"{root}/vllm/utils/argparse_utils.py"):
             from vllm.utils.argparse_utils import FlexibleArgumentParser
         else:
             from vllm.utils import FlexibleArgumentParser
         make_arg_parser = importlib.import_module(_serve_parser_module(root)).make_arg_parser
-        return _dump(make_arg_parser(FlexibleArgumentParser()))
+        return FlexibleArgumentParser, make_arg_parser
 
     sys.meta_path.insert(0, _PatchFinder(root, {"vllm.engine.arg_utils"}))
     return _import_with_stubs("vllm", root, build)
+
+
+def vllm(root):
+    flexible, make_arg_parser = vllm_parts(root)
+    return _dump(make_arg_parser(flexible()))
 
 
 # sglang.srt.server_args.ServerArgs.from_cli_args (<= 0.5.9) copies these argparse dests to the

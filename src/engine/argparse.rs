@@ -2,6 +2,8 @@
 //! (`tools/extract_engine_flags.py`): exact options, `--k=v`, unique-prefix abbreviations,
 //! ambiguous prefixes, zero-argument actions, nargs lists, last-one-wins, `type=` conversion.
 
+pub use super::config_file::{config_args, BoolStyle};
+pub use super::pynum::{human_int, py_float, py_int, HumanInt};
 use super::{Setting, SettingValue};
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine};
@@ -72,17 +74,6 @@ fn in_range(f: &FlagDef, v: &Version) -> bool {
     since && until
 }
 
-/// How a value string becomes a number for `human_int` flags.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum HumanInt {
-    /// vllm/utils/argparse_utils.py::human_readable_int: `k` = 10³, `K` = 2¹⁰, decimals with
-    /// lowercase suffixes only.
-    Vllm,
-    /// sglang/srt/utils/common.py::human_readable_int: SI `k M G T` (decimals allowed) and IEC
-    /// `Ki Mi Gi Ti`, case-sensitive.
-    Sglang,
-}
-
 /// Engine conventions the generic parser needs.
 pub struct Spec<'t> {
     pub engine: Engine,
@@ -98,6 +89,17 @@ pub struct Spec<'t> {
     pub replacements: &'static [(&'static str, &'static str)],
     /// dest renames (vLLM positional `model_tag` → `model`).
     pub dest_renames: &'static [(&'static str, &'static str)],
+    /// The engine's own token rewriting before argparse (vLLM `-O3`, dotted JSON keys).
+    /// Only an exact `--config FILE` is merged (both engines test `"--config" in argv`);
+    /// `--config=FILE` is stored by argparse and never read.
+    pub rewrite: Option<fn(&Spec, Vec<Arg>) -> (Vec<Arg>, Vec<Finding>)>,
+    /// dests whose type accepts `""` and `"None"` as "not set" (vLLM `optional_type`).
+    pub optional: &'static [&'static str],
+    /// dests whose type builds a config object from a JSON object (vLLM `parse_type` of a
+    /// config dataclass): anything but an object fails.
+    pub json_objects: &'static [&'static str],
+    /// `--config` keys the engine refuses: `(key check, why)`.
+    pub config_refuses: Option<fn(&Spec, &str) -> Option<String>>,
 }
 
 impl<'t> Spec<'t> {
@@ -118,6 +120,10 @@ impl<'t> Spec<'t> {
             human: HumanInt::Vllm,
             replacements: &[],
             dest_renames: &[],
+            rewrite: None,
+            config_refuses: None,
+            optional: &[],
+            json_objects: &[],
         })
     }
 
@@ -209,25 +215,37 @@ pub struct Outcome {
     pub findings: Vec<Finding>,
     /// Options given more than once (argparse keeps the last): dest, first and second place.
     pub duplicates: Vec<(String, crate::source::Loc, crate::source::Loc)>,
+    /// The dest the positional filled: it wins over an option renamed onto it (`vllm serve`
+    /// copies `model_tag` over `--model`).
+    positional: Option<String>,
 }
 
 /// Parses `tokens` the way argparse would, recording every problem argparse would exit on.
 pub fn parse_tokens(spec: &Spec, tokens: &[Arg]) -> Outcome {
     let mut out = Outcome::default();
     let mut i = 0;
+    // The zero-argument option just before, for `--flag true` (a stray positional).
+    let mut after_flag: Option<&Arg> = None;
     while i < tokens.len() {
         let tok = &tokens[i];
         i += 1;
         if !looks_like_option(&tok.text) {
-            positional(spec, tok, &mut out);
+            positional(spec, tok, after_flag.take(), &mut out);
             continue;
         }
-        let (name, explicit) = split_option(spec, &tok.text);
+        after_flag = None;
+        let (name, explicit, found) = resolve(spec, &tok.text);
         if !tok.unresolved.is_empty() && explicit.is_none() {
             continue; // `--$FLAG`: which option is unknown
         }
-        match lookup(spec, &name) {
-            Lookup::Found(f, neg) => i = take(spec, f, neg, tok, explicit, tokens, i, &mut out),
+        match found {
+            Lookup::Found(f, neg) => {
+                let zero_arg = !matches!(f.kind.as_str(), "value" | "nargs" | "append");
+                if zero_arg && explicit.is_none() {
+                    after_flag = Some(tok);
+                }
+                i = take(spec, f, neg, tok, explicit, tokens, i, &mut out)
+            }
             Lookup::Ambiguous(c) => {
                 out.findings.push(
                     Finding::new("CFG005", Some(tok.loc))
@@ -243,6 +261,45 @@ pub fn parse_tokens(spec: &Spec, tokens: &[Arg]) -> Outcome {
         }
     }
     out
+}
+
+/// An option token → `(option, explicit value, action)`. Long options: exact, `--k=v`, unique
+/// prefix. Single-dash options as CPython argparse `_parse_optional` / `_get_option_tuples`
+/// reads them: exact (`-tp`), `-tp=2`, a one-letter option with its value attached (`-qfp8`),
+/// then a unique prefix.
+fn resolve<'t>(spec: &Spec<'t>, text: &str) -> (String, Option<String>, Lookup<'t>) {
+    if text.starts_with("--") {
+        let (name, explicit) = split_option(spec, text);
+        let found = lookup(spec, &name);
+        return (name, explicit, found);
+    }
+    if let Some((f, neg)) = spec.exact(text) {
+        return (text.to_string(), None, Lookup::Found(f, neg));
+    }
+    if let Some((k, v)) = text.split_once('=') {
+        if let Some((f, neg)) = spec.exact(k) {
+            return (k.to_string(), Some(v.to_string()), Lookup::Found(f, neg));
+        }
+    }
+    let short_end = text.char_indices().nth(2).map_or(text.len(), |(i, _)| i);
+    let (short, attached) = text.split_at(short_end);
+    let mut hits: Vec<&str> = spec
+        .all_opts()
+        .filter(|o| !o.starts_with("--") && o.starts_with(text))
+        .collect();
+    let short_hit = (!attached.is_empty()).then(|| spec.exact(short)).flatten();
+    if let Some((f, neg)) = short_hit.filter(|_| hits.is_empty()) {
+        return (short.to_string(), Some(attached.to_string()), Lookup::Found(f, neg));
+    }
+    hits.dedup();
+    let found = match hits.as_slice() {
+        [] => Lookup::Unknown,
+        [one] => spec
+            .exact(one)
+            .map_or(Lookup::Unknown, |(f, neg)| Lookup::Found(f, neg)),
+        _ => Lookup::Ambiguous(hits.iter().map(|s| s.to_string()).collect()),
+    };
+    (text.to_string(), None, found)
 }
 
 /// `--k=v` split, and vLLM's underscore conversion of the option name
@@ -294,18 +351,27 @@ fn suggestion(spec: &Spec, name: &str) -> String {
         .map_or_else(String::new, |(_, o)| o.to_string())
 }
 
-fn positional(spec: &Spec, tok: &Arg, out: &mut Outcome) {
-    let Some(f) = spec.positional() else { return };
-    let dest = spec.dest(f);
-    // nargs='?': the first positional fills it; argparse rejects later ones, which the
-    // extractor's caller reports only through the model check.
-    if out
-        .settings
-        .get(&dest)
-        .is_some_and(|s| s.flag_loc != tok.loc && is_positional(s))
-    {
+/// A positional: the engine's positional slot (vLLM `model_tag`, nargs='?'), else argparse's
+/// "unrecognized arguments" exit: CFG004 after a zero-argument option (`--enable-x true`),
+/// CFG001 otherwise.
+fn positional(spec: &Spec, tok: &Arg, after_flag: Option<&Arg>, out: &mut Outcome) {
+    let slot = spec.positional().map(|f| spec.dest(f));
+    let filled = out.positional.is_some();
+    let Some(dest) = slot.filter(|_| !filled) else {
+        if !tok.unresolved.is_empty() {
+            return; // a `$VAR` that may expand to nothing
+        }
+        let stray = match after_flag {
+            Some(flag) => invalid(flag, &flag.text, &tok.text, "no value (argparse exits with \"unrecognized arguments\")"),
+            None => Finding::new("CFG001", Some(tok.loc))
+                .var("flag", format!("{:?} (a positional argument: argparse exits with \"unrecognized arguments\")", tok.text))
+                .var("engine", spec.engine.name())
+                .var("version", &spec.version)
+                .var("suggestion", ""),
+        };
+        out.findings.push(stray.also(tok.loc, "unrecognized argument"));
         return;
-    }
+    };
     let value = SettingValue::Text(tok.text.clone());
     let s = Setting {
         dest: dest.clone(),
@@ -314,6 +380,7 @@ fn positional(spec: &Spec, tok: &Arg, out: &mut Outcome) {
         value_loc: tok.loc,
         unresolved: tok.unresolved.clone(),
     };
+    out.positional = Some(dest.clone());
     out.settings.insert(dest, s);
 }
 
@@ -419,6 +486,10 @@ fn take_values(
         );
         return i;
     }
+    if !many && spec.optional.contains(&dest.as_str()) && matches!(last.text.as_str(), "" | "None") {
+        out.settings.remove(&dest);
+        return i;
+    }
     let typed: Result<Vec<SettingValue>, String> =
         vals.iter().map(|v| convert(spec, f, &v.text)).collect();
     match typed {
@@ -446,6 +517,9 @@ fn insert(
     value_loc: crate::source::Loc,
     unresolved: Vec<String>,
 ) {
+    if out.positional.as_ref() == Some(&dest) {
+        return;
+    }
     // Repeated options: argparse keeps the last one. A command-line option overriding a
     // `--config` key (another file) is the documented merge, not a repetition.
     if let Some(prev) = out.settings.get(&dest) {
@@ -475,6 +549,10 @@ fn invalid(tok: &Arg, flag: &str, value: &str, expected: &str) -> Finding {
 
 /// argparse: `type=` conversion, then the `choices` check on the converted value.
 fn convert(spec: &Spec, f: &FlagDef, raw: &str) -> Result<SettingValue, String> {
+    let object = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw);
+    if spec.json_objects.contains(&f.dest.as_str()) && object.is_err() {
+        return Err("a JSON object".into());
+    }
     let v = match f.ty.as_str() {
         "int" => py_int(raw).map(SettingValue::Int).ok_or("an integer")?,
         "float" => py_float(raw).map(SettingValue::Float).ok_or("a number")?,
@@ -498,32 +576,6 @@ fn convert(spec: &Spec, f: &FlagDef, raw: &str) -> Result<SettingValue, String> 
     Ok(v)
 }
 
-/// Python `int(str)`: surrounding whitespace, a sign, digits with single underscores between.
-pub fn py_int(raw: &str) -> Option<i64> {
-    let s = raw.trim();
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-    {
-        return None;
-    }
-    if !digits.chars().all(|c| c.is_ascii_digit() || c == '_') {
-        return None;
-    }
-    s.replace('_', "").parse().ok()
-}
-
-/// Python `float(str)`: decimal and exponent forms, `inf`, `nan`.
-pub fn py_float(raw: &str) -> Option<f64> {
-    let s = raw.trim();
-    if s.is_empty() || s.contains("__") {
-        return None;
-    }
-    s.replace('_', "").parse().ok()
-}
-
 /// vllm/utils/argparse_utils.py::human_readable_int_or_auto (≥ 0.16): `auto` and `-1` mean auto-fit.
 fn human_int_or_auto(raw: &str) -> Option<SettingValue> {
     let s = raw.trim();
@@ -533,136 +585,9 @@ fn human_int_or_auto(raw: &str) -> Option<SettingValue> {
     human_int(HumanInt::Vllm, s).map(SettingValue::Int)
 }
 
-/// Number with an optional size suffix, per engine (see [`HumanInt`]).
-pub fn human_int(flavor: HumanInt, raw: &str) -> Option<i64> {
-    let s = raw.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, suffix) = s.split_at(split);
-    if suffix.is_empty() {
-        return py_int(s);
-    }
-    let valid_num = !num.is_empty()
-        && !num.starts_with('.')
-        && !num.ends_with('.')
-        && num.matches('.').count() <= 1;
-    if !valid_num {
-        return None;
-    }
-    let (mult, decimals_ok): (f64, bool) = match (flavor, suffix) {
-        (HumanInt::Vllm, "k") | (HumanInt::Sglang, "k") => (1e3, true),
-        (HumanInt::Vllm, "m") | (HumanInt::Sglang, "M") => (1e6, true),
-        (HumanInt::Vllm, "g") | (HumanInt::Sglang, "G") => (1e9, true),
-        (HumanInt::Vllm, "t") | (HumanInt::Sglang, "T") => (1e12, true),
-        (HumanInt::Vllm, "K") | (HumanInt::Sglang, "Ki") => (1024.0, false),
-        (HumanInt::Vllm, "M") | (HumanInt::Sglang, "Mi") => (1048576.0, false),
-        (HumanInt::Vllm, "G") | (HumanInt::Sglang, "Gi") => (1073741824.0, false),
-        (HumanInt::Vllm, "T") | (HumanInt::Sglang, "Ti") => (1099511627776.0, false),
-        _ => return None,
-    };
-    if num.contains('.') {
-        if !decimals_ok {
-            return None;
-        }
-        let n: f64 = num.parse().ok()?;
-        return Some((n * mult).trunc() as i64);
-    }
-    let n: i64 = num.parse().ok()?;
-    n.checked_mul(mult as i64)
-}
-
-/// How a config-file boolean becomes command-line tokens.
-#[derive(Debug, Clone, Copy)]
-pub enum BoolStyle {
-    /// sglang/srt/utils/server_args_config_parser.py::ConfigArgumentMerger: store_true flags
-    /// get the bare flag for `true` and nothing for `false`; other options get `true`/`false`.
-    Sglang,
-    /// vllm/utils/argparse_utils.py::FlexibleArgumentParser._pull_args_from_config: `true` →
-    /// bare `--key`, `false` → `--no-key` when that option exists, else dropped.
-    Vllm,
-}
-
-/// A flat YAML mapping → argv tokens, each keeping the span of its key or value in the file.
-pub fn config_args(
-    spec: &Spec,
-    style: BoolStyle,
-    root: &crate::yaml::Node,
-) -> Result<Vec<Arg>, String> {
-    use crate::yaml::Value;
-    let Value::Map(entries) = &root.value else {
-        return Err("the file must hold a mapping of option names to values".into());
-    };
-    let mut args = Vec::new();
-    for (k, v) in entries {
-        let Some(key) = k.scalar_text() else {
-            return Err("a key is not a plain name".into());
-        };
-        let flag = format!("--{}", key.trim_start_matches('-'));
-        let flag_arg = Arg::new(flag.clone(), k.loc);
-        match &v.value {
-            Value::Bool(b) => bool_args(spec, style, flag_arg, *b, v, &mut args),
-            Value::Seq(items) => {
-                args.push(flag_arg);
-                for item in items {
-                    let text = item
-                        .scalar_text()
-                        .unwrap_or_else(|| item.to_json().to_string());
-                    args.push(Arg::new(text, item.loc));
-                }
-            }
-            Value::Map(_) => {
-                args.push(flag_arg);
-                args.push(Arg::new(v.to_json().to_string(), v.loc));
-            }
-            Value::Null => {} // `key:` with no value: nothing to pass
-            _ => {
-                args.push(flag_arg);
-                args.push(Arg::new(v.scalar_text().unwrap_or_default(), v.loc));
-            }
-        }
-    }
-    Ok(args)
-}
-
-fn bool_args(
-    spec: &Spec,
-    style: BoolStyle,
-    flag: Arg,
-    b: bool,
-    v: &crate::yaml::Node,
-    args: &mut Vec<Arg>,
-) {
-    let name = if spec.underscores {
-        flag.text.replace('_', "-")
-    } else {
-        flag.text.clone()
-    };
-    let zero_arg = spec
-        .exact(&name)
-        .is_some_and(|(f, _)| !matches!(f.kind.as_str(), "value" | "nargs" | "append"));
-    match style {
-        BoolStyle::Sglang if zero_arg => {
-            if b {
-                args.push(flag);
-            }
-        }
-        BoolStyle::Vllm if b => args.push(flag),
-        BoolStyle::Vllm => {
-            let no = format!("--no-{}", name.trim_start_matches("--"));
-            if spec.exact(&no).is_some() {
-                args.push(Arg::new(no, flag.loc));
-            }
-        }
-        BoolStyle::Sglang => {
-            args.push(flag);
-            args.push(Arg::new(b.to_string(), v.loc));
-        }
-    }
-}
-
 /// Parses a launch: `--config FILE` merged ahead of the command line (so the command line
-/// wins, as in both engines), then argparse over the tokens.
+/// wins, as in both engines), the engine's own rewriting of the tokens, then argparse. `files`
+/// are the files the launch's input provides (mounted ConfigMap keys).
 pub fn run(
     spec: &Spec,
     style: BoolStyle,
@@ -672,24 +597,41 @@ pub fn run(
 ) -> Outcome {
     let mut findings = Vec::new();
     let mut tokens: Vec<Arg> = Vec::new();
+    // vllm argparse_utils.py::_pull_args_from_config asserts, sglang
+    // server_args_config_parser.py::_extract_config_file_path raises, on a second `--config`.
+    let configs: Vec<&Arg> = args.iter().filter(|a| a.text == "--config").collect();
+    if let [_, second, ..] = configs.as_slice() {
+        let reason = "more than one --config: the engine refuses to start".to_string();
+        findings.push(cfg006(second.loc, "", reason));
+    }
     let mut i = 0;
     while i < args.len() {
         let tok = &args[i];
         i += 1;
-        let Some((path, loc_tok, used)) = config_option(spec, &style, tok, args.get(i)) else {
+        if tok.text != "--config" {
             tokens.push(tok.clone());
             continue;
-        };
-        i += used;
-        match path {
-            Some(p) if p.unresolved.is_empty() => match load_config(spec, &style, &p, files, cx) {
-                Ok(cfg) => tokens.splice(0..0, cfg).for_each(drop),
-                Err(reason) => findings.push(cfg006(loc_tok, &p.text, reason)),
-            },
-            Some(_) => {} // `--config $FILE`: contents unknown
-            None => findings.push(cfg006(loc_tok, "", "no file name follows --config".into())),
+        }
+        match args.get(i).filter(|n| !looks_like_option(&n.text)) {
+            Some(p) if p.unresolved.is_empty() => {
+                i += 1;
+                match super::config_file::load(spec, &style, p, files, cx) {
+                    Ok(cfg) => tokens.splice(0..0, cfg).for_each(drop),
+                    Err(reason) => findings.push(cfg006(tok.loc, &p.text, reason)),
+                }
+            }
+            Some(_) => i += 1, // `--config $FILE`: contents unknown
+            None => findings.push(cfg006(tok.loc, "", "no file name follows --config".into())),
         }
     }
+    let tokens = match spec.rewrite {
+        Some(rewrite) => {
+            let (tokens, mut found) = rewrite(spec, tokens);
+            findings.append(&mut found);
+            tokens
+        }
+        None => tokens,
+    };
     let mut out = parse_tokens(spec, &tokens);
     findings.append(&mut out.findings);
     out.findings = findings;
@@ -700,51 +642,4 @@ fn cfg006(loc: crate::source::Loc, path: &str, reason: String) -> Finding {
     Finding::new("CFG006", Some(loc))
         .var("path", path)
         .var("reason", reason)
-}
-
-/// `(path token, option loc, tokens consumed after the option)` when `tok` is `--config`.
-/// SGLang merges only for an exact `--config` token (server_args.py::prepare_server_args checks
-/// `"--config" in argv`); vLLM also accepts `--config=FILE`.
-fn config_option(
-    spec: &Spec,
-    style: &BoolStyle,
-    tok: &Arg,
-    next: Option<&Arg>,
-) -> Option<(Option<Arg>, crate::source::Loc, usize)> {
-    let (name, explicit) = split_option(spec, &tok.text);
-    if name != "--config" || (explicit.is_some() && matches!(style, BoolStyle::Sglang)) {
-        return None;
-    }
-    if let Some(v) = explicit {
-        return Some((
-            Some(Arg {
-                text: v,
-                loc: tok.loc,
-                unresolved: tok.unresolved.clone(),
-            }),
-            tok.loc,
-            0,
-        ));
-    }
-    match next {
-        Some(n) if !looks_like_option(&n.text) => Some((Some(n.clone()), tok.loc, 1)),
-        _ => Some((None, tok.loc, 0)),
-    }
-}
-
-fn load_config(
-    spec: &Spec,
-    style: &BoolStyle,
-    path: &Arg,
-    files: &[crate::launch::LaunchFile],
-    cx: &mut super::ParseContext,
-) -> Result<Vec<Arg>, String> {
-    let name = path.text.as_str();
-    if !(name.ends_with(".yaml") || name.ends_with(".yml")) {
-        return Err("only .yaml and .yml config files are supported".into());
-    }
-    let (shown, text) = super::named_file(files, name, cx)?;
-    let file = cx.sources.add(shown, text);
-    let root = crate::yaml::parse_document(file, cx.sources.get(file)).map_err(|e| e.message)?;
-    config_args(spec, *style, &root)
 }

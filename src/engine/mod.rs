@@ -98,7 +98,10 @@ pub struct Parsed {
 }
 
 pub mod argparse;
+pub mod config_file;
+pub mod dump;
 pub mod dynamo;
+pub mod pynum;
 pub mod sglang;
 pub mod trtllm;
 pub mod vllm;
@@ -198,6 +201,25 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
     }
 }
 
+/// The command words that select the engine (`vllm serve`, `python3 -m sglang.launch_server`).
+fn command_text(launch: &Launch, cx: &ParseContext) -> String {
+    let file = cx.sources.get(launch.command.file);
+    let words = file.text.get(launch.command.range()).unwrap_or_default();
+    words.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A value as the command line would write it.
+fn value_text(v: &SettingValue) -> String {
+    match v {
+        SettingValue::Flag(b) => b.to_string(),
+        SettingValue::Int(i) => i.to_string(),
+        SettingValue::Float(f) => f.to_string(),
+        SettingValue::Auto => "auto".into(),
+        SettingValue::Text(t) => t.clone(),
+        SettingValue::List(l) => l.join(" "),
+    }
+}
+
 /// A bare engine config file (flat YAML mapping) as argv tokens, the way the latest release
 /// merges `--config`; every token keeps the span of its key or value.
 pub fn config_file_args(
@@ -211,7 +233,7 @@ pub fn config_file_args(
         Engine::Trtllm => return Err("TensorRT-LLM engine YAML is read through a launch".into()),
     };
     let spec = spec.ok_or("no flag table")?;
-    argparse::config_args(&spec, style, root)
+    argparse::config_args(&spec, style, root, None)
 }
 
 /// The text of a file a launch names: the copy its input carries (a mounted ConfigMap key), or
@@ -271,14 +293,7 @@ fn duplicate_finding(
         .find(|a| a.loc.file == second.file && a.loc.range().start == second.range().start)
         .and_then(|a| a.text.split('=').next())
         .unwrap_or(dest);
-    let value = args.get(dest).map_or(String::new(), |s| match &s.value {
-        SettingValue::Flag(b) => b.to_string(),
-        SettingValue::Int(i) => i.to_string(),
-        SettingValue::Float(f) => f.to_string(),
-        SettingValue::Auto => "auto".into(),
-        SettingValue::Text(t) => t.clone(),
-        SettingValue::List(l) => l.join(" "),
-    });
+    let value = args.get(dest).map_or(String::new(), |s| value_text(&s.value));
     Finding::new("CFG003", Some(second))
         .var("flag", written)
         .var("value", value)

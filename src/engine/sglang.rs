@@ -4,7 +4,7 @@
 
 use super::argparse::{BoolStyle, HumanInt, Spec, Table};
 use super::{ParseContext, Parsed};
-use crate::launch::{Engine, Launch};
+use crate::launch::{Arg, Engine, Launch};
 use crate::version::Version;
 use std::sync::OnceLock;
 
@@ -13,6 +13,35 @@ const REPLACEMENTS: &[(&str, &str)] = &[
     // Deprecated alias of the -decode flag in 0.5.14–0.5.19 (server_args.py), gone in 0.5.20.
     ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
 ];
+
+/// Deprecated store-true flags (sglang/srt/arg_groups/argparse_actions.py::
+/// DeprecatedStoreTrueAction) and the first release where they are.
+const DEPRECATED_STORE_TRUE: &[(&str, Version)] = &[
+    ("--disable-cuda-graph", Version::new(0, 5, 20)),
+    ("--enable-dp-attention", Version::new(0, 5, 22)),
+];
+
+/// Since 0.5.20, sglang/srt/utils/server_args_config_parser.py::ConfigArgumentMerger raises
+/// "Unsupported config option" for a `--config` key whose action is neither a plain
+/// store_true nor a one-value action: BooleanOptionalAction, store_false, store_const and the
+/// deprecated store-true actions. Keys match with `-` read as `_`.
+fn config_refuses(spec: &Spec, key: &str) -> Option<String> {
+    if spec.version.release() < Version::new(0, 5, 20) {
+        return None;
+    }
+    let opt = format!("--{}", key.trim_start_matches('-').replace('_', "-"));
+    let (f, _) = spec.exact(&opt)?;
+    let deprecated = DEPRECATED_STORE_TRUE
+        .iter()
+        .any(|(o, since)| f.opts.iter().any(|x| x == o) && spec.version.release() >= *since);
+    let refused = deprecated || matches!(f.kind.as_str(), "store_false" | "store_const" | "bool_optional");
+    refused.then(|| {
+        format!(
+            "SGLang {} refuses the key {key} in a config file (\"Unsupported config option\"): give {opt} on the command line",
+            spec.version
+        )
+    })
+}
 
 pub fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
@@ -23,14 +52,23 @@ pub fn spec(version: Version) -> Option<Spec<'static>> {
     let mut s = Spec::new(Engine::Sglang, table(), version)?;
     s.human = HumanInt::Sglang;
     s.replacements = REPLACEMENTS;
+    s.config_refuses = Some(config_refuses);
     Some(s)
 }
 
 pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed {
+    let mut launch = launch.clone();
+    // `sglang serve MODEL ...`: sglang/cli/serve.py::_normalize_positional_model_path turns a
+    // leading positional into `--model-path MODEL`.
+    let serve = super::command_text(&launch, cx).ends_with(" serve");
+    if let Some(first) = launch.args.first().filter(|a| serve && !a.text.starts_with('-')) {
+        let flag = Arg::new("--model-path", first.loc);
+        launch.args.insert(0, flag);
+    }
     super::run_engine(
         spec(version.clone()),
         BoolStyle::Sglang,
-        launch,
+        &launch,
         version,
         cx,
     )

@@ -1,17 +1,23 @@
-//! vLLM `vllm serve [MODEL]`: `FlexibleArgumentParser` (vllm/utils/argparse_utils.py), which
-//! turns `_` into `-` in option names and pulls `--config FILE` in after the model.
+//! vLLM `vllm serve [MODEL]` and `python3 -m vllm.entrypoints.openai.api_server`:
+//! `FlexibleArgumentParser` (vllm/utils/argparse_utils.py), which turns `_` into `-` in option
+//! names, pulls `--config FILE` in after the model, expands `-O3` and dotted JSON keys.
 
 use super::argparse::{BoolStyle, HumanInt, Spec, Table};
 use super::{ParseContext, Parsed};
-use crate::launch::{Engine, Launch};
+use crate::finding::Finding;
+use crate::launch::{Arg, Engine, Launch};
 use crate::version::Version;
 use std::sync::OnceLock;
 
 const REPLACEMENTS: &[(&str, &str)] = &[];
 
-/// The serve positional is `model_tag` (entrypoints/openai/cli_args.py::make_arg_parser); the
-/// engine copies it to `model`.
+/// The serve positional is `model_tag` (entrypoints/common/cli_args.py::make_arg_parser);
+/// `vllm serve` copies it to `model` (entrypoints/cli/serve.py::ServeSubcommand.cmd).
 const DEST_RENAMES: &[(&str, &str)] = &[("model_tag", "model")];
+
+/// Fields kvlint reads whose argparse type is `optional_type(...)` (vllm/engine/arg_utils.py):
+/// `""` and `"None"` leave them unset (vllm/config/cache.py `int | None`).
+const OPTIONAL: &[&str] = &["kv_cache_memory_bytes", "num_gpu_blocks_override"];
 
 pub fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
@@ -24,9 +30,177 @@ pub fn spec(version: Version) -> Option<Spec<'static>> {
     s.human = HumanInt::Vllm;
     s.replacements = REPLACEMENTS;
     s.dest_renames = DEST_RENAMES;
+    s.rewrite = Some(rewrite);
+    s.optional = OPTIONAL;
+    // vllm/engine/arg_utils.py: `--kv-transfer-config` is `KVTransferConfig` parsed from JSON.
+    s.json_objects = &["kv_transfer_config"];
     Some(s)
 }
 
 pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed {
-    super::run_engine(spec(version.clone()), BoolStyle::Vllm, launch, version, cx)
+    let words = super::command_text(launch, cx);
+    let (serve, api) = (words.ends_with(" serve"), words.ends_with("api_server"));
+    let Some(mut s) = spec(version.clone()) else {
+        return super::run_engine(None, BoolStyle::Vllm, launch, version, cx);
+    };
+    let mut moved = launch.clone();
+    let mut findings = Vec::new();
+    if serve {
+        moved.args = model_first(&launch.args, &mut findings);
+    } else if api {
+        // api_server.py's entry (launchers/api_server/entry.py::main) never copies
+        // `model_tag` to `model`: a positional model is parsed and ignored.
+        s.dest_renames = &[];
+    }
+    let mut parsed = super::run_engine(Some(s), BoolStyle::Vllm, &moved, version, cx);
+    if let Some(tag) = parsed.args.settings.remove("model_tag") {
+        parsed.findings.push(
+            Finding::new("CFG004", Some(tag.value_loc))
+                .var("flag", "python3 -m vllm.entrypoints.openai.api_server")
+                .var("value", format!("the positional model {}", super::value_text(&tag.value)))
+                .var(
+                    "expected",
+                    "--model MODEL: this entry point ignores a positional model and serves vLLM's default model",
+                )
+                .label("ignored by vLLM"),
+        );
+    }
+    parsed.findings.splice(0..0, findings);
+    parsed
+}
+
+/// `vllm serve`: the first `--model X` / `--model=X` becomes the positional model
+/// (FlexibleArgumentParser.parse_args), so with two `--model` options the first one is served.
+fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Vec<Arg> {
+    let is_model = |a: &Arg| a.text == "--model" || a.text.starts_with("--model=") && a.text.len() > 8;
+    let Some(i) = args.iter().position(is_model) else {
+        return args.to_vec();
+    };
+    let (model, used) = if args[i].text == "--model" {
+        match args.get(i + 1) {
+            Some(v) => (v.clone(), 2),
+            None => {
+                findings.push(
+                    Finding::new("CFG004", Some(args[i].loc))
+                        .var("flag", "--model")
+                        .var("value", "")
+                        .var("expected", "a value"),
+                );
+                return args.to_vec();
+            }
+        }
+    } else {
+        let mut v = args[i].clone();
+        v.text = v.text["--model=".len()..].to_string();
+        (v, 1)
+    };
+    let mut out = vec![model];
+    out.extend(args[..i].iter().cloned());
+    out.extend(args[i + used..].iter().cloned());
+    out
+}
+
+/// FlexibleArgumentParser.parse_args after `--config`: `-O3`/`-O=3`/`-Odecode`/`-O 3` →
+/// `--optimization-level`, then dotted keys (`--kv-transfer-config.kv_role kv_producer`)
+/// gathered into one JSON value per option, appended at the end.
+fn rewrite(spec: &Spec, tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
+    let level = spec.exact("--optimization-level").is_some();
+    let mut out: Vec<Arg> = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let text = t.text.as_str();
+        let next_is_level = tokens
+            .get(i + 1)
+            .is_some_and(|n| matches!(n.text.as_str(), "0" | "1" | "2" | "3"));
+        if level && text.starts_with("-O") && text != "-O" && !text.starts_with("--") {
+            let value = text.strip_prefix("-O=").unwrap_or(&text[2..]);
+            out.push(Arg::new("--optimization-level", t.loc));
+            out.push(Arg::new(value, t.loc));
+        } else if level && text == "-O" && next_is_level {
+            out.push(Arg::new("--optimization-level", t.loc));
+        } else {
+            out.push(t.clone());
+        }
+    }
+    dotted(out)
+}
+
+fn dotted(tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
+    let mut findings = Vec::new();
+    let mut dicts: Vec<(String, serde_json::Value, crate::source::Loc)> = Vec::new();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        i += 1;
+        let (name, value) = match t.text.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            None => (t.text.clone(), None),
+        };
+        if !(name.starts_with('-') && name.contains('.')) || !t.unresolved.is_empty() {
+            out.push(t.clone());
+            continue;
+        }
+        let value = match value {
+            Some(v) => v,
+            None => match tokens.get(i) {
+                Some(v) => {
+                    i += 1;
+                    v.text.clone()
+                }
+                None => {
+                    // `processed_args[i + 1]`: IndexError, the engine does not start.
+                    findings.push(
+                        Finding::new("CFG004", Some(t.loc))
+                            .var("flag", &t.text)
+                            .var("value", "")
+                            .var("expected", "a value: vLLM reads a word with a dot after a dash as a dotted JSON option and takes the next word as its value"),
+                    );
+                    continue;
+                }
+            },
+        };
+        let (name, value) = match name.strip_suffix('+') {
+            Some(n) => (n.to_string(), serde_json::json!(value.split(',').collect::<Vec<_>>())),
+            None => (name, json_value(&value)),
+        };
+        let mut keys = name.split('.');
+        let option = keys.next().unwrap_or_default().replace('_', "-");
+        let nested = keys
+            .rev()
+            .fold(value, |acc, k| serde_json::json!({ k: acc }));
+        match dicts.iter_mut().find(|(o, _, _)| *o == option) {
+            Some((_, d, _)) => merge(d, nested),
+            None => dicts.push((option, nested, t.loc)),
+        }
+    }
+    for (option, value, loc) in dicts {
+        out.push(Arg::new(option, loc));
+        out.push(Arg::new(value.to_string(), loc));
+    }
+    (out, findings)
+}
+
+/// `json.loads`, else `human_readable_int`, else the string.
+fn json_value(raw: &str) -> serde_json::Value {
+    serde_json::from_str(raw).unwrap_or_else(|_| {
+        super::argparse::human_int(HumanInt::Vllm, raw)
+            .map_or_else(|| serde_json::json!(raw), |n| serde_json::json!(n))
+    })
+}
+
+/// argparse_utils.py `recursive_dict_update`: nested dicts merge, lists extend, values replace.
+fn merge(into: &mut serde_json::Value, from: serde_json::Value) {
+    use serde_json::Value;
+    let (Value::Object(a), Value::Object(b)) = (into, from) else {
+        return;
+    };
+    for (k, v) in b {
+        match (a.get_mut(&k), v) {
+            (Some(old @ Value::Object(_)), v @ Value::Object(_)) => merge(old, v),
+            (Some(Value::Array(old)), Value::Array(v)) => old.extend(v),
+            (_, v) => {
+                a.insert(k, v);
+            }
+        }
+    }
 }
