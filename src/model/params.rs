@@ -10,7 +10,10 @@
 use regex_lite::Regex;
 use serde_json::Value;
 
-use super::config::{as_uint, invalid, quant_config, Cfg, Obj};
+use super::quant::{
+    ct_groups, dtype_bits, list, modelopt_algo, quant_method, quark_weight, weight_bits,
+};
+use super::raw::{as_uint, invalid, num_experts, quant_config, Cfg, Obj};
 use super::{Dtype, Geometry, LayerKind, ModelError, WeightParts};
 
 pub(crate) struct Counts {
@@ -19,14 +22,6 @@ pub(crate) struct Counts {
     pub weight_bytes: u64,
     pub nextn_weight_bytes: u64,
     pub parts: WeightParts,
-}
-
-/// Routed experts per MoE layer (`n_routed_experts`, `num_experts`, `num_local_experts`).
-pub(crate) fn num_experts(c: &Cfg) -> Result<u64, ModelError> {
-    Ok(
-        c.first_uint(&["n_routed_experts", "num_experts", "num_local_experts"])?
-            .unwrap_or(0),
-    )
 }
 
 pub(crate) fn count(g: &Geometry, c: &Cfg) -> Result<Counts, ModelError> {
@@ -481,84 +476,6 @@ fn vision_params(c: &Cfg, text_hidden: u64) -> Result<u64, ModelError> {
     Ok(layers * block + 3 * patch * patch * temporal * d + merged * merged + merged * text_hidden)
 }
 
-/// `quant_method`, lower-cased; ModelOpt configs may omit it.
-pub(crate) fn quant_method(q: &Obj) -> String {
-    if let Some(m) = q.get("quant_method").and_then(Value::as_str) {
-        return m.to_ascii_lowercase();
-    }
-    if q.contains_key("quant_algo") || q.get("quantization").is_some_and(Value::is_object) {
-        return "modelopt".into();
-    }
-    if q.contains_key("load_in_4bit") || q.contains_key("load_in_8bit") {
-        return "bitsandbytes".into();
-    }
-    "unknown".into()
-}
-
-/// Bits per quantized weight, scales excluded; 16 when the method is unknown.
-pub(crate) fn weight_bits(q: &Obj, method: &str) -> u32 {
-    let bits = |v: Option<&Value>| v.and_then(Value::as_u64).map(|b| b as u32);
-    match method {
-        "fp8" | "fbgemm_fp8" => 8,
-        "mxfp4" => 4,
-        "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => bits(q.get("bits")).unwrap_or(4),
-        "compressed-tensors" => ct_groups(q)
-            .first()
-            .and_then(|(_, w)| bits(w.get("num_bits")))
-            .unwrap_or(16),
-        "quark" => quark_weight(q)
-            .and_then(|w| w.get("dtype"))
-            .and_then(Value::as_str)
-            .map_or(16, dtype_bits),
-        "modelopt" | "modelopt_fp4" => {
-            modelopt_algo(q).map_or(16, |a| if a.contains("FP8") { 8 } else { 4 })
-        }
-        "bitsandbytes" => {
-            if q.get("load_in_4bit").and_then(Value::as_bool) == Some(true) {
-                4
-            } else {
-                8
-            }
-        }
-        _ => 16,
-    }
-}
-
-fn quark_weight(q: &Obj) -> Option<&Obj> {
-    q.get("global_quant_config")?.get("weight")?.as_object()
-}
-
-fn dtype_bits(d: &str) -> u32 {
-    if d.contains('4') {
-        4
-    } else if d.contains('8') {
-        8
-    } else {
-        16
-    }
-}
-
-fn modelopt_algo(q: &Obj) -> Option<String> {
-    let q = q
-        .get("quantization")
-        .and_then(Value::as_object)
-        .unwrap_or(q);
-    q.get("quant_algo")
-        .and_then(Value::as_str)
-        .map(str::to_ascii_uppercase)
-}
-
-fn ct_groups(q: &Obj) -> Vec<(&Obj, &Obj)> {
-    let Some(groups) = q.get("config_groups").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    groups
-        .values()
-        .filter_map(Value::as_object)
-        .filter_map(|g| g.get("weights").and_then(Value::as_object).map(|w| (g, w)))
-        .collect()
-}
-
 /// How the checkpoint stores quantizable linear weights.
 struct WeightFormat {
     /// Bytes per unquantized weight (the checkpoint dtype).
@@ -681,14 +598,6 @@ impl WeightFormat {
             .find(|(targets, _)| targets.iter().any(|p| p.matches(module)))
             .map_or(self.dense, |(_, b)| *b)
     }
-}
-
-fn list(q: &Obj, key: &str) -> Vec<String> {
-    let items = q.get(key).and_then(Value::as_array).into_iter().flatten();
-    items
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
 }
 
 /// compressed-tensors `config_groups`: each group's `targets` and its weight scheme

@@ -166,6 +166,17 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
             p.pp,
             p.dp
         ));
+        if let Some(m) = lo.model.as_ref().and_then(|m| m.model_source.as_ref()) {
+            let rev = m
+                .revision
+                .as_ref()
+                .map_or(String::new(), |r| format!(" @ {r}"));
+            let note = m.note.as_ref().map_or(String::new(), |n| format!(" ({n})"));
+            out.push_str(&format!(
+                "model from {}: {}{rev}{note}\n",
+                m.kind, m.location
+            ));
+        }
         let rows = [
             (
                 "KV pool",

@@ -45,6 +45,8 @@ pub fn launch_object(lo: &LaunchOutcome) -> Map<String, Value> {
     for key in PLAN_KEYS {
         obj.entry(*key).or_insert(Value::Null);
     }
+    let source = lo.model.as_ref().and_then(|m| m.model_source.as_ref());
+    obj.insert("model_source".into(), json!(source));
     if lo.plan.is_none() {
         obj.insert("engine".into(), json!(lo.launch.engine));
         obj.insert("engine_version".into(), json!(lo.args.version.to_string()));

@@ -49,12 +49,28 @@ fn binary() -> PathBuf {
     }
 }
 
+/// Sets the environment every test run of kvlint gets: no GPU default, no colour, and no
+/// Hugging Face Hub or cache (tests never reach the network; this machine's cache would make
+/// results depend on what it downloaded).
+pub fn hermetic(cmd: &mut Command) -> &mut Command {
+    for var in [
+        "KVLINT_GPU",
+        "HF_HUB_CACHE",
+        "HUGGINGFACE_HUB_CACHE",
+        "HF_TOKEN",
+        "HF_ENDPOINT",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("NO_COLOR", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", "target/no-hf-home")
+}
+
 pub fn kvlint_stdin(args: &[&str], stdin: Option<&str>) -> Run {
-    let mut child = Command::new(binary())
+    let mut child = hermetic(&mut Command::new(binary()))
         .args(args)
         .current_dir(root())
-        .env_remove("KVLINT_GPU")
-        .env("NO_COLOR", "1")
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
