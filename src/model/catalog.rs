@@ -50,16 +50,27 @@ pub(crate) fn entries() -> &'static [Entry] {
 /// because its weights differ.
 pub fn catalog_lookup(hf_id: &str) -> Option<Geometry> {
     let id = hf_id.trim();
-    let same = |n: &str| n.eq_ignore_ascii_case(id);
-    let e = entries()
-        .iter()
-        .find(|e| e.names().any(same) || e.same_geometry.iter().any(|s| same(s)))?;
-    let source = if e.names().any(same) {
+    let (e, same_repo) = find(entries(), id)?;
+    let source = if same_repo {
         format!("catalog: {}", e.source)
     } else {
         format!("catalog: {} (same geometry as {})", e.source, e.id)
     };
     Geometry::from_config_json(id, &source, &e.config).ok()
+}
+
+/// The entry for `id` among its ids and aliases (`true`: the same repository), else among the
+/// checkpoints that share an entry's geometry (`false`).
+fn find<'a>(list: &'a [Entry], id: &str) -> Option<(&'a Entry, bool)> {
+    let same = |n: &str| n.eq_ignore_ascii_case(id);
+    list.iter()
+        .find(|e| e.names().any(same))
+        .map(|e| (e, true))
+        .or_else(|| {
+            list.iter()
+                .find(|e| e.same_geometry.iter().any(|s| same(s)))
+                .map(|e| (e, false))
+        })
 }
 
 /// The repository name after the owner, lower-cased: `Qwen3-32B` for `Qwen/Qwen3-32B` and for
@@ -170,6 +181,22 @@ mod tests {
             let g = Geometry::from_config_json(&e.id, &e.source, &e.config);
             assert!(g.is_ok(), "{}: {:?}", e.id, g.err());
         }
+    }
+
+    #[test]
+    fn old_repository_names_find_their_entry() {
+        let list: Vec<Entry> = serde_json::from_value(serde_json::json!([
+            {"id": "meta-llama/Llama-3.1-8B-Instruct", "source": "s", "config": {},
+             "aliases": ["meta-llama/Meta-Llama-3.1-8B-Instruct"]},
+            {"id": "org/base", "source": "s", "config": {}, "same_geometry": ["org/tune"]}
+        ]))
+        .unwrap();
+        let hit = |id| find(&list, id).map(|(e, same)| (e.id.as_str(), same));
+        let llama = Some(("meta-llama/Llama-3.1-8B-Instruct", true));
+        assert_eq!(hit("meta-llama/meta-llama-3.1-8b-instruct"), llama);
+        assert_eq!(hit("meta-llama/Llama-3.1-8B-Instruct"), llama);
+        assert_eq!(hit("org/tune"), Some(("org/base", false)));
+        assert_eq!(hit("meta-llama/Meta-Llama-3.1-8B-Instruct-FP8"), None);
     }
 
     #[test]

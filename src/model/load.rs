@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::raw::{as_uint, invalid, Cfg};
+use super::raw::{as_uint, invalid, quant_config, Cfg};
 use super::{config, params, Geometry, ModelError, WeightsSource};
 
 impl Geometry {
@@ -43,12 +43,24 @@ pub fn load_config_file(path: &Path) -> Result<Geometry, ModelError> {
     Geometry::from_config_json(&shown, &shown, &read_json(path)?)
 }
 
-/// Reads a local model directory: `config.json`, and the measured weight size from
-/// `model.safetensors.index.json` `metadata.total_size` when present. The MTP layers' estimated
-/// bytes are taken out of the measured total, since engines load them only for speculative
-/// decoding.
+/// Reads a local model directory: `config.json`, with the ModelOpt `hf_quant_config.json` as its
+/// quantization config when config.json states none (vLLM `get_quant_config` reads that file),
+/// and the measured weight size from `model.safetensors.index.json` `metadata.total_size` when
+/// present. The MTP layers' estimated bytes are taken out of the measured total, since engines
+/// load them only for speculative decoding.
 pub fn load_model_dir(path: &Path) -> Result<Geometry, ModelError> {
-    let mut g = load_config_file(&path.join("config.json"))?;
+    let config = path.join("config.json");
+    let shown = config.display().to_string();
+    let mut json = read_json(&config)?;
+    let quant = path.join("hf_quant_config.json");
+    let mut source = shown.clone();
+    if quant.is_file() && Cfg::new(&json, &shown).is_ok_and(|c| quant_config(&c).is_none()) {
+        if let Some(root) = json.as_object_mut() {
+            root.insert("quantization_config".into(), read_json(&quant)?);
+            source = format!("{shown} + {}", quant.display());
+        }
+    }
+    let mut g = Geometry::from_config_json(&shown, &source, &json)?;
     g.id = path.display().to_string();
     let index = path.join("model.safetensors.index.json");
     if index.is_file() {
@@ -94,6 +106,18 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("model.safetensors.index.json"));
+        std::fs::remove_file(dir.path().join("model.safetensors.index.json")).unwrap();
+        // ModelOpt's separate quantization file counts when config.json states none.
+        std::fs::write(
+            dir.path().join("hf_quant_config.json"),
+            r#"{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}"#,
+        )
+        .unwrap();
+        let q = load_model_dir(dir.path()).unwrap().quantization.unwrap();
+        assert_eq!(
+            (q.method.as_str(), q.weight_bits, q.kv_cache_fp8),
+            ("modelopt", 8, true)
+        );
         assert!(load_config_file(&dir.path().join("missing.json"))
             .unwrap_err()
             .to_string()
