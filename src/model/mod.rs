@@ -14,6 +14,7 @@ mod params;
 mod quant;
 mod raw;
 pub mod resolve;
+mod weight_format;
 
 pub use cache::HubCache;
 pub use catalog::{catalog_ids, catalog_lookup, catalog_rows, suggestions, CatalogRow};
