@@ -338,16 +338,6 @@ fn serve(mut stream: TcpStream, files: &HashMap<String, String>, seen: &Mutex<Se
     }
     // /{org}/{name}/resolve/{revision}/{file}
     let parts: Vec<&str> = path.trim_start_matches('/').splitn(5, '/').collect();
-    let reply = |status: &str, extra: &str, body: &[u8]| {
-        format!(
-            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
-            body.len()
-        )
-        .into_bytes()
-        .into_iter()
-        .chain(body.iter().copied())
-        .collect::<Vec<u8>>()
-    };
     let out = match parts.as_slice() {
         [org, name, "resolve", rev, file] => {
             let repo = format!("{org}/{name}");
@@ -361,7 +351,7 @@ fn serve(mut stream: TcpStream, files: &HashMap<String, String>, seen: &Mutex<Se
                         reply("404 Not Found", "X-Error-Code: EntryNotFound\r\n", b"")
                     }
                     None => reply("401 Unauthorized", "X-Error-Code: RepoNotFound\r\n", b""),
-                    Some(body) => ranged(body.as_bytes(), headers.get("range"), &reply),
+                    Some(body) => ranged(body.as_bytes(), headers.get("range")),
                 }
             }
         }
@@ -373,11 +363,16 @@ fn serve(mut stream: TcpStream, files: &HashMap<String, String>, seen: &Mutex<Se
     let _ = reader.read_to_end(&mut rest);
 }
 
-fn ranged(
-    body: &[u8],
-    range: Option<&String>,
-    reply: &dyn Fn(&str, &str, &[u8]) -> Vec<u8>,
-) -> Vec<u8> {
+/// An HTTP/1.1 response that closes the connection.
+fn reply(status: &str, extra: &str, body: &[u8]) -> Vec<u8> {
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
+        body.len()
+    );
+    [head.as_bytes(), body].concat()
+}
+
+fn ranged(body: &[u8], range: Option<&String>) -> Vec<u8> {
     let etag = format!(
         "ETag: \"{:040x}\"\r\nX-Repo-Commit: {COMMIT}\r\n",
         body.len()

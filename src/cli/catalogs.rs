@@ -115,3 +115,25 @@ pub fn gpus(format: ListFormat, config_path: Option<&Path>) -> Run {
     }
     Ok(exit::CLEAN)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_webhook_asks_the_hub_only_when_told() {
+        let h = |offline| super::super::Hardware {
+            gpu: None,
+            model_config: None,
+            engine_version: None,
+            offline,
+        };
+        assert_eq!(webhook_hub(true, &h(true)), HubUse::Offline);
+        if !env_true("HF_HUB_OFFLINE") {
+            assert_eq!(webhook_hub(false, &h(false)), HubUse::Off);
+            assert_eq!(webhook_hub(true, &h(false)), HubUse::On);
+            assert_eq!(resolver(&h(false)).hub, HubUse::On);
+        }
+        assert_eq!(resolver(&h(true)).hub, HubUse::Offline);
+    }
+}
