@@ -143,6 +143,29 @@ fn model_config_says_when_it_is_applied_to_a_launch_naming_another_model() {
         "--model-config applies to every launch of the run; this launch names Qwen/Qwen3-8B"
     );
     assert_eq!(doc["launches"][1]["kv_bytes_per_token"], KV_BYTES);
+    // The human report says it on the launch's line.
+    let run = kvlint_env(
+        &[
+            "check",
+            "--gpu",
+            "h100-80gb",
+            "--model-config",
+            dir.to_str().unwrap(),
+            script.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("two.sh:2:"))
+        .unwrap();
+    assert!(
+        line.ends_with(
+            "(--model-config applies to every launch of the run; this launch names Qwen/Qwen3-8B)"
+        ),
+        "{line}"
+    );
 }
 
 #[test]

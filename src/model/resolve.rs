@@ -234,9 +234,9 @@ impl Resolver {
                 (HubUse::Offline, _) => {
                     tried.push("the Hub was not asked (--offline or HF_HUB_OFFLINE=1)".into())
                 }
-                (HubUse::Off, _) => {
-                    tried.push("the Hub was not asked (Hub lookups are off)".into())
-                }
+                (HubUse::Off, _) => tried.push(
+                    "the Hub was not asked (off here; the webhook asks it only with --hub)".into(),
+                ),
             }
         }
         match catalog_lookup(id) {

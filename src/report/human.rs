@@ -130,7 +130,13 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
                 lo.args.version
             ),
         };
-        out.push_str(&format!("{file}:{}: {what}: {verdict}\n", pos.line));
+        // `--model-config` on a launch naming another model: said where the verdict is read.
+        let note = lo.model.as_ref().and_then(|m| m.model_source.as_ref());
+        let note = note
+            .filter(|s| s.kind == "model-config")
+            .and_then(|s| s.note.as_ref())
+            .map_or(String::new(), |n| format!(" ({n})"));
+        out.push_str(&format!("{file}:{}: {what}: {verdict}{note}\n", pos.line));
     }
     out
 }
