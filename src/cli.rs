@@ -15,6 +15,8 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
+mod catalogs;
+
 /// Exit codes of the contract.
 pub mod exit {
     pub const CLEAN: i32 = 0;
@@ -46,11 +48,21 @@ pub enum Command {
     Check(CheckArgs),
     /// Compute the KV pool of one launch given after `--` (exit 1 when the launch is refused).
     Capacity(CapacityArgs),
-    /// List this node's GPUs as NVML reports them (exit 4 without an NVIDIA driver).
+    /// List this node's GPUs as NVML reports them (exit 4 without an NVIDIA driver), or with
+    /// `--catalog` the GPUs kvlint knows.
     Gpus {
         #[arg(long, value_enum, default_value_t = ListFormat::Human)]
         format: ListFormat,
+        /// List the embedded GPU catalog, with kvlint.toml `[gpus]` additions, instead of this node.
+        #[arg(long)]
+        catalog: bool,
+        /// The kvlint.toml whose `[gpus]` to include (default: the nearest one from here upward).
+        #[arg(long, value_name = "FILE", requires = "catalog")]
+        config: Option<PathBuf>,
     },
+    /// List or search the embedded model catalog (id, architecture, layers, KV bytes per token,
+    /// max context, source).
+    Models(catalogs::ModelsArgs),
     /// Prove the plan on this node with a CUDA microprobe: allocate every rank's KV pool, write
     /// and verify every page, release it (exit 1 when a pool does not fit or verify, 4 without a GPU).
     Probe(CapacityArgs),
@@ -94,6 +106,10 @@ pub struct WebhookArgs {
     /// A kvlint.toml: rule levels and parameters, default GPU and engine version.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Ask the Hugging Face Hub for models that the cache and the catalog lack (off by default:
+    /// an admission decision should not wait on, or leak names to, a network service).
+    #[arg(long)]
+    pub hub: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -123,6 +139,10 @@ pub struct Hardware {
     /// Default: the latest version kvlint models.
     #[arg(long, value_name = "V")]
     pub engine_version: Option<String>,
+    /// Never ask the Hugging Face Hub for a model's config.json (as `HF_HUB_OFFLINE=1`); the
+    /// local Hugging Face cache and the embedded catalog are still read.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 #[derive(Debug, Args)]
@@ -319,7 +339,15 @@ pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Check(a) => check(a),
         Command::Capacity(a) => capacity(a),
-        Command::Gpus { format } => gpus(format),
+        Command::Gpus {
+            format,
+            catalog,
+            config,
+        } => match catalog {
+            true => catalogs::gpus(format, config.as_deref()),
+            false => gpus(format),
+        },
+        Command::Models(a) => catalogs::models(&a),
         Command::Probe(a) => probe(a),
         Command::Explain { rule } => explain(&rule),
         Command::Rules { format } => list_rules(format),
@@ -386,7 +414,7 @@ fn options(h: &Hardware, config_gpu: Option<&String>) -> Result<Options, Failure
         gpu,
         gpu_source,
         node_gpu,
-        model_config: h.model_config.clone(),
+        models: catalogs::resolver(h),
         engine_version,
         ..Options::default()
     })
@@ -433,15 +461,17 @@ fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
 
 fn check(mut a: CheckArgs) -> Run {
     let cfg = load_config(&a)?;
+    gpu::catalog::add_local(cfg.gpus.clone());
     let h = &mut a.hardware;
     h.engine_version = h
         .engine_version
         .take()
         .or_else(|| cfg.engine_version.clone());
-    let opts = Options {
+    let mut opts = Options {
         rules: cfg.rules.clone(),
         ..options(h, cfg.gpu.as_ref())?
     };
+    opts.models.table = cfg.models.clone();
     let mut outcome = Outcome::default();
     for input in &a.paths {
         for (name, text, base) in read_input(input, a.stdin_filename.as_deref(), &cfg)? {
@@ -593,10 +623,9 @@ fn plan_launch(a: &CapacityArgs) -> Result<(Outcome, Vec<report::Rendered>), Fai
     let findings = report::render_all(&outcome);
     for rule in ["INP002", "INP003", "INP004"] {
         if let Some(f) = findings.iter().find(|f| f.rule == rule) {
-            let hint = if rule == "INP002" {
-                " (pass --model-config)"
-            } else {
-                ""
+            let hint = match rule {
+                "INP002" => format!("; {}", f.help),
+                _ => String::new(),
             };
             return Err(UsageError(format!("{}{hint}", f.message)).into());
         }
@@ -674,6 +703,7 @@ fn webhook(mut a: WebhookArgs) -> Run {
         Some(p) => config::load(p).map_err(|e| UsageError(e.to_string()))?,
         None => Config::default(),
     };
+    gpu::catalog::add_local(cfg.gpus.clone());
     a.hardware.gpu_source = gpu::GpuSource::Webhook;
     a.hardware.engine_version = a
         .hardware
@@ -681,13 +711,16 @@ fn webhook(mut a: WebhookArgs) -> Run {
         .take()
         .or_else(|| cfg.engine_version.clone());
     let mut settings = Settings::new(a.listen, a.tls_cert, a.tls_key);
+    // The webhook's own node says nothing about where admitted pods run: no NVML fallback.
+    let mut options = Options {
+        rules: cfg.rules.clone(),
+        node_gpu: None,
+        ..options(&a.hardware, cfg.gpu.as_ref())?
+    };
+    options.models.table = cfg.models.clone();
+    options.models.hub = catalogs::webhook_hub(a.hub, &a.hardware);
     settings.policy = Policy {
-        // The webhook's own node says nothing about where admitted pods run: no NVML fallback.
-        options: Options {
-            rules: cfg.rules.clone(),
-            node_gpu: None,
-            ..options(&a.hardware, cfg.gpu.as_ref())?
-        },
+        options,
         unknown: match a.unknown {
             UnknownPolicy::Warn => Unknown::Warn,
             UnknownPolicy::Deny => Unknown::Deny,

@@ -9,10 +9,22 @@
 //! [rules]
 //! pool-headroom-low = "allow" # a level by rule id or name
 //! KV003 = { level = "deny", min_ratio = 3.0 }  # a level and parameters
+//!
+//! [models]                    # a model as launches write it → what to read
+//! "/models/Qwen3-32B/" = "Qwen/Qwen3-32B"
+//! "/mnt/models" = { config = "configs/llama70b.json" }
+//! "chat" = { id = "meta-llama/Llama-3.1-8B-Instruct", revision = "main" }
+//!
+//! [gpus.H20]                  # adds a GPU, or overrides one of the catalog's
+//! memory-bytes = 102_005_473_280          # total as CUDA reports it
+//! aliases = ["h20-96gb"]
+//! labels = ["NVIDIA-H20"]                 # nvidia.com/gpu.product node labels
 //! ```
 //!
 //! Every key is checked: an unknown key, rule or parameter is an error pointing at it.
 
+use crate::gpu::catalog::{self as gpu_catalog, CatalogEntry, LocalGpu};
+use crate::model::resolve::{Mapping, ModelTable, Target};
 use crate::rules::{self, Level, Rule};
 use crate::source::SourceFile;
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -70,6 +82,54 @@ pub struct File {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, RuleEntrySchema>")]
     pub rules: BTreeMap<Spanned<String>, Spanned<RuleEntry>>,
+    /// Models as launches write them (a path, a Hub id, a served-model-name), mapped to a Hub id
+    /// or to a config.json / model directory relative to this file.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ModelEntry>")]
+    pub models: BTreeMap<Spanned<String>, Spanned<ModelEntry>>,
+    /// GPUs added to the catalog, or catalog GPUs overridden, by name.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, GpuEntry>")]
+    pub gpus: BTreeMap<Spanned<String>, Spanned<GpuEntry>>,
+}
+
+/// One `[models]` entry: a Hub id, or a table.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ModelEntry {
+    /// A Hub id (`Qwen/Qwen3-32B`).
+    Id(String),
+    Table(ModelTableEntry),
+}
+
+/// A `[models]` table: `config` (a config.json or model directory), or `id` and `revision`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelTableEntry {
+    pub config: Option<String>,
+    pub id: Option<String>,
+    pub revision: Option<String>,
+}
+
+/// A `[gpus]` entry. Fields left out of an override keep the catalog's values.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct GpuEntry {
+    /// Total memory in bytes as CUDA reports it (`cudaMemGetInfo`, `torch.cuda.mem_get_info`).
+    pub memory_bytes: Option<u64>,
+    /// Total as nvidia-smi prints it, MiB (default: `memory-bytes` rounded up to MiB).
+    pub memory_mib: Option<u64>,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Node label values (`nvidia.com/gpu.product`) and NVML names that mean this GPU.
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// `[major, minor]`, e.g. `[9, 0]` for Hopper.
+    pub compute_capability: Option<[u32; 2]>,
+    /// Peak memory bandwidth, GB/s.
+    pub bandwidth_gbs: Option<f64>,
+    /// Where the figures come from.
+    pub source: Option<String>,
 }
 
 /// One `[rules]` entry: a level, or a table with an optional level and parameters.
@@ -169,6 +229,10 @@ pub struct Config {
     pub engine_version: Option<String>,
     pub fail_on: Option<FailOn>,
     pub rules: RuleSettings,
+    /// `[models]`, config paths made relative to the file's directory.
+    pub models: ModelTable,
+    /// `[gpus]`, as catalog entries.
+    pub gpus: Vec<CatalogEntry>,
     exclude: Option<(PathBuf, GlobSet)>,
 }
 
@@ -277,14 +341,77 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
         }
         _ => None,
     };
+    let line = |span: Range<usize>| format!("{name}:{}", src.line_col(span.start).0);
+    let models = ModelTable {
+        entries: file
+            .models
+            .iter()
+            .map(|(k, v)| {
+                let target = model_target(v.get_ref(), dir).ok_or_else(|| {
+                    err(
+                        Some(v.span()),
+                        "a [models] entry needs a Hub id, `id = ...` or `config = ...` (not both)"
+                            .into(),
+                    )
+                })?;
+                Ok(Mapping {
+                    key: k.get_ref().clone(),
+                    target,
+                    at: line(k.span()),
+                })
+            })
+            .collect::<Result<_, ConfigError>>()?,
+    };
+    let gpus = file
+        .gpus
+        .iter()
+        .map(|(k, v)| {
+            let g = v.get_ref();
+            let local = LocalGpu {
+                name: k.get_ref().clone(),
+                memory_bytes: g.memory_bytes,
+                memory_mib: g.memory_mib,
+                aliases: g.aliases.clone(),
+                labels: g.labels.clone(),
+                compute_capability: g.compute_capability,
+                bandwidth_gbs: g.bandwidth_gbs,
+                source: g.source.clone().unwrap_or_else(|| line(k.span())),
+            };
+            gpu_catalog::local_entry(local).map_err(|m| err(Some(k.span()), m))
+        })
+        .collect::<Result<Vec<_>, ConfigError>>()?;
     Ok(Config {
         path: Some(PathBuf::from(name)),
+        models,
+        gpus,
         gpu: file.gpu.map(Spanned::into_inner),
         engine_version: file.engine_version.map(Spanned::into_inner),
         fail_on: file.fail_on,
         rules,
         exclude,
     })
+}
+
+/// What a `[models]` entry points at; config paths are relative to the file's directory.
+fn model_target(e: &ModelEntry, dir: Option<&Path>) -> Option<Target> {
+    let hub = |id: &str, revision: Option<&String>| Target::Hub {
+        id: id.to_string(),
+        revision: revision.cloned(),
+    };
+    match e {
+        ModelEntry::Id(id) => Some(hub(id, None)),
+        ModelEntry::Table(t) => match (&t.config, &t.id) {
+            (Some(c), None) if t.revision.is_none() => {
+                let path = Path::new(c);
+                Some(Target::Config(match dir {
+                    Some(d) if path.is_relative() => d.join(path),
+                    _ => path.to_path_buf(),
+                }))
+            }
+            (None, Some(id)) => Some(hub(id, t.revision.as_ref())),
+            _ => None,
+        },
+    }
 }
 
 /// One `level = ...` or parameter of a rule table.

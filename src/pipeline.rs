@@ -4,18 +4,18 @@
 use crate::capacity::{self, Inputs};
 use crate::config::RuleSettings;
 use crate::deployment::{self, Deployment};
-use crate::engine::{self, EngineArgs, ParseContext};
+use crate::engine::{self, ParseContext};
 use crate::extract;
 use crate::finding::Finding;
 use crate::gpu::{self, source::Chosen};
 use crate::launch::{Engine, Launch};
-use crate::model::{self, Geometry};
+use crate::model;
 pub use crate::outcome::LaunchOutcome;
 use crate::rules;
 use crate::source::{FileId, Sources};
 use crate::suppress::{self, Suppressed};
 use crate::version::Version;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Settings of a run that apply to every launch.
 #[derive(Debug, Default, Clone)]
@@ -27,8 +27,8 @@ pub struct Options {
     pub gpu_source: gpu::GpuSource,
     /// This node's GPUs when NVML answers: used after the input's own GPU, before the default.
     pub node_gpu: Option<gpu::GpuSelection>,
-    /// `--model-config PATH` (a config.json or a model directory).
-    pub model_config: Option<PathBuf>,
+    /// How models are resolved: `--model-config`, kvlint.toml `[models]`, Hub use.
+    pub models: model::Resolver,
     /// `--engine-version V`.
     pub engine_version: Option<Version>,
     /// Rule levels and parameters from `kvlint.toml`.
@@ -106,7 +106,7 @@ impl Outcome {
         let parsed = engine::parse(&launch, Some(&version), &mut cx);
         findings.extend(parsed.findings);
         let args = parsed.args;
-        let model = resolve_model(&launch, &args, opts, &mut findings);
+        let model = model::resolve::for_launch(&launch, &args, &opts.models, &mut findings);
         let chosen = resolve_gpu(&launch, opts, &mut findings);
         let mut plan = None;
         if let (Some(m), Some(g)) = (&model, &chosen) {
@@ -202,71 +202,6 @@ impl Outcome {
         }
         (v, source)
     }
-}
-
-/// The model the launch serves, from `--model-config`, a local directory, or the catalog.
-fn resolve_model(
-    launch: &Launch,
-    args: &EngineArgs,
-    opts: &Options,
-    findings: &mut Vec<Finding>,
-) -> Option<Geometry> {
-    let dest = match launch.engine {
-        Engine::Sglang => "model_path",
-        Engine::Vllm | Engine::Trtllm => "model",
-    };
-    let setting = args.get(dest);
-    let id = setting.and_then(|s| match &s.value {
-        engine::SettingValue::Text(t) if s.unresolved.is_empty() => Some(t.clone()),
-        _ => None,
-    });
-    let at = setting.map_or(launch.command, |s| s.value_loc);
-    if let Some(path) = &opts.model_config {
-        return match load_model_path(path, id.as_deref()) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                findings.push(Finding::new("INP002", Some(at)).var("model", e.to_string()));
-                None
-            }
-        };
-    }
-    let Some(id) = id else {
-        match setting {
-            Some(s) if !s.unresolved.is_empty() => {
-                findings.extend(capacity::unresolved(args, &[dest]))
-            }
-            _ => findings
-                .push(Finding::new("INP002", Some(at)).var("model", "(the launch names none)")),
-        }
-        return None;
-    };
-    let local = Path::new(&id);
-    if local.join("config.json").is_file() {
-        match model::load_model_dir(local) {
-            Ok(g) => return Some(g),
-            Err(e) => {
-                findings.push(Finding::new("INP002", Some(at)).var("model", format!("{id} ({e})")));
-                return None;
-            }
-        }
-    }
-    model::catalog_lookup(&id).or_else(|| {
-        findings.push(Finding::new("INP002", Some(at)).var("model", &id));
-        None
-    })
-}
-
-/// Loads `--model-config`: a config.json file or a model directory.
-pub fn load_model_path(path: &Path, id: Option<&str>) -> Result<Geometry, model::ModelError> {
-    let mut g = if path.is_dir() {
-        model::load_model_dir(path)?
-    } else {
-        model::load_config_file(path)?
-    };
-    if let Some(id) = id {
-        g.id = id.to_string();
-    }
-    Ok(g)
 }
 
 /// The GPU: what the input names, else NVML on this node, else the user's default

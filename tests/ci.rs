@@ -21,15 +21,13 @@ struct Run {
 /// Runs kvlint from the repository root with a controlled environment (`env` pairs are added).
 fn kvlint_env(args: &[&str], env: &[(&str, &Path)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvlint"));
-    cmd.args(args)
+    common::hermetic(&mut cmd)
+        .args(args)
         .current_dir(root())
         .stdin(Stdio::null())
-        .env("NO_COLOR", "1")
         // The GPU comes from the fixtures and defaults, never from this machine's NVML.
-        .env("CUDA_VISIBLE_DEVICES", "");
-    for var in ["KVLINT_GPU", "GITHUB_STEP_SUMMARY"] {
-        cmd.env_remove(var);
-    }
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .env_remove("GITHUB_STEP_SUMMARY");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -621,7 +619,8 @@ fn action(paths: &str, extra: &[(&str, &str)]) -> (i32, String, String, String) 
         std::env::var("PATH").unwrap_or_default()
     );
     let mut cmd = Command::new("bash");
-    cmd.arg(root().join("scripts/kvlint-action.sh"))
+    common::hermetic(&mut cmd)
+        .arg(root().join("scripts/kvlint-action.sh"))
         .arg("run")
         .current_dir(dir.path())
         .env("PATH", path)

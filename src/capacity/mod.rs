@@ -368,6 +368,7 @@ pub(crate) mod testing {
         Geometry {
             id: "test/dense".into(),
             source: "hand-written".into(),
+            model_source: None,
             architectures: vec!["LlamaForCausalLM".into()],
             model_type: "llama".into(),
             text_model_type: "llama".into(),

@@ -1,5 +1,7 @@
 //! The embedded GPU catalog (`catalog.toml`) and name resolution.
 
+use super::local::local;
+pub use super::local::{add_local, local_entry, LocalGpu};
 use super::{GpuError, GpuSelection, GpuSpec, Vendor};
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -102,27 +104,67 @@ impl CatalogEntry {
     }
 }
 
-fn lookup_entry(name: &str) -> Option<&'static CatalogEntry> {
+fn find_in(list: &'static [CatalogEntry], name: &str) -> Option<&'static CatalogEntry> {
     let key = normalize(name);
     if key.is_empty() {
         return None;
     }
-    entries()
-        .iter()
+    list.iter()
         .find(|e| e.all_names().any(|n| normalize(n) == key))
 }
 
-/// Resolves a catalog name, alias, NVML product name or k8s product label.
+/// The embedded entry a name means, ignoring kvlint.toml `[gpus]`.
+pub fn embedded_entry(name: &str) -> Option<&'static CatalogEntry> {
+    find_in(entries(), name)
+}
+
+fn lookup_entry(name: &str) -> Option<&'static CatalogEntry> {
+    find_in(local(), name).or_else(|| embedded_entry(name))
+}
+
+/// Resolves a catalog name, alias, NVML product name or k8s product label; kvlint.toml `[gpus]`
+/// entries first.
 pub fn lookup(name: &str) -> Option<&'static GpuSpec> {
-    let entry = lookup_entry(name)?;
-    catalog().iter().find(|s| s.name == entry.spec.name)
+    lookup_entry(name).map(|e| &e.spec)
+}
+
+/// One row of `kvlint gpus --catalog`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Listed {
+    pub name: String,
+    pub memory_mib: u64,
+    pub cuda_total_bytes: u64,
+    pub compute_capability: (u32, u32),
+    pub bandwidth_gbs: f64,
+    /// Aliases, NVML names and node labels.
+    pub names: Vec<String>,
+    pub source: String,
+}
+
+/// Every GPU a name can resolve to: kvlint.toml `[gpus]` entries, then the catalog's others.
+pub fn listing() -> Vec<Listed> {
+    let overridden = |e: &CatalogEntry| local().iter().any(|l| l.spec.name == e.spec.name);
+    local()
+        .iter()
+        .chain(entries().iter().filter(|e| !overridden(e)))
+        .map(|e| Listed {
+            name: e.spec.name.clone(),
+            memory_mib: e.spec.memory_mib,
+            cuda_total_bytes: e.spec.cuda_total_bytes,
+            compute_capability: e.spec.compute_capability,
+            bandwidth_gbs: e.spec.bandwidth_gbs,
+            names: e.all_names().skip(1).map(str::to_string).collect(),
+            source: e.spec.source.clone(),
+        })
+        .collect()
 }
 
 /// Catalog names closest to `name`, best first (at most three).
 pub fn suggestions(name: &str) -> Vec<String> {
     let key = normalize(name);
-    let mut scored: Vec<(f64, &str)> = entries()
+    let mut scored: Vec<(f64, &str)> = local()
         .iter()
+        .chain(entries())
         .map(|e| {
             let best = e
                 .all_names()

@@ -29,6 +29,7 @@ pub struct GpuSpec {
 
 pub mod catalog;
 pub mod inventory;
+mod local;
 pub mod nvml;
 pub mod source;
 

@@ -18,6 +18,16 @@ pub(crate) struct Entry {
     /// Other checkpoints with this config.json geometry (fine-tunes that keep the base config).
     #[serde(default)]
     pub same_geometry: Vec<String>,
+    /// Other names of the same repository (meta-llama renamed `Meta-Llama-3.1-*` to `Llama-3.1-*`).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+impl Entry {
+    /// The id and every alias: names of this very repository.
+    fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.id.as_str()).chain(self.aliases.iter().map(String::as_str))
+    }
 }
 
 #[derive(Deserialize)]
@@ -40,15 +50,109 @@ pub(crate) fn entries() -> &'static [Entry] {
 /// because its weights differ.
 pub fn catalog_lookup(hf_id: &str) -> Option<Geometry> {
     let id = hf_id.trim();
-    let e = entries().iter().find(|e| {
-        e.id.eq_ignore_ascii_case(id) || e.same_geometry.iter().any(|s| s.eq_ignore_ascii_case(id))
-    })?;
-    let source = if e.id.eq_ignore_ascii_case(id) {
+    let (e, same_repo) = find(entries(), id)?;
+    let source = if same_repo {
         format!("catalog: {}", e.source)
     } else {
         format!("catalog: {} (same geometry as {})", e.source, e.id)
     };
     Geometry::from_config_json(id, &source, &e.config).ok()
+}
+
+/// The entry for `id` among its ids and aliases (`true`: the same repository), else among the
+/// checkpoints that share an entry's geometry (`false`).
+fn find<'a>(list: &'a [Entry], id: &str) -> Option<(&'a Entry, bool)> {
+    let same = |n: &str| n.eq_ignore_ascii_case(id);
+    list.iter()
+        .find(|e| e.names().any(same))
+        .map(|e| (e, true))
+        .or_else(|| {
+            list.iter()
+                .find(|e| e.same_geometry.iter().any(|s| same(s)))
+                .map(|e| (e, false))
+        })
+}
+
+/// The repository name after the owner, lower-cased: `Qwen3-32B` for `Qwen/Qwen3-32B` and for
+/// a mount path `/models/Qwen3-32B/`.
+fn tail(s: &str) -> String {
+    let s = s.trim().trim_end_matches('/');
+    s.rsplit('/').next().unwrap_or(s).to_ascii_lowercase()
+}
+
+/// Catalog ids closest to a model name or path, best first (at most three): compared whole and
+/// by the repository name alone, so a mount path like `/models/Qwen3-32B` finds `Qwen/Qwen3-32B`.
+pub fn suggestions(name: &str) -> Vec<String> {
+    let whole = name.trim().to_ascii_lowercase();
+    let short = tail(name);
+    let mut scored: Vec<(f64, &str)> = entries()
+        .iter()
+        .map(|e| {
+            let best = e
+                .names()
+                .chain(e.same_geometry.iter().map(String::as_str))
+                .map(|n| {
+                    let w = strsim::normalized_damerau_levenshtein(&whole, &n.to_ascii_lowercase());
+                    w.max(strsim::normalized_damerau_levenshtein(&short, &tail(n)))
+                })
+                .fold(0.0, f64::max);
+            (best, e.id.as_str())
+        })
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+/// One line of `kvlint models`: what the KV math reads, and where it came from.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CatalogRow {
+    pub id: String,
+    pub aliases: Vec<String>,
+    pub architecture: String,
+    pub layers: u32,
+    /// KV bytes per token of the whole model in its checkpoint dtype (BF16 for most), full
+    /// attention layers counted, before any TP split.
+    pub kv_bytes_per_token: u64,
+    pub max_context: Option<u64>,
+    pub quantization: Option<String>,
+    pub source: String,
+}
+
+/// Every catalog entry whose id, aliases or architecture contain `query` (case-insensitive;
+/// every entry without a query).
+pub fn catalog_rows(query: Option<&str>) -> Vec<CatalogRow> {
+    let q = query.map(str::to_ascii_lowercase);
+    entries()
+        .iter()
+        .filter_map(|e| {
+            let g = Geometry::from_config_json(&e.id, &e.source, &e.config).ok()?;
+            let row = CatalogRow {
+                id: e.id.clone(),
+                aliases: e.aliases.clone(),
+                architecture: g.architectures.first().cloned().unwrap_or_default(),
+                layers: g.num_layers,
+                kv_bytes_per_token: g.kv_bytes_per_token(),
+                max_context: g.max_position_embeddings(),
+                quantization: g.quantization.as_ref().map(|q| q.method.clone()),
+                source: e.source.clone(),
+            };
+            let hay = || {
+                std::iter::once(&row.id)
+                    .chain(&row.aliases)
+                    .chain(std::iter::once(&row.architecture))
+                    .map(|s| s.to_ascii_lowercase())
+            };
+            match &q {
+                Some(q) if !hay().any(|s| s.contains(q.as_str())) => None,
+                _ => Some(row),
+            }
+        })
+        .collect()
 }
 
 /// Every catalog id.
@@ -77,6 +181,33 @@ mod tests {
             let g = Geometry::from_config_json(&e.id, &e.source, &e.config);
             assert!(g.is_ok(), "{}: {:?}", e.id, g.err());
         }
+    }
+
+    #[test]
+    fn old_repository_names_find_their_entry() {
+        let list: Vec<Entry> = serde_json::from_value(serde_json::json!([
+            {"id": "meta-llama/Llama-3.1-8B-Instruct", "source": "s", "config": {},
+             "aliases": ["meta-llama/Meta-Llama-3.1-8B-Instruct"]},
+            {"id": "org/base", "source": "s", "config": {}, "same_geometry": ["org/tune"]}
+        ]))
+        .unwrap();
+        let hit = |id| find(&list, id).map(|(e, same)| (e.id.as_str(), same));
+        let llama = Some(("meta-llama/Llama-3.1-8B-Instruct", true));
+        assert_eq!(hit("meta-llama/meta-llama-3.1-8b-instruct"), llama);
+        assert_eq!(hit("meta-llama/Llama-3.1-8B-Instruct"), llama);
+        assert_eq!(hit("org/tune"), Some(("org/base", false)));
+        assert_eq!(hit("meta-llama/Meta-Llama-3.1-8B-Instruct-FP8"), None);
+    }
+
+    #[test]
+    fn suggestions_find_the_repository_behind_a_mount_path() {
+        let s = suggestions("/models/Qwen3-8B/");
+        assert_eq!(
+            s.first().map(String::as_str),
+            Some("Qwen/Qwen3-8B"),
+            "{s:?}"
+        );
+        assert!(suggestions("completely-unrelated-thing").is_empty());
     }
 
     #[test]

@@ -1,16 +1,15 @@
-//! `config.json` → [`Geometry`], reading the fields the way SGLang and vLLM read them.
+//! `config.json` → the geometry fields of a [`Geometry`] (layers, heads, attention kinds, rope,
+//! dtype, quantization), read the way SGLang and vLLM read them. Parameter counting sits above
+//! this file (`params`), the parsed config below it (`raw`).
 
-use std::path::Path;
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-
-use super::params;
+use super::quant::quantization;
+use super::raw::{as_uint, invalid, num_experts, Cfg, Obj};
 use super::{
-    Dsa, Dtype, Geometry, LayerKind, LinearAttn, Mla, ModelError, Quantization, RopeScaling,
-    RopeTable, SwaHeads, WeightsSource,
+    Dsa, Dtype, Geometry, LayerKind, LinearAttn, Mla, ModelError, RopeScaling, RopeTable, SwaHeads,
+    WeightsSource,
 };
-
-pub(crate) type Obj = Map<String, Value>;
 
 /// KV-head keys in the engines' alias order (vLLM `transformers_utils/config.py`, SGLang
 /// `ModelConfig.get_total_num_kv_heads`): the first non-null one wins.
@@ -55,114 +54,7 @@ const DSA_ARCHS: [&str; 14] = [
     "Glm5NextForConditionalGenerationNextN",
 ];
 
-/// The top-level config and the text-model config (the same object for text-only models).
-pub(crate) struct Cfg<'a> {
-    pub root: &'a Obj,
-    pub text: &'a Obj,
-    pub file: &'a str,
-}
-
-impl<'a> Cfg<'a> {
-    fn new(json: &'a Value, file: &'a str) -> Result<Self, ModelError> {
-        let root = json
-            .as_object()
-            .ok_or_else(|| invalid(file, "config.json is not a JSON object"))?;
-        // VLMs nest the language model: `text_config` (HF), `llm_config` (InternVL).
-        let text = ["text_config", "llm_config"]
-            .iter()
-            .find_map(|k| root.get(*k).and_then(Value::as_object))
-            .unwrap_or(root);
-        Ok(Cfg { root, text, file })
-    }
-
-    /// A text-config value, falling back to the top level.
-    pub fn get(&self, key: &str) -> Option<&'a Value> {
-        self.text
-            .get(key)
-            .filter(|v| !v.is_null())
-            .or_else(|| self.root.get(key).filter(|v| !v.is_null()))
-    }
-
-    /// A non-negative integer at `key`; `Ok(None)` when absent or null.
-    pub fn uint(&self, key: &str) -> Result<Option<u64>, ModelError> {
-        self.get(key)
-            .map(|v| as_uint(v).ok_or_else(|| self.bad(key, v)))
-            .transpose()
-    }
-
-    /// The first present key of `keys`.
-    pub fn first_uint(&self, keys: &[&str]) -> Result<Option<u64>, ModelError> {
-        for k in keys {
-            if let Some(v) = self.uint(k)? {
-                return Ok(Some(v));
-            }
-        }
-        Ok(None)
-    }
-
-    pub fn uint_or(&self, key: &str, default: u64) -> Result<u64, ModelError> {
-        Ok(self.uint(key)?.unwrap_or(default))
-    }
-
-    pub fn required(&self, keys: &[&str]) -> Result<u64, ModelError> {
-        self.first_uint(keys)?
-            .ok_or_else(|| invalid(self.file, format!("missing `{}`", keys[0])))
-    }
-
-    pub fn u32(&self, key: &str, v: u64) -> Result<u32, ModelError> {
-        u32::try_from(v).map_err(|_| invalid(self.file, format!("`{key}` = {v} is out of range")))
-    }
-
-    pub fn str(&self, key: &str) -> Option<&'a str> {
-        self.get(key).and_then(Value::as_str)
-    }
-
-    pub fn flag(&self, key: &str) -> Option<bool> {
-        self.get(key).and_then(Value::as_bool)
-    }
-
-    fn bad(&self, key: &str, v: &Value) -> ModelError {
-        invalid(
-            self.file,
-            format!("`{key}` should be a non-negative integer, found {v}"),
-        )
-    }
-}
-
-pub(crate) fn invalid(file: &str, cause: impl Into<String>) -> ModelError {
-    ModelError::Invalid {
-        file: file.to_string(),
-        cause: cause.into(),
-    }
-}
-
-/// Integers, and floats that hold an integer (some exporters write `4096.0`).
-pub(crate) fn as_uint(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f < 1e19)
-            .map(|f| f as u64)
-    })
-}
-
-impl Geometry {
-    /// Reads a Hugging Face `config.json` (already parsed). `source` names the file or catalog
-    /// entry and appears in errors.
-    pub fn from_config_json(id: &str, source: &str, json: &Value) -> Result<Geometry, ModelError> {
-        let c = Cfg::new(json, source)?;
-        let mut g = base_geometry(&c, id, source)?;
-        let counts = params::count(&g, &c)?;
-        g.params = counts.params;
-        g.nextn_params = counts.nextn_params;
-        g.weight_bytes = counts.weight_bytes;
-        g.nextn_weight_bytes = counts.nextn_weight_bytes;
-        g.weight_parts = counts.parts;
-        g.rope_tables = rope_tables(&c, &g);
-        Ok(g)
-    }
-}
-
-fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError> {
+pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError> {
     let architectures = architectures(c);
     let model_type = c
         .root
@@ -210,7 +102,8 @@ fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError
     Ok(Geometry {
         id: id.to_string(),
         source: source.to_string(),
-        moe: params::num_experts(c)? > 0,
+        model_source: None,
+        moe: num_experts(c)? > 0,
         multimodal: c.root.get("vision_config").is_some_and(Value::is_object),
         vision: vision_tower(c.root.get("vision_config")),
         architectures,
@@ -537,7 +430,7 @@ fn length_keys(text: &Obj) -> Result<Vec<(String, u64)>, ModelError> {
 /// head (SGLang rotary_embedding/rope_variant.py :: Gemma4RotaryEmbedding). Sliding-window
 /// layers with their own head size or rope base get a table of their own, and a DSA indexer
 /// one more (its rope is neox-style, the MLA rope is not).
-fn rope_tables(c: &Cfg, g: &Geometry) -> Vec<RopeTable> {
+pub(super) fn rope_tables(c: &Cfg, g: &Geometry) -> Vec<RopeTable> {
     let Some(max_pos) = g.max_position_embeddings() else {
         return Vec::new();
     };
@@ -628,97 +521,6 @@ fn dtype(c: &Cfg) -> Result<Dtype, ModelError> {
     }
 }
 
-/// The `quantization_config` of the text model, else of the top level.
-pub(crate) fn quant_config<'a>(c: &Cfg<'a>) -> Option<&'a Obj> {
-    ["quantization_config", "compression_config"]
-        .iter()
-        .find_map(|k| {
-            c.text
-                .get(*k)
-                .or_else(|| c.root.get(*k))
-                .and_then(Value::as_object)
-        })
-}
-
-fn quantization(c: &Cfg) -> Option<Quantization> {
-    let q = quant_config(c)?;
-    let method = params::quant_method(q);
-    let weight_bits = params::weight_bits(q, &method);
-    Some(Quantization {
-        kv_cache_fp8: kv_cache_fp8(q),
-        method,
-        weight_bits,
-    })
-}
-
-/// ModelOpt `kv_cache_quant_algo: FP8`, compressed-tensors `kv_cache_scheme` with 8-bit floats,
-/// Quark `kv_cache_quant_config` (vLLM `ModelConfig._verify_quantization` and the methods'
-/// `get_cache_scale` paths).
-fn kv_cache_fp8(q: &Obj) -> bool {
-    let modelopt = q
-        .get("quantization")
-        .and_then(Value::as_object)
-        .unwrap_or(q);
-    if let Some(algo) = modelopt.get("kv_cache_quant_algo").and_then(Value::as_str) {
-        return algo.eq_ignore_ascii_case("fp8");
-    }
-    if let Some(s) = q.get("kv_cache_scheme").and_then(Value::as_object) {
-        let bits = s.get("num_bits").and_then(Value::as_u64);
-        return bits == Some(8) && s.get("type").and_then(Value::as_str) == Some("float");
-    }
-    q.get("kv_cache_quant_config")
-        .and_then(Value::as_object)
-        .is_some_and(|kv| {
-            kv.values().any(|v| {
-                v.pointer("/output_tensors/dtype")
-                    .and_then(Value::as_str)
-                    .is_some_and(|d| d.starts_with("fp8"))
-            })
-        })
-}
-
-fn read_json(path: &Path) -> Result<Value, ModelError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
-        path: shown.clone(),
-        source,
-    })?;
-    serde_json::from_str(&text).map_err(|source| ModelError::Json {
-        path: shown,
-        source,
-    })
-}
-
-/// Reads a `config.json` file; the id is the file path.
-pub fn load_config_file(path: &Path) -> Result<Geometry, ModelError> {
-    let shown = path.display().to_string();
-    Geometry::from_config_json(&shown, &shown, &read_json(path)?)
-}
-
-/// Reads a local model directory: `config.json`, and the measured weight size from
-/// `model.safetensors.index.json` `metadata.total_size` when present. The MTP layers' estimated
-/// bytes are taken out of the measured total, since engines load them only for speculative
-/// decoding.
-pub fn load_model_dir(path: &Path) -> Result<Geometry, ModelError> {
-    let mut g = load_config_file(&path.join("config.json"))?;
-    g.id = path.display().to_string();
-    let index = path.join("model.safetensors.index.json");
-    if index.is_file() {
-        let json = read_json(&index)?;
-        let total = json.pointer("/metadata/total_size").and_then(as_uint);
-        let total = total.ok_or_else(|| {
-            invalid(
-                &index.display().to_string(),
-                "missing `metadata.total_size`",
-            )
-        })?;
-        g.weight_bytes = total.saturating_sub(g.nextn_weight_bytes);
-        g.weight_bytes_source = WeightsSource::SafetensorsIndex;
-        g.source = format!("{} + {}", g.source, index.display());
-    }
-    Ok(g)
-}
-
 /// Vision encoder depth and width under the key spellings VLM configs use
 /// (`num_hidden_layers`/`depth`/`vt_num_hidden_layers`, `hidden_size`/`embed_dim`/`vt_hidden_size`).
 fn vision_tower(v: Option<&Value>) -> Option<crate::model::VisionTower> {
@@ -741,6 +543,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::model::Quantization;
 
     fn geo(v: Value) -> Geometry {
         Geometry::from_config_json("t", "test.json", &v).unwrap()
@@ -982,32 +785,5 @@ mod tests {
         assert!(
             Geometry::from_config_json("t", "c", &base(json!({"num_attention_heads": 0}))).is_err()
         );
-    }
-
-    #[test]
-    fn model_dir_prefers_the_safetensors_index() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.json"), base(json!({})).to_string()).unwrap();
-        let g = load_model_dir(dir.path()).unwrap();
-        assert_eq!(g.weight_bytes_source, WeightsSource::ParamCount);
-        std::fs::write(
-            dir.path().join("model.safetensors.index.json"),
-            r#"{"metadata": {"total_size": 123456}}"#,
-        )
-        .unwrap();
-        let g = load_model_dir(dir.path()).unwrap();
-        assert_eq!(
-            (g.weight_bytes, g.weight_bytes_source),
-            (123456, WeightsSource::SafetensorsIndex)
-        );
-        std::fs::write(dir.path().join("model.safetensors.index.json"), "{").unwrap();
-        assert!(load_model_dir(dir.path())
-            .unwrap_err()
-            .to_string()
-            .contains("model.safetensors.index.json"));
-        assert!(load_config_file(&dir.path().join("missing.json"))
-            .unwrap_err()
-            .to_string()
-            .contains("missing.json"));
     }
 }

@@ -1,16 +1,27 @@
 //! Model geometry: what an engine needs from `config.json` to size the KV cache and the weights.
-//! Sources: a `config.json` path, a local model directory, or the embedded catalog.
+//! Sources, in the order [`resolve`] tries them: `--model-config` and kvlint.toml `[models]`, a
+//! local model directory, the Hugging Face cache, the Hub, the embedded catalog.
 
 use serde::Serialize;
 
+mod cache;
 mod catalog;
 mod config;
 mod context;
+mod hub;
+mod load;
 mod params;
+mod quant;
+mod raw;
+pub mod resolve;
+mod weight_format;
 
-pub use catalog::{catalog_ids, catalog_lookup};
-pub use config::{load_config_file, load_model_dir};
+pub use cache::HubCache;
+pub use catalog::{catalog_ids, catalog_lookup, catalog_rows, suggestions, CatalogRow};
 pub use context::{derived_context_length_sglang, derived_max_model_len_vllm};
+pub use hub::Hub;
+pub use load::{load_config_file, load_model_dir};
+pub use resolve::{ModelSource, ModelTable, Resolver};
 
 /// Why a model's geometry could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -165,6 +176,8 @@ pub struct Geometry {
     pub id: String,
     /// Where the facts come from (file path, or the catalog entry's public source).
     pub source: String,
+    /// Which resolution step found the geometry (set by [`resolve`]).
+    pub model_source: Option<ModelSource>,
     pub architectures: Vec<String>,
     pub model_type: String,
     /// `model_type` of the language model (`text_config` of a VLM), else `model_type`.
@@ -221,6 +234,25 @@ impl Geometry {
             .find(|(k, _)| k == "max_position_embeddings")
             .map(|(_, v)| *v)
     }
+    /// KV bytes per token of the whole model at 16-bit KV (the engines' default for BF16 and
+    /// FP16 checkpoints), before any TP split: the MLA latent plus its rope key per layer, else K
+    /// and V heads per attention layer. Sliding and chunked layers count as full (what an engine
+    /// allocates without a hybrid pool); linear-attention layers hold no per-token KV; the DSA
+    /// indexer keys are left out.
+    pub fn kv_bytes_per_token(&self) -> u64 {
+        let attention = self.layers.iter().filter(|l| **l != LayerKind::Linear);
+        let per_layer = |kind: &LayerKind| -> u64 {
+            match (&self.mla, kind, &self.swa_heads) {
+                (Some(m), _, _) => u64::from(m.kv_lora_rank + m.qk_rope_head_dim),
+                (None, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }, Some(s)) => {
+                    u64::from(s.num_kv_heads) * u64::from(s.head_dim + s.v_head_dim)
+                }
+                _ => u64::from(self.num_kv_heads) * u64::from(self.head_dim + self.v_head_dim),
+            }
+        };
+        attention.map(per_layer).sum::<u64>() * 2
+    }
+
     pub fn full_layers(&self) -> u32 {
         self.layers
             .iter()

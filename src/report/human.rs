@@ -150,7 +150,13 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
                 )
             }
         };
-        out.push_str(&format!("{file}:{}: {what}: {verdict}\n", pos.line));
+        // `--model-config` on a launch naming another model: said where the verdict is read.
+        let note = lo.model.as_ref().and_then(|m| m.model_source.as_ref());
+        let note = note
+            .filter(|s| s.kind == "model-config")
+            .and_then(|s| s.note.as_ref())
+            .map_or(String::new(), |n| format!(" ({n})"));
+        out.push_str(&format!("{file}:{}: {what}: {verdict}{note}\n", pos.line));
     }
     out
 }
@@ -188,6 +194,17 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
             p.pp,
             p.dp
         ));
+        if let Some(m) = lo.model.as_ref().and_then(|m| m.model_source.as_ref()) {
+            let rev = m
+                .revision
+                .as_ref()
+                .map_or(String::new(), |r| format!(" @ {r}"));
+            let note = m.note.as_ref().map_or(String::new(), |n| format!(" ({n})"));
+            out.push_str(&format!(
+                "model from {}: {}{rev}{note}\n",
+                m.kind, m.location
+            ));
+        }
         let rows = [
             (
                 "KV pool",

@@ -52,6 +52,8 @@ pub fn launch_object(lo: &LaunchOutcome, sources: &Sources) -> Map<String, Value
     for key in PLAN_KEYS {
         obj.entry(*key).or_insert(Value::Null);
     }
+    let source = lo.model.as_ref().and_then(|m| m.model_source.as_ref());
+    obj.insert("model_source".into(), json!(source));
     if lo.plan.is_none() {
         for (key, value) in parsed(lo) {
             obj.insert(key.into(), value);

@@ -49,19 +49,36 @@ fn binary() -> PathBuf {
     }
 }
 
+/// Sets the environment every test run of kvlint gets: no GPU default, no colour, and no
+/// Hugging Face Hub or cache (tests never reach the network; this machine's cache would make
+/// results depend on what it downloaded).
+pub fn hermetic(cmd: &mut Command) -> &mut Command {
+    for var in [
+        "KVLINT_GPU",
+        "HF_HUB_CACHE",
+        "HUGGINGFACE_HUB_CACHE",
+        "HF_TOKEN",
+        "HF_ENDPOINT",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("NO_COLOR", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", "target/no-hf-home")
+}
+
 pub fn kvlint_stdin(args: &[&str], stdin: Option<&str>) -> Run {
     // Tests plan with the GPUs they name, not this machine's: CUDA shows the binary no GPU unless
     // the test asks for this node's (`--gpu auto`, `gpus`, `probe`).
     let wants_node = args.iter().any(|a| matches!(*a, "auto" | "gpus" | "probe"));
     let mut cmd = Command::new(binary());
+    hermetic(&mut cmd);
     if !wants_node {
         cmd.env("CUDA_VISIBLE_DEVICES", "");
     }
     let mut child = cmd
         .args(args)
         .current_dir(root())
-        .env_remove("KVLINT_GPU")
-        .env("NO_COLOR", "1")
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {

@@ -1,0 +1,129 @@
+//! Weight and KV-cache quantization as the checkpoint's `quantization_config` declares it.
+
+use serde_json::Value;
+
+use super::raw::{quant_config, Cfg, Obj};
+use super::Quantization;
+
+pub(crate) fn quantization(c: &Cfg) -> Option<Quantization> {
+    let q = quant_config(c)?;
+    let method = quant_method(q);
+    let weight_bits = weight_bits(q, &method);
+    Some(Quantization {
+        kv_cache_fp8: kv_cache_fp8(q),
+        method,
+        weight_bits,
+    })
+}
+
+/// ModelOpt `kv_cache_quant_algo: FP8`, compressed-tensors `kv_cache_scheme` with 8-bit floats,
+/// Quark `kv_cache_quant_config` (vLLM `ModelConfig._verify_quantization` and the methods'
+/// `get_cache_scale` paths).
+fn kv_cache_fp8(q: &Obj) -> bool {
+    let modelopt = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .unwrap_or(q);
+    if let Some(algo) = modelopt.get("kv_cache_quant_algo").and_then(Value::as_str) {
+        return algo.eq_ignore_ascii_case("fp8");
+    }
+    if let Some(s) = q.get("kv_cache_scheme").and_then(Value::as_object) {
+        let bits = s.get("num_bits").and_then(Value::as_u64);
+        return bits == Some(8) && s.get("type").and_then(Value::as_str) == Some("float");
+    }
+    q.get("kv_cache_quant_config")
+        .and_then(Value::as_object)
+        .is_some_and(|kv| {
+            kv.values().any(|v| {
+                v.pointer("/output_tensors/dtype")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| d.starts_with("fp8"))
+            })
+        })
+}
+
+/// `quant_method`, lower-cased; ModelOpt configs may omit it.
+pub(crate) fn quant_method(q: &Obj) -> String {
+    if let Some(m) = q.get("quant_method").and_then(Value::as_str) {
+        return m.to_ascii_lowercase();
+    }
+    if q.contains_key("quant_algo") || q.get("quantization").is_some_and(Value::is_object) {
+        return "modelopt".into();
+    }
+    if q.contains_key("load_in_4bit") || q.contains_key("load_in_8bit") {
+        return "bitsandbytes".into();
+    }
+    "unknown".into()
+}
+
+/// Bits per quantized weight, scales excluded; 16 when the method is unknown.
+pub(crate) fn weight_bits(q: &Obj, method: &str) -> u32 {
+    let bits = |v: Option<&Value>| v.and_then(Value::as_u64).map(|b| b as u32);
+    match method {
+        "fp8" | "fbgemm_fp8" => 8,
+        "mxfp4" => 4,
+        "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => bits(q.get("bits")).unwrap_or(4),
+        "compressed-tensors" => ct_groups(q)
+            .first()
+            .and_then(|(_, w)| bits(w.get("num_bits")))
+            .unwrap_or(16),
+        "quark" => quark_weight(q)
+            .and_then(|w| w.get("dtype"))
+            .and_then(Value::as_str)
+            .map_or(16, dtype_bits),
+        "modelopt" | "modelopt_fp4" => {
+            modelopt_algo(q).map_or(16, |a| if a.contains("FP8") { 8 } else { 4 })
+        }
+        "bitsandbytes" => {
+            if q.get("load_in_4bit").and_then(Value::as_bool) == Some(true) {
+                4
+            } else {
+                8
+            }
+        }
+        _ => 16,
+    }
+}
+
+pub(crate) fn quark_weight(q: &Obj) -> Option<&Obj> {
+    q.get("global_quant_config")?.get("weight")?.as_object()
+}
+
+pub(crate) fn dtype_bits(d: &str) -> u32 {
+    if d.contains('4') {
+        4
+    } else if d.contains('8') {
+        8
+    } else {
+        16
+    }
+}
+
+pub(crate) fn modelopt_algo(q: &Obj) -> Option<String> {
+    let q = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .unwrap_or(q);
+    q.get("quant_algo")
+        .and_then(Value::as_str)
+        .map(str::to_ascii_uppercase)
+}
+
+pub(crate) fn ct_groups(q: &Obj) -> Vec<(&Obj, &Obj)> {
+    let Some(groups) = q.get("config_groups").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    groups
+        .values()
+        .filter_map(Value::as_object)
+        .filter_map(|g| g.get("weights").and_then(Value::as_object).map(|w| (g, w)))
+        .collect()
+}
+
+pub(crate) fn list(q: &Obj, key: &str) -> Vec<String> {
+    let items = q.get(key).and_then(Value::as_array).into_iter().flatten();
+    items
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}

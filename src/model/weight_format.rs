@@ -1,0 +1,254 @@
+//! How a checkpoint stores its quantizable linear weights: bytes per weight by module name, from
+//! the quantization config's targets and skip lists, as the engines apply them.
+
+use regex_lite::Regex;
+use serde_json::Value;
+
+use super::quant::{
+    ct_groups, dtype_bits, list, modelopt_algo, quant_method, quark_weight, weight_bits,
+};
+use super::raw::{as_uint, invalid, quant_config, Cfg, Obj};
+use super::{Dtype, ModelError};
+
+/// How the checkpoint stores quantizable linear weights.
+pub(super) struct WeightFormat {
+    /// Bytes per unquantized weight (the checkpoint dtype).
+    pub dense: f64,
+    /// Target patterns → bytes per weight, first match wins; empty means no quantization.
+    rules: Vec<(Vec<Pattern>, f64)>,
+    /// Modules kept unquantized.
+    skip: Vec<Pattern>,
+    lm_head_quantized: bool,
+}
+
+impl WeightFormat {
+    pub(super) fn read(c: &Cfg, dtype: Dtype) -> Result<WeightFormat, ModelError> {
+        let mut f = WeightFormat {
+            dense: dtype.bytes(),
+            rules: Vec::new(),
+            skip: Vec::new(),
+            lm_head_quantized: false,
+        };
+        let Some(q) = quant_config(c) else {
+            return Ok(f);
+        };
+        let method = quant_method(q);
+        let all = |bpw: f64| vec![(vec![Pattern::Any], bpw)];
+        match method.as_str() {
+            "fp8" | "fbgemm_fp8" => {
+                // Block-scaled FP8 adds one fp32 scale per block (DeepSeek `weight_scale_inv`).
+                let block = q.get("weight_block_size").and_then(Value::as_array);
+                let area: u64 = block.into_iter().flatten().filter_map(as_uint).product();
+                f.rules = all(1.0
+                    + if block.is_some() && area > 0 {
+                        4.0 / area as f64
+                    } else {
+                        0.0
+                    });
+                f.skip = hf_patterns(c, q, &["modules_to_not_convert", "ignored_layers"])?;
+            }
+            "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => {
+                // Packed int weights + an fp16 scale and a packed zero point per group and column.
+                let bits = weight_bits(q, &method) as f64;
+                let group = q.get("group_size").and_then(Value::as_i64).unwrap_or(128);
+                let per_group = if group > 0 {
+                    (2.0 + bits / 8.0) / group as f64
+                } else {
+                    0.0
+                };
+                f.rules = all(bits / 8.0 + per_group);
+                f.skip = hf_patterns(c, q, &["modules_to_not_convert"])?;
+                f.lm_head_quantized = q.get("lm_head").and_then(Value::as_bool) == Some(true);
+            }
+            "mxfp4" => {
+                // OCP MX: 4-bit values and one e8m0 scale byte per 32.
+                f.rules = all(0.5 + 1.0 / 32.0);
+                f.skip = hf_patterns(c, q, &["modules_to_not_convert"])?;
+            }
+            "compressed-tensors" => {
+                f.rules = ct_rules(c, q)?;
+                f.skip = list(q, "ignore")
+                    .iter()
+                    .map(|s| ct_pattern(c, s))
+                    .collect::<Result<_, _>>()?;
+            }
+            "quark" => {
+                let w = quark_weight(q);
+                if let Some(w) = w {
+                    let bits = w
+                        .get("dtype")
+                        .and_then(Value::as_str)
+                        .map_or(16, dtype_bits);
+                    let group = w.get("group_size").and_then(as_uint).unwrap_or(0);
+                    let scale = if w.get("scale_format").and_then(Value::as_str) == Some("e8m0") {
+                        1.0
+                    } else {
+                        2.0
+                    };
+                    f.rules =
+                        all(f64::from(bits) / 8.0
+                            + if group > 0 { scale / group as f64 } else { 0.0 });
+                }
+                f.skip = list(q, "exclude")
+                    .iter()
+                    .map(|s| glob(c, s, false))
+                    .collect::<Result<_, _>>()?;
+            }
+            "modelopt" | "modelopt_fp4" => {
+                f.rules = match modelopt_algo(q).as_deref() {
+                    Some(a) if a.contains("FP8") => all(1.0),
+                    // NVFP4: fp8 scale per 16 values.
+                    Some(a) if a.contains("NVFP4") => all(0.5 + 1.0 / 16.0),
+                    Some(_) => all(0.5 + 2.0 / 128.0),
+                    None => Vec::new(),
+                };
+                let inner = q
+                    .get("quantization")
+                    .and_then(Value::as_object)
+                    .unwrap_or(q);
+                f.skip = hf_patterns(c, inner, &["exclude_modules", "ignore"])?;
+            }
+            "bitsandbytes" => {
+                // NF4 with an fp32 absmax per 64 values, or int8 rows.
+                let four = q.get("load_in_4bit").and_then(Value::as_bool) == Some(true);
+                f.rules = all(if four { 0.5 + 4.0 / 64.0 } else { 1.0 });
+                f.skip = hf_patterns(c, q, &["llm_int8_skip_modules"])?;
+            }
+            // Unknown methods are priced unquantized: more weight bytes, a smaller pool.
+            _ => {}
+        }
+        Ok(f)
+    }
+
+    pub(super) fn bytes_per_weight(&self, module: &str) -> f64 {
+        if module == "lm_head" && !self.lm_head_quantized {
+            return self.dense;
+        }
+        if self.skip.iter().any(|p| p.matches(module)) {
+            return self.dense;
+        }
+        self.rules
+            .iter()
+            .find(|(targets, _)| targets.iter().any(|p| p.matches(module)))
+            .map_or(self.dense, |(_, b)| *b)
+    }
+}
+
+/// compressed-tensors `config_groups`: each group's `targets` and its weight scheme
+/// (vLLM `compressed_tensors.py :: CompressedTensorsConfig`).
+fn ct_rules(c: &Cfg, q: &Obj) -> Result<Vec<(Vec<Pattern>, f64)>, ModelError> {
+    let mut rules = Vec::new();
+    for (group, w) in ct_groups(q) {
+        let targets = list(group, "targets")
+            .iter()
+            .map(|t| ct_pattern(c, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        rules.push((targets, ct_bytes_per_weight(w)));
+    }
+    Ok(rules)
+}
+
+fn ct_bytes_per_weight(w: &Obj) -> f64 {
+    let bits = w.get("num_bits").and_then(Value::as_u64).unwrap_or(16) as f64;
+    let float = w.get("type").and_then(Value::as_str) == Some("float");
+    let symmetric = w.get("symmetric").and_then(Value::as_bool) != Some(false);
+    let base = bits / 8.0;
+    match w.get("strategy").and_then(Value::as_str) {
+        Some("group" | "tensor_group") => {
+            let g = w
+                .get("group_size")
+                .and_then(as_uint)
+                .filter(|g| *g > 0)
+                .unwrap_or(128) as f64;
+            // NVFP4 stores fp8 scales; int groups bf16 scales, plus a zero point when asymmetric.
+            let scale = if float && bits <= 4.0 { 1.0 } else { 2.0 };
+            base + scale / g + if symmetric { 0.0 } else { base / g }
+        }
+        Some("block") => {
+            let area: u64 = w
+                .get("block_structure")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(as_uint)
+                .product();
+            base + if area > 1 { 4.0 / area as f64 } else { 0.0 }
+        }
+        _ => base,
+    }
+}
+
+/// A module-name pattern from a quantization config.
+enum Pattern {
+    /// compressed-tensors target `Linear`: every quantizable module.
+    Any,
+    /// compressed-tensors names: the module itself (any prefix before it).
+    Exact(String),
+    /// `modules_to_not_convert`-style names: a run of whole dotted components.
+    Part(String),
+    Re(Regex),
+}
+
+impl Pattern {
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Pattern::Any => true,
+            Pattern::Exact(s) => {
+                name == s
+                    || name
+                        .strip_suffix(s.as_str())
+                        .is_some_and(|p| p.ends_with('.'))
+            }
+            Pattern::Part(s) => name.match_indices(s.as_str()).any(|(i, _)| {
+                let end = i + s.len();
+                (i == 0 || name[..i].ends_with('.'))
+                    && (end == name.len() || name[end..].starts_with('.'))
+            }),
+            Pattern::Re(r) => r.is_match(name),
+        }
+    }
+}
+
+/// compressed-tensors: `re:` entries are `re.match` regexes, `Linear` is the layer class,
+/// anything else a module name (vLLM `compressed_tensors/utils.py :: _is_equal_or_regex_match`).
+fn ct_pattern(c: &Cfg, s: &str) -> Result<Pattern, ModelError> {
+    if let Some(re) = s.strip_prefix("re:") {
+        return regex(c, &format!("^(?:{re})"));
+    }
+    Ok(if s == "Linear" {
+        Pattern::Any
+    } else {
+        Pattern::Exact(s.to_string())
+    })
+}
+
+/// HF-style skip lists: plain names match whole dotted components anywhere in the module name
+/// (vLLM `awq.py :: is_layer_skipped_awq`); `*` globs (gpt-oss `model.layers.*.self_attn`)
+/// match the module or one of its parents.
+fn hf_patterns(c: &Cfg, q: &Obj, keys: &[&str]) -> Result<Vec<Pattern>, ModelError> {
+    let mut out = Vec::new();
+    for s in keys.iter().flat_map(|k| list(q, k)) {
+        out.push(if s.contains('*') {
+            glob(c, &s, true)?
+        } else {
+            Pattern::Part(s)
+        });
+    }
+    Ok(out)
+}
+
+/// fnmatch-style glob; `parents` also lets it match a parent module.
+fn glob(c: &Cfg, s: &str, parents: bool) -> Result<Pattern, ModelError> {
+    let body: Vec<String> = s.split('*').map(regex_lite::escape).collect();
+    let tail = if parents { r"(\..*)?$" } else { "$" };
+    regex(c, &format!("^{}{tail}", body.join(".*")))
+}
+
+fn regex(c: &Cfg, re: &str) -> Result<Pattern, ModelError> {
+    Regex::new(re).map(Pattern::Re).map_err(|e| {
+        invalid(
+            c.file,
+            format!("bad module pattern {re:?} in quantization_config: {e}"),
+        )
+    })
+}
