@@ -66,6 +66,9 @@ pub enum Command {
     },
     /// Serve a Kubernetes validating admission webhook (HTTPS, POST /validate).
     Webhook(WebhookArgs),
+    /// Read the KV pool a running server (--url) or its startup log (--log) reports and check it
+    /// with the rules `check` uses (exit 1 refused, 0 fine, 2 cannot read).
+    Verify(crate::verify::VerifyArgs),
 }
 
 #[derive(Debug, Args)]
@@ -310,6 +313,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Explain { rule } => explain(&rule),
         Command::Rules { format } => list_rules(format),
         Command::Webhook(a) => webhook(a),
+        Command::Verify(a) => verify(a),
     };
     result.unwrap_or_else(|failure| match failure {
         Failure::Usage(UsageError(msg)) => {
@@ -692,6 +696,15 @@ async fn terminated() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+fn verify(a: crate::verify::VerifyArgs) -> Run {
+    let opts = if a.predicts() {
+        Some(options(&a.hardware)?)
+    } else {
+        None
+    };
+    Ok(crate::verify::run(&a, opts).map_err(UsageError)?)
 }
 
 fn explain(key: &str) -> Run {

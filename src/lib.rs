@@ -19,6 +19,7 @@ pub mod report;
 pub mod rules;
 pub mod source;
 pub mod suppress;
+pub mod verify;
 pub mod version;
 pub mod webhook;
 pub mod yaml;

@@ -3,7 +3,7 @@
 
 pub mod eval;
 
-pub use eval::{evaluate, evaluate_deployment, thousands};
+pub use eval::{evaluate, evaluate_deployment, evaluate_measured, thousands, PoolSubject};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
