@@ -69,6 +69,9 @@ pub enum Command {
     /// Read the KV pool a running server (--url) or its startup log (--log) reports and check it
     /// with the rules `check` uses (exit 1 refused, 0 fine, 2 cannot read).
     Verify(crate::verify::VerifyArgs),
+    /// Test a running OpenAI-compatible server: an over-length prompt must be refused, and
+    /// concurrent answers must never hold another request's text (exit 1 on either).
+    Canary(crate::canary::CanaryArgs),
 }
 
 #[derive(Debug, Args)]
@@ -314,6 +317,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Rules { format } => list_rules(format),
         Command::Webhook(a) => webhook(a),
         Command::Verify(a) => verify(a),
+        Command::Canary(a) => crate::canary::run(&a).map_err(|e| UsageError(e).into()),
     };
     result.unwrap_or_else(|failure| match failure {
         Failure::Usage(UsageError(msg)) => {
@@ -704,7 +708,7 @@ fn verify(a: crate::verify::VerifyArgs) -> Run {
     } else {
         None
     };
-    Ok(crate::verify::run(&a, opts).map_err(UsageError)?)
+    crate::verify::run(&a, opts).map_err(|e| UsageError(e).into())
 }
 
 fn explain(key: &str) -> Run {

@@ -3,6 +3,7 @@
 //! Pipeline: `extract` (inputs → launches) → `engine` (argv → settings) → `model` + `gpu`
 //! (geometry, hardware) → `capacity` (plans) → `rules` (findings) → `report` (outputs).
 
+pub mod canary;
 pub mod capacity;
 pub mod cli;
 pub mod config;

@@ -118,7 +118,7 @@ fn detect(c: &Client, owner: Option<&str>) -> Result<Engine, String> {
     ))
 }
 
-/// SGLang `/server_info` (0.5.3–0.5.23; `/get_server_info` before, deprecated after:
+/// SGLang `/server_info` (0.5.20, 0.5.23; `/get_server_info` only in 0.4.6 and 0.5.2, deprecated since:
 /// `entrypoints/http_server.py :: server_info`, `utils/common.py :: build_server_info`): the
 /// resolved server arguments, the scheduler's `max_total_num_tokens` and `max_req_input_len`
 /// (`managers/scheduler.py :: Scheduler.get_init_info`, DP rank 0), `version`, and per DP rank
@@ -155,18 +155,17 @@ fn sglang(c: &Client, t: &mut Transcript) -> Result<Reading, String> {
             }
         }
     }
-    let what;
-    if ranks.is_empty() {
+    let what = if ranks.is_empty() {
         let top = v
             .get("max_total_num_tokens")
             .and_then(Value::as_u64)
             .ok_or_else(|| format!("{}{path}: no max_total_num_tokens", c.base()))?;
         let r = t.value_at(at, "max_total_num_tokens", 0).unwrap_or(at..at);
         ranks.push((String::new(), top, r));
-        what = format!("{path} max_total_num_tokens");
+        format!("{path} max_total_num_tokens")
     } else {
-        what = format!("{path} internal_states[].memory_usage.token_capacity");
-    }
+        format!("{path} internal_states[].memory_usage.token_capacity")
+    };
     let (i, least) = ranks
         .iter()
         .enumerate()
@@ -339,14 +338,21 @@ fn labels(line: &str) -> Vec<(String, String, Range<usize>)> {
             .trim_matches(|c| c == ',' || c == ' ')
             .to_string();
         let vstart = eq + 2;
-        let mut j = vstart;
         let mut value = String::new();
-        while j < b.len() && b[j] != b'"' {
-            if b[j] == b'\\' && j + 1 < b.len() {
-                j += 1;
+        let mut escaped = false;
+        let mut j = b.len();
+        for (k, ch) in line[vstart..].char_indices() {
+            match (escaped, ch) {
+                (false, '\\') => escaped = true,
+                (false, '"') => {
+                    j = vstart + k;
+                    break;
+                }
+                _ => {
+                    value.push(ch);
+                    escaped = false;
+                }
             }
-            value.push(b[j] as char);
-            j += 1;
         }
         out.push((name, value, vstart..j));
         i = j + 1;
