@@ -82,6 +82,7 @@ fn every_log_form_of_the_supported_releases() {
         ("sglang-0.5.12-swa.log", 1, "117,840"),         // full-layer pool, not the SWA one
         ("sglang-0.5.20-incident-prefill.log", 1, "681,280"),
         ("sglang-0.5.20-incident-decode.log", 0, "1,734,208"),
+        ("sglang-0.5.23-post-capture.log", 0, "312,345"), // not the VA upper bound
         ("vllm-0.19.0-two-lines.log", 0, "1,505,552"),
         ("vllm-0.33.0-one-line-dp.log", 0, "474,960"),
         ("vllm-v0-too-long.log", 1, "23,648"),
@@ -261,4 +262,56 @@ fn what_cannot_be_read_exits_2() {
     assert_eq!(run.code, 2, "{}", run.stdout);
     let run = kvlint(&["verify"]);
     assert_eq!(run.code, 2);
+}
+
+#[test]
+fn the_prediction_from_a_launch_file() {
+    let run = kvlint(&[
+        "verify",
+        "--log",
+        "fixtures/verify/sglang-0.5.20-incident-prefill.log",
+        "--launch",
+        "fixtures/incident/prefill.sh",
+        "--gpu",
+        "h200x8",
+        "--engine-version",
+        "0.5.20",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    let p = &doc["measurements"][0]["prediction"];
+    assert_eq!(p["model"], "zai-org/GLM-5.3");
+    assert_eq!(p["context_length"], 1_048_576);
+    assert!(p["error_percent"].is_number(), "{p}");
+}
+
+#[test]
+fn headers_reach_the_server() {
+    let s = serve(|r| {
+        if r.header("authorization") != Some("Bearer s3cret") {
+            return (401, json!({"detail": "unauthorized"}).to_string());
+        }
+        match r.path.as_str() {
+            "/v1/models" => (200, models("zai-org/GLM-5.3", "sglang", Some(131_072))),
+            "/server_info" => (
+                200,
+                sglang_server_info("null", Some(131_072), &[400_000], "0.5.23"),
+            ),
+            _ => not_found(),
+        }
+    });
+    let run = kvlint(&["verify", "--url", &s.url, "--engine", "sglang"]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stderr.contains("HTTP 401"), "{}", run.stderr);
+    let run = kvlint(&[
+        "verify",
+        "--url",
+        &s.url,
+        "--header",
+        "Authorization: Bearer s3cret",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("400,000 tokens"), "{}", run.stdout);
 }

@@ -54,8 +54,8 @@ pub struct CanaryArgs {
 pub fn run(a: &CanaryArgs) -> Result<i32, String> {
     let client = Client::new(&a.url, &a.header, Duration::from_secs(a.timeout.max(1)))?;
     let target = probe::target(&client, a)?;
-    let over = probe::over_length(&client, &target, a)?;
-    let cross = if over.accepted() && !a.keep_going || a.requests == 0 {
+    let over = probe::over_length(&client, &target);
+    let cross = if (over.accepted() && !a.keep_going) || a.requests == 0 {
         None
     } else {
         Some(probe::cross_request(&client, &target, a))

@@ -12,10 +12,18 @@ use std::sync::{Arc, Mutex};
 pub struct Request {
     pub method: String,
     pub path: String,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
     pub body: String,
 }
 
 impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or(Value::Null)
     }
@@ -59,6 +67,7 @@ fn answer(stream: TcpStream, handler: &Handler, count: &AtomicUsize) {
             parts.next().unwrap_or("").to_string(),
         );
         let mut length = 0usize;
+        let mut headers = Vec::new();
         loop {
             let mut h = String::new();
             if reader.read_line(&mut h).unwrap_or(0) == 0 {
@@ -71,6 +80,7 @@ fn answer(stream: TcpStream, handler: &Handler, count: &AtomicUsize) {
                 if k.eq_ignore_ascii_case("content-length") {
                     length = v.trim().parse().unwrap_or(0);
                 }
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
             }
         }
         let mut body = vec![0u8; length];
@@ -80,6 +90,7 @@ fn answer(stream: TcpStream, handler: &Handler, count: &AtomicUsize) {
         let req = Request {
             method,
             path,
+            headers,
             body: String::from_utf8_lossy(&body).into_owned(),
         };
         if req.method == "POST" && req.path == "/v1/completions" {
