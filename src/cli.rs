@@ -84,6 +84,12 @@ pub enum Command {
         #[arg(long, value_name = "V")]
         engine_version: Option<String>,
     },
+    /// Read the KV pool a running server (--url) or its startup log (--log) reports and check it
+    /// with the rules `check` uses (exit 1 refused, 0 fine, 2 cannot read).
+    Verify(crate::verify::VerifyArgs),
+    /// Test a running OpenAI-compatible server: an over-length prompt must be refused, and
+    /// concurrent answers must never hold another request's text (exit 1 on either).
+    Canary(crate::canary::CanaryArgs),
 }
 
 #[derive(Debug, Args)]
@@ -353,6 +359,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Rules { format } => list_rules(format),
         Command::Webhook(a) => webhook(a),
         Command::ParseArgs { engine_version } => parse_args(engine_version.as_deref()),
+        Command::Verify(a) => verify(a),
+        Command::Canary(a) => crate::canary::run(&a).map_err(|e| UsageError(e).into()),
     };
     result.unwrap_or_else(|failure| match failure {
         Failure::Usage(UsageError(msg)) => {
@@ -768,6 +776,15 @@ fn parse_args(version: Option<&str>) -> Run {
         println!("{}", crate::engine::dump::line(&line, version.as_ref(), &base));
     }
     Ok(exit::CLEAN)
+}
+
+fn verify(a: crate::verify::VerifyArgs) -> Run {
+    let opts = if a.predicts() {
+        Some(options(&a.hardware, None)?)
+    } else {
+        None
+    };
+    crate::verify::run(&a, opts).map_err(|e| UsageError(e).into())
 }
 
 fn explain(key: &str) -> Run {

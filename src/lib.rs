@@ -3,6 +3,7 @@
 //! Pipeline: `extract` (inputs → launches) → `engine` (argv → settings) → `model` + `gpu`
 //! (geometry, hardware) → `capacity` (plans) → `rules` (findings) → `report` (outputs).
 
+pub mod canary;
 pub mod capacity;
 pub mod cli;
 pub mod config;
@@ -20,6 +21,7 @@ pub mod report;
 pub mod rules;
 pub mod source;
 pub mod suppress;
+pub mod verify;
 pub mod version;
 pub mod webhook;
 pub mod yaml;

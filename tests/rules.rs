@@ -55,7 +55,9 @@ fn fired(path: &Path) -> (Vec<String>, String) {
 
 #[test]
 fn every_rule_fires_on_its_fire_fixtures_and_not_on_its_pass_fixtures() {
-    for rule in kvlint::rules::all() {
+    // `check = "canary"` rules judge a running server's answers, which no file can stand for:
+    // tests/canary.rs fires and passes them against loopback servers.
+    for rule in kvlint::rules::all().iter().filter(|r| r.check != "canary") {
         let fire = fixtures(&rule.id, "fire-");
         let pass = fixtures(&rule.id, "pass-");
         assert!(

@@ -46,6 +46,11 @@ fn annotation(r: &Rendered) -> String {
 
 /// The annotations of a run, in the order given (worst first), then a warning when no launch was
 /// found and a notice with the run's summary line.
+/// Annotations of findings that no input file's launches produced (`verify`, `canary`).
+pub fn render_findings(findings: &[Rendered]) -> String {
+    findings.iter().map(annotation).collect()
+}
+
 pub fn render(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out: String = findings.iter().map(annotation).collect();
     if let Some(none) = super::nothing_found(outcome) {

@@ -26,6 +26,7 @@ struct Run {
     invocations: Vec<Invocation>,
     column_kind: &'static str,
     results: Vec<SarifResult>,
+    #[serde(skip_serializing_if = "Value::is_null")]
     properties: Value,
 }
 
@@ -357,6 +358,21 @@ fn run_properties(outcome: &Outcome, findings: &[Rendered]) -> Value {
 }
 
 /// The SARIF document as text.
+/// SARIF of findings that no input file's launches produced (`verify`, `canary`): the results
+/// alone, without the launch list and the nothing-found notice of `check`.
+pub fn render_findings(findings: &[Rendered]) -> String {
+    let mut log = log(&Outcome::default(), findings, &[]);
+    for run in &mut log.runs {
+        run.properties = Value::Null;
+        for inv in &mut run.invocations {
+            inv.tool_execution_notifications.clear();
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 pub fn render(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) -> String {
     let mut text =
         serde_json::to_string_pretty(&log(outcome, findings, suppressed)).unwrap_or_default();

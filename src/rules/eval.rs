@@ -30,10 +30,42 @@ pub struct Subject<'a> {
 }
 
 impl Subject<'_> {
-    /// A rule parameter: `kvlint.toml`'s value, else the rule file's.
-    fn param(&self, r: &Rule, name: &str) -> Option<f64> {
-        self.settings.param(r, name)
+    fn pool(&self) -> PoolSubject<'_> {
+        PoolSubject {
+            plan: self.plan,
+            at: self.at,
+            settings: self.settings,
+            measured: None,
+            launch: Some(self),
+        }
     }
+}
+
+/// What the pool rules (KV001–KV004) read: a plan, predicted or measured, and where to point.
+pub struct PoolSubject<'a> {
+    pub plan: &'a Plan,
+    pub at: Loc,
+    pub settings: &'a RuleSettings,
+    /// For a plan made of numbers a running engine reported (`kvlint verify`): where they came
+    /// from, said in the message instead of the band.
+    pub measured: Option<&'a str>,
+    /// The launch the plan was made for, to plan it again with one thing changed (`remedy`);
+    /// none for a measured plan.
+    pub launch: Option<&'a Subject<'a>>,
+}
+
+/// `kvlint verify`: the pool rules on a plan built from the numbers a running engine reported.
+pub fn evaluate_measured(s: &PoolSubject) -> Vec<Finding> {
+    super::all()
+        .iter()
+        .filter(|r| r.applies_to(s.plan.role.name()))
+        .filter_map(|r| match r.check.as_str() {
+            "pool_vs_context" => pool_vs_context(r, s),
+            "pool_headroom" => pool_headroom(r, s),
+            "pool_uncertain" => pool_uncertain(r, s),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Runs every plan-level rule on one launch.
@@ -43,9 +75,9 @@ pub fn evaluate(s: &Subject) -> Vec<Finding> {
         .filter(|r| r.applies_to(s.plan.role.name()))
         .filter_map(|r| {
             let f = match r.check.as_str() {
-                "pool_vs_context" => pool_vs_context(r, s),
-                "pool_headroom" => pool_headroom(r, s),
-                "pool_uncertain" => pool_uncertain(r, s),
+                "pool_vs_context" => pool_vs_context(r, &s.pool()),
+                "pool_headroom" => pool_headroom(r, &s.pool()),
+                "pool_uncertain" => pool_uncertain(r, &s.pool()),
                 "context_vs_model" => context_vs_model(r, s),
                 "weights_vs_budget" => weights_vs_budget(r, s),
                 "heads_vs_tp" => heads_vs_tp(r, s),
@@ -78,7 +110,7 @@ fn context_flag(p: &Plan) -> &'static str {
 }
 
 /// Where a context finding points: the context flag, else the launch.
-fn context_loc(s: &Subject) -> (Loc, &'static str) {
+fn context_loc(s: &PoolSubject) -> (Loc, &'static str) {
     match &s.plan.context_source {
         ContextSource::Flag(l) | ContextSource::Auto(l) => (*l, "advertised context"),
         ContextSource::Model => (s.at, "context taken from the model's config.json"),
@@ -88,10 +120,13 @@ fn context_loc(s: &Subject) -> (Loc, &'static str) {
 /// The shared template values of the pool rules. `target` is the number of tokens the pool must
 /// hold for the finding to go away. `lower` offers a smaller context only when one fits; when
 /// none does, `remedy` says the model does not fit and what would.
-fn pool_finding(rule: &'static str, s: &Subject, target: u64) -> Finding {
+fn pool_finding(rule: &'static str, s: &PoolSubject, target: u64) -> Finding {
     let p = s.plan;
     let (loc, label) = context_loc(s);
-    let computed = remedy::remedy(s, target);
+    let computed = match s.launch {
+        Some(launch) => remedy::remedy(launch, target),
+        None => measured_remedy(p),
+    };
     let (lower, remedy) = if p.max_context_fit > 0 {
         (
             format!(
@@ -113,8 +148,22 @@ fn pool_finding(rule: &'static str, s: &Subject, target: u64) -> Finding {
     } else {
         format!("; {}", no_fit(p))
     };
+    let band = match s.measured {
+        Some(how) => format!("measured: {how}"),
+        None => format!(
+            "band {}–{}",
+            thousands(p.usable_tokens_low),
+            thousands(p.usable_tokens_high)
+        ),
+    };
     let mut f = Finding::new(rule, Some(loc))
         .var("role", p.role.name())
+        .var("band", band)
+        .var(
+            "measured",
+            s.measured
+                .map_or(String::new(), |how| format!(" (measured: {how})")),
+        )
         .var("pool", thousands(p.usable_tokens))
         .var("pool_low", thousands(p.usable_tokens_low))
         .var("pool_high", thousands(p.usable_tokens_high))
@@ -132,6 +181,16 @@ fn pool_finding(rule: &'static str, s: &Subject, target: u64) -> Finding {
         f = f.also(l, "sets the memory fraction");
     }
     f
+}
+
+/// What would hold the context when the pool was measured: the launch cannot be planned again.
+fn measured_remedy(p: &Plan) -> String {
+    let fp8 = p.kv_cache_dtype.starts_with("fp8") || p.kv_cache_dtype.starts_with("fp4");
+    match p.needed_fraction {
+        Some(f) if f > p.memory_fraction => format!("raise {} to {f}", p.memory_fraction_flag),
+        _ if fp8 => "spread the model over more GPUs".to_string(),
+        _ => "use an FP8 KV cache or spread the model over more GPUs".to_string(),
+    }
 }
 
 /// Said when not even one token of context fits: no smaller context is a way out.
@@ -154,24 +213,24 @@ fn engine_note(p: &Plan) -> String {
 }
 
 /// KV001 / KV002: even the optimistic end of the band holds less than the advertised context.
-fn pool_vs_context(r: &'static Rule, s: &Subject) -> Option<Finding> {
+fn pool_vs_context(r: &'static Rule, s: &PoolSubject) -> Option<Finding> {
     let p = s.plan;
-    let ratio = s.param(r, "min_ratio").unwrap_or(1.0);
+    let ratio = s.settings.param(r, "min_ratio").unwrap_or(1.0);
     ((p.usable_tokens_high as f64) < p.context_length as f64 * ratio)
         .then(|| pool_finding(&r.id, s, (p.context_length as f64 * ratio).ceil() as u64))
 }
 
 /// KV004: the band straddles the context.
-fn pool_uncertain(r: &'static Rule, s: &Subject) -> Option<Finding> {
+fn pool_uncertain(r: &'static Rule, s: &PoolSubject) -> Option<Finding> {
     let p = s.plan;
     let ctx = p.context_length;
     (p.usable_tokens_low < ctx && p.usable_tokens_high >= ctx).then(|| pool_finding(&r.id, s, ctx))
 }
 
 /// KV003: a PD prefill pool that holds the context but with less than `min_ratio` of headroom.
-fn pool_headroom(r: &'static Rule, s: &Subject) -> Option<Finding> {
+fn pool_headroom(r: &'static Rule, s: &PoolSubject) -> Option<Finding> {
     let p = s.plan;
-    let ratio = s.param(r, "min_ratio").unwrap_or(2.0);
+    let ratio = s.settings.param(r, "min_ratio").unwrap_or(2.0);
     let ctx = p.context_length as f64;
     let holds = p.usable_tokens_low as f64 >= ctx;
     (p.role == Role::Prefill && holds && (p.usable_tokens_low as f64) < ctx * ratio)

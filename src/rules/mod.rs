@@ -4,7 +4,7 @@
 pub mod eval;
 mod remedy;
 
-pub use eval::{evaluate, evaluate_deployment, thousands};
+pub use eval::{evaluate, evaluate_deployment, evaluate_measured, thousands, PoolSubject};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
