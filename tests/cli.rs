@@ -462,6 +462,15 @@ fn no_launch_is_said_in_every_format() {
         "::warning title=kvlint::no engine launch found in 1 file\n\
          ::notice title=kvlint::checked 1 file, 0 launches\n"
     );
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("summary.md");
+    kvlint(&["check", "--summary", md.to_str().unwrap(), NONE]);
+    let summary = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        summary.contains("no engine launch found in 1 file.")
+            && summary.contains("checked 1 file, 0 launches: 0 errors, 0 warnings"),
+        "{summary}"
+    );
     // Two files, one with a launch: no notice, and the count says both.
     let two = json_of(&kvlint(&[
         "check",
