@@ -305,6 +305,29 @@ fn the_human_line_and_gpu002_name_both_gpus_and_where_they_came_from() {
 }
 
 #[test]
+fn sarif_results_and_run_properties_say_where_the_gpu_came_from() {
+    let doc = json_of(&kvlint(&[
+        "check", "--format", "sarif", "--gpu", "h200", A100_QWEN,
+    ]));
+    let run = &doc["runs"][0];
+    let source = serde_json::json!({
+        "kind": "input",
+        "location": {"uri": A100_QWEN, "line": 12}
+    });
+    let kv001 = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "KV001")
+        .unwrap();
+    assert_eq!(kv001["properties"]["gpu"], "A100-40GB");
+    assert_eq!(kv001["properties"]["gpuSource"], source);
+    let launch = &run["properties"]["launches"][0];
+    assert_eq!(launch["gpuSource"], source);
+    assert_eq!(launch["verdict"], "refused");
+}
+
+#[test]
 fn the_input_count_wins_over_the_default_count() {
     let run = kvlint(&[
         "check",
