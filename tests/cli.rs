@@ -328,6 +328,21 @@ fn sarif_results_and_run_properties_say_where_the_gpu_came_from() {
 }
 
 #[test]
+fn affinity_with_several_gpus_plans_on_the_smallest_and_eks_labels_name_the_gpu() {
+    for (file, gpu, line) in [
+        ("fixtures/pipeline/affinity-two-gpus.yaml", "A100-40GB", 17),
+        ("fixtures/pipeline/eks-karpenter-l4.yaml", "L4", 10),
+    ] {
+        let run = kvlint(&["check", "--format", "json", "--gpu", "h200", file]);
+        assert_eq!(run.code, 1, "{file}");
+        let launch = &json_of(&run)["launches"][0];
+        assert_eq!(launch["gpu"], gpu, "{file}");
+        assert_eq!(launch["gpu_source"]["line"], line, "{file}");
+        assert_eq!(launch["verdict"], "refused", "{file}");
+    }
+}
+
+#[test]
 fn the_input_count_wins_over_the_default_count() {
     let run = kvlint(&[
         "check",
