@@ -12,8 +12,8 @@ use crate::source::Loc;
 /// Where a launch's GPU came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GpuSource {
-    /// The input names it here: a node selector or affinity, an accelerator label, a resource
-    /// name, a compose device request, `docker run --gpus`.
+    /// The input names it here: a node selector or required affinity on a GPU product or
+    /// accelerator label, a MIG resource name.
     Input(Loc),
     /// NVML on the node kvlint runs on.
     Nvml,
