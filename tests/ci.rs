@@ -192,6 +192,39 @@ fn sarif_validates_against_the_official_schema() {
     }
 }
 
+/// Every fixture's `check --format json` document, with and without a GPU default, follows the
+/// published schema (`schemas/check.schema.json`).
+#[test]
+fn check_json_follows_its_published_schema() {
+    let schema = json(&std::fs::read_to_string(root().join("schemas/check.schema.json")).unwrap());
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    for args in [
+        &["check", "--format", "json", "--gpu", "h200", "fixtures"][..],
+        &[
+            "check",
+            "--format",
+            "json",
+            "fixtures/pipeline",
+            "fixtures/INP002",
+        ][..],
+    ] {
+        let doc = json(&kvlint(args).stdout);
+        assert!(doc["launches"].as_array().is_some_and(|l| !l.is_empty()));
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .take(5)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{args:?}:\n{}", errors.join("\n"));
+    }
+    let mut broken = json(&kvlint(&["check", "--format", "json", CLEAN]).stdout);
+    broken["launches"][0]["verdict"] = Value::from("fine");
+    assert!(
+        !validator.is_valid(&broken),
+        "the schema rejects an unknown verdict"
+    );
+}
+
 // ---- GitHub annotations and summary ----
 
 #[test]

@@ -305,6 +305,44 @@ fn the_human_line_and_gpu002_name_both_gpus_and_where_they_came_from() {
 }
 
 #[test]
+fn sarif_results_and_run_properties_say_where_the_gpu_came_from() {
+    let doc = json_of(&kvlint(&[
+        "check", "--format", "sarif", "--gpu", "h200", A100_QWEN,
+    ]));
+    let run = &doc["runs"][0];
+    let source = serde_json::json!({
+        "kind": "input",
+        "location": {"uri": A100_QWEN, "line": 12}
+    });
+    let kv001 = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "KV001")
+        .unwrap();
+    assert_eq!(kv001["properties"]["gpu"], "A100-40GB");
+    assert_eq!(kv001["properties"]["gpuSource"], source);
+    let launch = &run["properties"]["launches"][0];
+    assert_eq!(launch["gpuSource"], source);
+    assert_eq!(launch["verdict"], "refused");
+}
+
+#[test]
+fn affinity_with_several_gpus_plans_on_the_smallest_and_eks_labels_name_the_gpu() {
+    for (file, gpu, line) in [
+        ("fixtures/pipeline/affinity-two-gpus.yaml", "A100-40GB", 17),
+        ("fixtures/pipeline/eks-karpenter-l4.yaml", "L4", 10),
+    ] {
+        let run = kvlint(&["check", "--format", "json", "--gpu", "h200", file]);
+        assert_eq!(run.code, 1, "{file}");
+        let launch = &json_of(&run)["launches"][0];
+        assert_eq!(launch["gpu"], gpu, "{file}");
+        assert_eq!(launch["gpu_source"]["line"], line, "{file}");
+        assert_eq!(launch["verdict"], "refused", "{file}");
+    }
+}
+
+#[test]
 fn the_input_count_wins_over_the_default_count() {
     let run = kvlint(&[
         "check",
@@ -461,6 +499,15 @@ fn no_launch_is_said_in_every_format() {
         kvlint(&["check", "--format", "github", NONE]).stdout,
         "::warning title=kvlint::no engine launch found in 1 file\n\
          ::notice title=kvlint::checked 1 file, 0 launches\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("summary.md");
+    kvlint(&["check", "--summary", md.to_str().unwrap(), NONE]);
+    let summary = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        summary.contains("no engine launch found in 1 file.")
+            && summary.contains("checked 1 file, 0 launches: 0 errors, 0 warnings"),
+        "{summary}"
     );
     // Two files, one with a launch: no notice, and the count says both.
     let two = json_of(&kvlint(&[

@@ -12,8 +12,8 @@ use crate::source::Loc;
 /// Where a launch's GPU came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GpuSource {
-    /// The input names it here: a node selector or affinity, an accelerator label, a resource
-    /// name, a compose device request, `docker run --gpus`.
+    /// The input names it here: a node selector or required affinity on a GPU product or
+    /// accelerator label, a MIG resource name.
     Input(Loc),
     /// NVML on the node kvlint runs on.
     Nvml,
@@ -97,7 +97,13 @@ pub fn choose(
             None => {
                 findings.push(
                     Finding::new("INP003", Some(*loc))
-                        .var("detail", format!(": {name} is not in the catalog")),
+                        .var("detail", format!(": {name} is not in the catalog"))
+                        .var(
+                            "fix",
+                            "a default (--gpu) never replaces the GPU the input names: write it as \
+                             the catalog names it (e.g. NVIDIA-H100-80GB-HBM3), or suppress INP003 \
+                             with a reason",
+                        ),
                 );
                 return None;
             }
@@ -106,10 +112,17 @@ pub fn choose(
             (Some(n), _) => (n.spec.clone(), GpuSource::Nvml),
             (None, Some((d, src))) => (d.spec.clone(), src),
             (None, None) => {
-                findings.push(Finding::new("INP003", Some(at)).var(
-                    "detail",
-                    " (no --gpu given, the input names none and this machine has no NVIDIA GPU)",
-                ));
+                findings.push(
+                    Finding::new("INP003", Some(at))
+                        .var(
+                            "detail",
+                            " (no --gpu given, the input names none and this machine has no NVIDIA GPU)",
+                        )
+                        .var(
+                            "fix",
+                            "pass --gpu (e.g. --gpu h200) or label the workload's nodes with nvidia.com/gpu.product",
+                        ),
+                );
                 return None;
             }
         },

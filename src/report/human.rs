@@ -140,13 +140,21 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
                 thousands(p.context_length),
             ),
             None => {
+                let role = crate::deployment::role_of(&lo.launch, &lo.args);
+                let model = crate::deployment::model_text(&lo.args)
+                    .filter(|_| {
+                        let dest = crate::deployment::model_dest(lo.args.engine);
+                        lo.args.get(dest).is_some_and(|s| s.unresolved.is_empty())
+                    })
+                    .map_or_else(String::new, |m| format!(" {m}"));
                 let gpu = lo.gpu.as_ref().map_or_else(String::new, |g| {
                     format!(" on {} ({})", g.name, from.trim_start_matches(", "))
                 });
                 format!(
-                    "{} {}{gpu}: no plan (see findings)",
+                    "{} {} {}{model}{gpu}: no plan (see findings)",
                     lo.launch.engine.name(),
-                    lo.args.version
+                    lo.args.version,
+                    role.name()
                 )
             }
         };

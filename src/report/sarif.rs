@@ -3,6 +3,7 @@
 
 use super::Rendered;
 use crate::launch::ObjectRef;
+use crate::outcome::LaunchOutcome;
 use crate::pipeline::Outcome;
 use crate::rules::{self, Level, Rule};
 use serde::Serialize;
@@ -106,6 +107,9 @@ struct SarifResult {
     partial_fingerprints: Fingerprints,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     suppressions: Vec<Suppression>,
+    /// The GPU of the finding's launch and where it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -244,7 +248,7 @@ fn logical(o: &ObjectRef) -> LogicalLocation {
     }
 }
 
-fn result(r: &Rendered) -> SarifResult {
+fn result(r: &Rendered, outcome: &Outcome) -> SarifResult {
     let physical = match (&r.file, r.line, r.column, r.end_line, r.end_column) {
         (Some(f), Some(l), Some(c), Some(el), Some(ec)) => uri(f).map(|uri| PhysicalLocation {
             artifact_location: ArtifactLocation { uri },
@@ -288,7 +292,22 @@ fn result(r: &Rendered) -> SarifResult {
                 justification: why.clone(),
             })
             .collect(),
+        properties: r
+            .finding
+            .launch
+            .and_then(|i| outcome.launches.get(i))
+            .and_then(|lo| launch_gpu(lo, outcome)),
     }
+}
+
+/// `{"gpu", "gpuSource": {"kind", "location"}}` of a launch whose GPU is known.
+fn launch_gpu(lo: &LaunchOutcome, outcome: &Outcome) -> Option<Value> {
+    let (gpu, src) = (lo.gpu.as_ref()?, lo.gpu_source?);
+    let at = src.loc().map(|l| {
+        let p = outcome.sources.position(l);
+        json!({"uri": uri(&outcome.sources.get(l.file).name), "line": p.line})
+    });
+    Some(json!({"gpu": gpu.name, "gpuSource": {"kind": src.kind(), "location": at}}))
 }
 
 /// The SARIF log of a run: reported findings, then the suppressed ones. The run's properties
@@ -319,7 +338,11 @@ pub fn log(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) ->
                 tool_execution_notifications: notifications,
             }],
             column_kind: "unicodeCodePoints",
-            results: findings.iter().chain(suppressed).map(result).collect(),
+            results: findings
+                .iter()
+                .chain(suppressed)
+                .map(|r| result(r, outcome))
+                .collect(),
             properties: run_properties(outcome, findings),
         }],
     }
@@ -333,21 +356,20 @@ fn run_properties(outcome: &Outcome, findings: &[Rendered]) -> Value {
         .enumerate()
         .map(|(i, lo)| {
             let pos = outcome.sources.position(lo.launch.command);
-            let gpu_source = lo.gpu_source.map(|src| {
-                let at = src.loc().map(|l| {
-                    let p = outcome.sources.position(l);
-                    json!({"uri": uri(&outcome.sources.get(l.file).name), "line": p.line})
-                });
-                json!({"kind": src.kind(), "location": at})
-            });
-            json!({
+            let mut entry = json!({
                 "uri": uri(&outcome.sources.get(lo.file).name),
                 "line": pos.line,
                 "engine": lo.launch.engine,
-                "gpu": lo.gpu.as_ref().map(|g| &g.name),
-                "gpuSource": gpu_source,
+                "gpu": null,
+                "gpuSource": null,
                 "verdict": super::verdict_word(findings, i),
-            })
+            });
+            if let Some(Value::Object(gpu)) = launch_gpu(lo, outcome) {
+                for (k, v) in gpu {
+                    entry[k] = v;
+                }
+            }
+            entry
         })
         .collect();
     json!({

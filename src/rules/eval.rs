@@ -193,10 +193,15 @@ fn measured_remedy(p: &Plan) -> String {
     }
 }
 
-/// Said when not even one token of context fits: no smaller context is a way out.
+/// Said when not even one token of context is sure to fit: no smaller context is a way out.
 fn no_fit(p: &Plan) -> String {
+    let what = if p.usable_tokens_high == 0 {
+        "does not fit"
+    } else {
+        "leaves no room that surely holds a request"
+    };
     format!(
-        "{} does not fit on {}×{} at {} {}",
+        "{} {what} on {}×{} at {} {}",
         p.model, p.gpu_count, p.gpu, p.memory_fraction_flag, p.memory_fraction
     )
 }

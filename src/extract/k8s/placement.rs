@@ -47,6 +47,10 @@ fn gpu_label(key: &str, value: &str) -> Option<String> {
         "nvidia.com/gpu.product" => Some(value.to_string()),
         // GKE: `nvidia-h100-80gb`, `nvidia-tesla-a100`.
         "cloud.google.com/gke-accelerator" => Some(value.trim_start_matches("nvidia-").to_string()),
+        // EKS (Karpenter, Auto Mode): `h100`, `a100`, `l4`, `a10g`.
+        "karpenter.k8s.aws/instance-gpu-name" | "eks.amazonaws.com/instance-gpu-name" => {
+            Some(value.to_string())
+        }
         _ => None,
     }
 }
@@ -70,9 +74,18 @@ pub fn gpu_type(pod: &Node) -> Option<(String, Loc)> {
         let Value::Seq(values) = &expr.get("values")?.value else {
             return None;
         };
-        let first = values.first()?;
-        gpu_label(key, first.as_str()?).map(|name| (name, first.loc))
+        worst_of(values.iter().filter_map(|v| {
+            let name = gpu_label(key, v.as_str()?)?;
+            Some((name, v.loc))
+        }))
     })
+}
+
+/// Of the GPUs a pod may be scheduled on, the one with the least memory; one the catalog does
+/// not know wins outright, so it is reported rather than assumed larger.
+fn worst_of(candidates: impl Iterator<Item = (String, Loc)>) -> Option<(String, Loc)> {
+    let memory = |name: &str| crate::gpu::lookup(name).map(|g| g.cuda_total_bytes);
+    candidates.min_by_key(|(name, _)| memory(name).map_or((0, 0), |m| (1, m)))
 }
 
 fn affinity_terms(pod: &Node) -> impl Iterator<Item = &Node> {
