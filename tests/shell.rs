@@ -271,3 +271,40 @@ fn bash_arrays_expand_element_by_element_with_their_spans() {
     );
     assert_eq!(sources.text(l.args[3].loc), "\"${PAR[@]}\"");
 }
+
+#[test]
+fn values_that_differ_between_paths_are_unknown_and_agreeing_ones_are_kept() {
+    let script = "X=1\nif a; then\n  if b; then X=2; fi\nelse\n  X=1\nfi\n\
+                  case $M in a) T=1;; b) T=2;; esac\n\
+                  [ -n \"$Y\" ] && P=5\n\
+                  for i in 1 2; do Q=3; done\n\
+                  R=1; if c; then R=1; fi\n\
+                  while d; do S=4; break; done; S=6\n\
+                  vllm serve m --a $X --b $T --c $P --d $Q --e $R --f $S\n";
+    let mut sources = Sources::default();
+    let id = sources.add("b.sh", script);
+    let out = extract(id, &sources);
+    let l = &out.launches[0];
+    let got: Vec<(&str, Vec<&str>)> = l.args[1..]
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|a| {
+            (
+                a.text.as_str(),
+                a.unresolved.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("$X", vec!["X (2 or 1, set in different branches)"]),
+            ("$T", vec!["T (1 or 2 or unset, set in different branches)"]),
+            ("$P", vec!["P (5 or unset, set in different branches)"]),
+            ("$Q", vec!["Q (3 or unset, set in different branches)"]),
+            ("1", vec![]),
+            ("6", vec![]),
+        ]
+    );
+}

@@ -110,6 +110,8 @@ pub struct Scope {
     pub file: FileId,
     pub vars: Vec<Var>,
     pub open_env: bool,
+    /// Every assignment's previous value, so a branch's assignments can be undone.
+    journal: Vec<(String, Option<Var>)>,
 }
 
 /// A character of an expanded word; `split` marks text from an unquoted expansion (field
@@ -144,14 +146,47 @@ impl Scope {
         self.vars.iter().rev().find(|v| v.name == name)
     }
 
+    pub fn new(file: FileId, open_env: bool) -> Self {
+        Scope {
+            file,
+            vars: Vec::new(),
+            open_env,
+            journal: Vec::new(),
+        }
+    }
+
     pub fn set(&mut self, name: &str, value: Value, export: bool) {
-        let exported = export || self.var(name).is_some_and(|v| v.exported);
-        self.vars.retain(|v| v.name != name);
+        let at = self.vars.iter().rposition(|v| v.name == name);
+        let old = at.map(|i| self.vars.remove(i));
+        let exported = export || old.as_ref().is_some_and(|v| v.exported);
+        self.journal.push((name.to_string(), old));
         self.vars.push(Var {
             name: name.to_string(),
             value,
             exported,
         });
+    }
+
+    /// A point to undo assignments back to.
+    pub fn mark(&self) -> usize {
+        self.journal.len()
+    }
+
+    /// Undoes the assignments since `mark`; returns the names they set, with the values they had
+    /// just before the undo (the end of a branch).
+    pub fn undo(&mut self, mark: usize) -> Vec<(String, Option<Var>)> {
+        let mut ends: Vec<(String, Option<Var>)> = Vec::new();
+        while self.journal.len() > mark {
+            let Some((name, old)) = self.journal.pop() else {
+                break;
+            };
+            if !ends.iter().any(|(n, _)| *n == name) {
+                ends.push((name.clone(), self.var(&name).cloned()));
+            }
+            self.vars.retain(|v| v.name != name);
+            self.vars.extend(old);
+        }
+        ends
     }
 
     /// `NAME=value` or `NAME=(a b)` with an unquoted name: the name and the expanded value.
