@@ -308,3 +308,22 @@ fn values_that_differ_between_paths_are_unknown_and_agreeing_ones_are_kept() {
         ]
     );
 }
+
+#[test]
+fn an_unknown_word_where_a_flag_may_stand_is_inp004_but_a_flags_value_is_left_to_the_engine() {
+    let script = "if [ -n \"$E\" ]; then OPTS=\"--tp 2\"; else OPTS=\"--tp 1\"; fi\n\
+                  python3 -m sglang.launch_server --model-path m \"$OPTS\" --port \"$PORT\"\n";
+    let mut sources = Sources::default();
+    let id = sources.add("o.sh", script);
+    let out = extract(id, &sources);
+    let at: Vec<(&str, &str)> = out
+        .findings
+        .iter()
+        .map(|f| (f.rule, sources.text(f.primary.expect("a place"))))
+        .collect();
+    assert_eq!(at, [("INP004", "\"$OPTS\"")]);
+    assert_eq!(
+        out.findings[0].get("vars"),
+        Some("OPTS (--tp 2 or --tp 1, set in different branches)")
+    );
+}

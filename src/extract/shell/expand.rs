@@ -13,16 +13,16 @@ pub struct Field {
     pub loc: Loc,
     /// Unresolved variables, by the index of the character where their reference starts.
     pub names: Vec<(usize, String)>,
-    /// The whole word was an expansion of unknown length: it may stand for any number of
-    /// arguments. `Many` for `"$@"`-like expansions, `Split` for an unset `$EXTRA_ARGS` (which
-    /// may also be one flag's value).
+    /// The whole word was an unknown expansion, which may hold any flag: `Many` for `"$@"`-like
+    /// expansions (any number of words), `Words` for an unknown `$EXTRA_ARGS` or `"$ARGS"`
+    /// (words, or one flag's value when it follows an option).
     pub splat: Option<(String, Splat)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Splat {
     Many,
-    Split,
+    Words,
 }
 
 impl Field {
@@ -364,15 +364,11 @@ impl Scope {
                 }
             }
             (_, Some(Value::Unknown(why))) => {
-                if split {
-                    exp.splat = Some((why.clone(), Splat::Split));
-                }
+                exp.splat = Some((why.clone(), Splat::Words));
                 push_unresolved(&mut exp.pieces, raw, why)
             }
             (_, None) => {
-                if split {
-                    exp.splat = Some((name.to_string(), Splat::Split));
-                }
+                exp.splat = Some((name.to_string(), Splat::Words));
                 push_unresolved(&mut exp.pieces, raw, name.to_string())
             }
         }

@@ -439,7 +439,7 @@ impl Walker {
             // `--flag $X` is one value (the engine reader checks it); `vllm serve $MODEL` the model.
             let a_value = prev.is_some_and(|p| p.starts_with('-') && !p.contains('='));
             let the_model = i == 0 && engine != Engine::Sglang;
-            if *kind == Splat::Split && (a_value || the_model) {
+            if *kind == Splat::Words && (a_value || the_model) {
                 continue;
             }
             self.findings.push(
@@ -520,6 +520,7 @@ fn differing(name: &str, values: &[Option<&Var>]) -> String {
     let mut seen: Vec<String> = Vec::new();
     for v in values {
         let texts = match v.map(|v| &v.value) {
+            Some(Value::Scalar(f)) if f.chars.is_empty() => vec!["\"\"".to_string()],
             Some(Value::Scalar(f)) if f.names.is_empty() => vec![f.text()],
             Some(Value::Array(items)) => vec![format!(
                 "({})",
