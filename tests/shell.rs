@@ -327,3 +327,17 @@ fn an_unknown_word_where_a_flag_may_stand_is_inp004_but_a_flags_value_is_left_to
         Some("OPTS (--tp 2 or --tp 1, set in different branches)")
     );
 }
+
+#[test]
+fn sh_c_script_arguments_fill_its_positional_parameters() {
+    // Kubernetes' `[bash, -c, SCRIPT, --, ARGS...]`: `--` is `$0`, ARGS are "$@".
+    let script = "bash -c 'exec vllm serve \"$@\" --node-rank=$1' -- m --max-model-len 8192\n";
+    let mut sources = Sources::default();
+    let id = sources.add("p.sh", script);
+    let out = extract(id, &sources);
+    assert!(out.findings.is_empty(), "{:#?}", out.findings);
+    let l = &out.launches[0];
+    assert_eq!(args(l), ["m", "--max-model-len", "8192", "--node-rank=m"]);
+    // Like any expansion, the words point at the reference that brought them in.
+    assert_eq!(sources.text(l.args[2].loc), "\"$@\"");
+}

@@ -189,6 +189,15 @@ impl Scope {
         ends
     }
 
+    /// `$1`..`$9` of a shell given its arguments (`sh -c SCRIPT NAME ARGS...`).
+    fn positional(&self, name: &str) -> Option<Field> {
+        let n: usize = name.parse().ok().filter(|&n| n > 0)?;
+        match &self.var("@")?.value {
+            Value::Array(items) => items.get(n - 1).cloned(),
+            _ => None,
+        }
+    }
+
     /// `NAME=value` or `NAME=(a b)` with an unquoted name: the name and the expanded value.
     pub fn assignment(&mut self, w: &Word) -> Option<(String, Value)> {
         let Some(Part::Lit(chs)) = w.parts.first() else {
@@ -315,7 +324,13 @@ impl Scope {
                 exp.splat = Some((label.clone(), Splat::Many));
                 push_unresolved(&mut exp.pieces, raw, label);
             }
-            (ParamOp::Other, _) => push_unresolved(&mut exp.pieces, raw, name.to_string()),
+            (ParamOp::Other, _) => match self.positional(name) {
+                Some(value) => {
+                    exp.fixed = true;
+                    push_value(&mut exp.pieces, &value, span, split)
+                }
+                None => push_unresolved(&mut exp.pieces, raw, name.to_string()),
+            },
             (
                 ParamOp::Default {
                     colon,

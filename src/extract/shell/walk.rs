@@ -305,7 +305,9 @@ impl Walker {
             }
             match commands::shell_at(&texts, j) {
                 Some(Shell::Script(script)) => {
-                    return self.sh_c(&fields[first..j], &fields[script], prefix)
+                    // `sh -c SCRIPT NAME ARGS...`: NAME is `$0`, ARGS are `$1`... and `"$@"`.
+                    let params = fields.get(script + 2..).unwrap_or_default();
+                    return self.sh_c(&fields[first..j], &fields[script], params, prefix);
                 }
                 Some(Shell::Stdin) => {
                     if let Some(body) = stdin {
@@ -327,11 +329,20 @@ impl Walker {
     }
 
     /// `sh -c 'script'`: a fresh shell that sees only exported variables and the command's env.
-    fn sh_c(&mut self, before: &[Field], script: &Field, prefix: Vec<(String, Value)>) {
+    fn sh_c(
+        &mut self,
+        before: &[Field],
+        script: &Field,
+        params: &[Field],
+        prefix: Vec<(String, Value)>,
+    ) {
         if self.depth >= MAX_DEPTH {
             return;
         }
         let mut inner = self.child(self.env_of(before, prefix));
+        if !params.is_empty() {
+            inner.scope.set("@", Value::Array(params.to_vec()), false);
+        }
         inner.script(&script.lexer_chars());
         self.adopt(inner);
     }
