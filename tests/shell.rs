@@ -341,3 +341,47 @@ fn sh_c_script_arguments_fill_its_positional_parameters() {
     // Like any expansion, the words point at the reference that brought them in.
     assert_eq!(sources.text(l.args[2].loc), "\"$@\"");
 }
+
+#[test]
+fn stdin_content_picks_the_reader() {
+    use kvlint::extract::{kind, Kind};
+    let list =
+        std::fs::read_to_string(root().join("fixtures/extract/shell/kubectl-list.yaml")).unwrap();
+    assert_eq!(kind("<stdin>", &list), Kind::Unknown);
+    assert_eq!(kind("<stdin>", "{\"kind\": \"List\"}"), Kind::Json);
+    assert_eq!(kind("<stdin>", "#!/bin/sh\nvllm serve m\n"), Kind::Shell);
+    assert_eq!(
+        kind("<stdin>", "FROM vllm/vllm-openai:v0.11.0\n"),
+        Kind::Dockerfile
+    );
+    assert_eq!(kind("deploy.YAML", "vllm serve m"), Kind::Yaml);
+    assert_eq!(kind("RUN.SH", "kind: x"), Kind::Shell);
+    // `kubectl get -o yaml` output on stdin is read as YAML: the same verdict as the file.
+    let path = "fixtures/extract/shell/kubectl-list.yaml";
+    let by_name = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+    let piped = kvlint_stdin(
+        &["check", "--gpu", "h100-80gb", "--format", "json", "-"],
+        Some(&list),
+    );
+    assert_eq!(
+        (piped.code, rules(&piped.stdout)),
+        (by_name.code, rules(&by_name.stdout))
+    );
+    let launches = |json: &str| -> usize {
+        let doc: serde_json::Value = serde_json::from_str(json).unwrap();
+        doc["launches"].as_array().map_or(0, Vec::len)
+    };
+    assert_eq!(launches(&piped.stdout), launches(&by_name.stdout));
+}
+
+#[test]
+fn a_shell_test_bracket_on_stdin_is_still_shell() {
+    use kvlint::extract::{kind, Kind};
+    let script = "[ \"$X\" = 1 ] && vllm serve m --max-model-len 8192\n";
+    assert_eq!(kind("<stdin>", script), Kind::Unknown);
+    let mut sources = Sources::default();
+    let id = sources.add("<stdin>", script);
+    let out = extract(id, &sources);
+    assert_eq!(out.launches.len(), 1);
+    assert!(out.findings.is_empty(), "{:#?}", out.findings);
+}
