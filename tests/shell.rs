@@ -385,3 +385,27 @@ fn a_shell_test_bracket_on_stdin_is_still_shell() {
     assert_eq!(out.launches.len(), 1);
     assert!(out.findings.is_empty(), "{:#?}", out.findings);
 }
+
+#[test]
+fn dockerfile_build_args_and_stages_lead_to_the_base_image() {
+    let text = "ARG VLLM_VERSION=v0.11.0\n\
+                FROM vllm/vllm-openai:${VLLM_VERSION} AS base\n\
+                RUN pip install x\n\
+                FROM python:3.12 AS tools\n\
+                FROM base\n\
+                CMD [\"Qwen/Qwen3-8B\", \"--max-model-len\", \"8192\"]\n";
+    let mut sources = Sources::default();
+    let id = sources.add("Dockerfile", text);
+    let out = extract(id, &sources);
+    let l = &out.launches[0];
+    assert_eq!(l.engine, Engine::Vllm);
+    let (version, at) = l
+        .engine_version
+        .clone()
+        .expect("version from the ARG default");
+    assert_eq!(
+        (version.as_str(), sources.text(at)),
+        ("0.11.0", "vllm/vllm-openai:${VLLM_VERSION}")
+    );
+    assert_eq!(args(l), ["Qwen/Qwen3-8B", "--max-model-len", "8192"]);
+}
