@@ -271,3 +271,141 @@ fn bash_arrays_expand_element_by_element_with_their_spans() {
     );
     assert_eq!(sources.text(l.args[3].loc), "\"${PAR[@]}\"");
 }
+
+#[test]
+fn values_that_differ_between_paths_are_unknown_and_agreeing_ones_are_kept() {
+    let script = "X=1\nif a; then\n  if b; then X=2; fi\nelse\n  X=1\nfi\n\
+                  case $M in a) T=1;; b) T=2;; esac\n\
+                  [ -n \"$Y\" ] && P=5\n\
+                  for i in 1 2; do Q=3; done\n\
+                  R=1; if c; then R=1; fi\n\
+                  while d; do S=4; break; done; S=6\n\
+                  vllm serve m --a $X --b $T --c $P --d $Q --e $R --f $S\n";
+    let mut sources = Sources::default();
+    let id = sources.add("b.sh", script);
+    let out = extract(id, &sources);
+    let l = &out.launches[0];
+    let got: Vec<(&str, Vec<&str>)> = l.args[1..]
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|a| {
+            (
+                a.text.as_str(),
+                a.unresolved.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("$X", vec!["X (2 or 1, set in different branches)"]),
+            ("$T", vec!["T (1 or 2 or unset, set in different branches)"]),
+            ("$P", vec!["P (5 or unset, set in different branches)"]),
+            ("$Q", vec!["Q (3 or unset, set in different branches)"]),
+            ("1", vec![]),
+            ("6", vec![]),
+        ]
+    );
+}
+
+#[test]
+fn an_unknown_word_where_a_flag_may_stand_is_inp004_but_a_flags_value_is_left_to_the_engine() {
+    let script = "if [ -n \"$E\" ]; then OPTS=\"--tp 2\"; else OPTS=\"--tp 1\"; fi\n\
+                  python3 -m sglang.launch_server --model-path m \"$OPTS\" --port \"$PORT\"\n";
+    let mut sources = Sources::default();
+    let id = sources.add("o.sh", script);
+    let out = extract(id, &sources);
+    let at: Vec<(&str, &str)> = out
+        .findings
+        .iter()
+        .map(|f| (f.rule, sources.text(f.primary.expect("a place"))))
+        .collect();
+    assert_eq!(at, [("INP004", "\"$OPTS\"")]);
+    assert_eq!(
+        out.findings[0].get("vars"),
+        Some("OPTS (--tp 2 or --tp 1, set in different branches)")
+    );
+}
+
+#[test]
+fn sh_c_script_arguments_fill_its_positional_parameters() {
+    // Kubernetes' `[bash, -c, SCRIPT, --, ARGS...]`: `--` is `$0`, ARGS are "$@".
+    let script = "bash -c 'exec vllm serve \"$@\" --node-rank=$1' -- m --max-model-len 8192\n";
+    let mut sources = Sources::default();
+    let id = sources.add("p.sh", script);
+    let out = extract(id, &sources);
+    assert!(out.findings.is_empty(), "{:#?}", out.findings);
+    let l = &out.launches[0];
+    assert_eq!(args(l), ["m", "--max-model-len", "8192", "--node-rank=m"]);
+    // Like any expansion, the words point at the reference that brought them in.
+    assert_eq!(sources.text(l.args[2].loc), "\"$@\"");
+}
+
+#[test]
+fn stdin_content_picks_the_reader() {
+    use kvlint::extract::{kind, Kind};
+    let list =
+        std::fs::read_to_string(root().join("fixtures/extract/shell/kubectl-list.yaml")).unwrap();
+    assert_eq!(kind("<stdin>", &list), Kind::Unknown);
+    assert_eq!(kind("<stdin>", "{\"kind\": \"List\"}"), Kind::Json);
+    assert_eq!(kind("<stdin>", "#!/bin/sh\nvllm serve m\n"), Kind::Shell);
+    assert_eq!(
+        kind("<stdin>", "FROM vllm/vllm-openai:v0.11.0\n"),
+        Kind::Dockerfile
+    );
+    assert_eq!(kind("deploy.YAML", "vllm serve m"), Kind::Yaml);
+    assert_eq!(kind("RUN.SH", "kind: x"), Kind::Shell);
+    // `kubectl get -o yaml` output on stdin is read as YAML: the same verdict as the file.
+    let path = "fixtures/extract/shell/kubectl-list.yaml";
+    let by_name = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+    let piped = kvlint_stdin(
+        &["check", "--gpu", "h100-80gb", "--format", "json", "-"],
+        Some(&list),
+    );
+    assert_eq!(
+        (piped.code, rules(&piped.stdout)),
+        (by_name.code, rules(&by_name.stdout))
+    );
+    let launches = |json: &str| -> usize {
+        let doc: serde_json::Value = serde_json::from_str(json).unwrap();
+        doc["launches"].as_array().map_or(0, Vec::len)
+    };
+    assert_eq!(launches(&piped.stdout), launches(&by_name.stdout));
+}
+
+#[test]
+fn a_shell_test_bracket_on_stdin_is_still_shell() {
+    use kvlint::extract::{kind, Kind};
+    let script = "[ \"$X\" = 1 ] && vllm serve m --max-model-len 8192\n";
+    assert_eq!(kind("<stdin>", script), Kind::Unknown);
+    let mut sources = Sources::default();
+    let id = sources.add("<stdin>", script);
+    let out = extract(id, &sources);
+    assert_eq!(out.launches.len(), 1);
+    assert!(out.findings.is_empty(), "{:#?}", out.findings);
+}
+
+#[test]
+fn dockerfile_build_args_and_stages_lead_to_the_base_image() {
+    let text = "ARG VLLM_VERSION=v0.11.0\n\
+                FROM vllm/vllm-openai:${VLLM_VERSION} AS base\n\
+                RUN pip install x\n\
+                FROM python:3.12 AS tools\n\
+                FROM base\n\
+                CMD [\"Qwen/Qwen3-8B\", \"--max-model-len\", \"8192\"]\n";
+    let mut sources = Sources::default();
+    let id = sources.add("Dockerfile", text);
+    let out = extract(id, &sources);
+    let l = &out.launches[0];
+    assert_eq!(l.engine, Engine::Vllm);
+    let (version, at) = l
+        .engine_version
+        .clone()
+        .expect("version from the ARG default");
+    assert_eq!(
+        (version.as_str(), sources.text(at)),
+        ("0.11.0", "vllm/vllm-openai:${VLLM_VERSION}")
+    );
+    assert_eq!(args(l), ["Qwen/Qwen3-8B", "--max-model-len", "8192"]);
+}

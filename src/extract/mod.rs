@@ -37,7 +37,7 @@ pub fn extract(file: FileId, sources: &Sources) -> Extracted {
 fn by_kind(file: FileId, sources: &Sources) -> Extracted {
     let src = sources.get(file);
     match kind(&src.name, &src.text) {
-        Kind::Yaml => yaml_input(file, sources),
+        Kind::Yaml | Kind::Json => yaml_input(file, sources),
         Kind::Dockerfile => shell::dockerfile(file, &src.text),
         Kind::Shell => shell::script(file, &src.text),
         Kind::Unknown if looks_like_yaml(file, sources) => yaml_input(file, sources),
@@ -49,6 +49,8 @@ fn by_kind(file: FileId, sources: &Sources) -> Extracted {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Yaml,
+    /// A JSON document (`kubectl get -o json`, an AdmissionReview); read as YAML.
+    Json,
     Dockerfile,
     Shell,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
@@ -62,8 +64,10 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Dockerfile
     } else if is_shell_name(name) || shebang_shell(text) {
         Kind::Shell
-    } else if first_line(text).is_some_and(|l| l.starts_with('{') || l.starts_with('[')) {
-        Kind::Yaml
+    } else if serde_json::from_str::<serde_json::Value>(text)
+        .is_ok_and(|v| v.is_object() || v.is_array())
+    {
+        Kind::Json
     } else {
         Kind::Unknown
     }
@@ -97,12 +101,6 @@ fn shebang_shell(text: &str) -> bool {
         .map(|w| w.rsplit('/').next().unwrap_or(w))
         .find(|w| *w != "env")
         .is_some_and(|w| matches!(w, "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash"))
-}
-
-fn first_line(text: &str) -> Option<&str> {
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
 }
 
 /// A command given on kvlint's own command line (after `--`), as written by [`quote_argv`].

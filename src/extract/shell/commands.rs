@@ -194,7 +194,7 @@ pub fn docker_run(texts: &[String], j: usize) -> Option<DockerRun> {
         }
         k += 1;
     }
-    (k < texts.len()).then(|| DockerRun { image: k, ..out })
+    (k < texts.len()).then_some(DockerRun { image: k, ..out })
 }
 
 /// GPUs a `docker run --gpus` value gives the container: `2`, `"device=0,1"`, `device=0`;

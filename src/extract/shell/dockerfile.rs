@@ -3,7 +3,7 @@
 //! sets none (`vllm/vllm-openai` runs `vllm serve`) and names the engine release in its tag.
 
 use super::commands;
-use super::expand::Field;
+use super::expand::{Field, Scope};
 use super::lex::{self, chars_of, literal_text, Ch};
 use super::walk::Walker;
 use crate::extract::k8s::placement;
@@ -27,6 +27,7 @@ pub fn is_dockerfile(name: &str, text: &str) -> bool {
 }
 
 /// How a `CMD` / `ENTRYPOINT` is written.
+#[derive(Clone)]
 enum Form {
     Exec(Vec<Field>),
     Shell(Vec<Ch>),
@@ -36,13 +37,37 @@ enum Form {
 pub fn walk(file: FileId, text: &str) -> Walker {
     let mut walker = Walker::new(file, true);
     let (mut entrypoint, mut cmd, mut image) = (None, None, None);
+    // Build arguments before the first FROM may name the base image; their defaults are
+    // assumed (what builds unless `--build-arg` overrides them). They are not the runtime env.
+    let mut build_args = Scope::new(file, false);
+    let mut stages: Vec<Stage> = Vec::new();
     for (keyword, rest) in instructions(text) {
         let chars = chars_of(&text[rest.clone()], rest.start);
         match keyword.to_ascii_uppercase().as_str() {
+            "ARG" => {
+                for w in lex::words(&chars) {
+                    if let Some((name, value)) = build_args.assignment(&w) {
+                        build_args.set(&name, value, false);
+                    }
+                }
+            }
             "FROM" => {
-                // A new stage starts from its base image's entrypoint and command.
-                image = from_image(file, &chars);
-                (entrypoint, cmd) = (None, None);
+                let (from, alias) = from_image(&mut build_args, &chars);
+                // A stage built on an earlier one inherits its image, entrypoint and command;
+                // any other starts from its base image's.
+                let parent = from
+                    .as_ref()
+                    .and_then(|(name, _)| stages.iter().rev().find(|s| s.alias == *name));
+                (image, entrypoint, cmd) = match parent {
+                    Some(p) => (p.image.clone(), p.entrypoint.clone(), p.cmd.clone()),
+                    None => (from, None, None),
+                };
+                stages.push(Stage {
+                    alias,
+                    image: image.clone(),
+                    entrypoint: None,
+                    cmd: None,
+                });
             }
             "ENV" => env(&mut walker, &chars),
             "ENTRYPOINT" => {
@@ -52,6 +77,9 @@ pub fn walk(file: FileId, text: &str) -> Walker {
             }
             "CMD" => cmd = Some(form(file, chars)),
             _ => {}
+        }
+        if let Some(stage) = stages.last_mut() {
+            (stage.entrypoint, stage.cmd) = (entrypoint.clone(), cmd.clone());
         }
     }
     let base = image
@@ -84,14 +112,32 @@ pub fn walk(file: FileId, text: &str) -> Walker {
     walker
 }
 
-/// `FROM [--platform=...] IMAGE [AS name]`: the image and where it is written.
-fn from_image(file: FileId, chars: &[Ch]) -> Option<(String, Loc)> {
+/// A build stage: its `AS` name, base image, and the entrypoint and command it ends with.
+struct Stage {
+    alias: String,
+    image: Option<(String, Loc)>,
+    entrypoint: Option<Form>,
+    cmd: Option<Form>,
+}
+
+/// `FROM [--platform=...] IMAGE [AS name]`: the image (build arguments expanded) and where it is
+/// written, and the stage's name.
+fn from_image(build_args: &mut Scope, chars: &[Ch]) -> (Option<(String, Loc)>, String) {
     let words = lex::words(chars);
-    let w = words
+    let mut words = words
         .iter()
-        .find(|w| !literal_text(w).is_some_and(|t| t.starts_with("--")))?;
-    let text: String = lex::literal_chars(&w.parts).iter().map(|ch| ch.c).collect();
-    Some((text, Loc::new(file, w.loc.0..w.loc.1)))
+        .filter(|w| !literal_text(w).is_some_and(|t| t.starts_with("--")));
+    let image = words.next().and_then(|w| {
+        let field = build_args.expand(w, false).into_iter().next()?;
+        Some((field.text(), field.loc))
+    });
+    let alias = match (words.next().and_then(literal_text), words.next()) {
+        (Some(as_), Some(name)) if as_.eq_ignore_ascii_case("as") => {
+            literal_text(name).unwrap_or_default()
+        }
+        _ => String::new(),
+    };
+    (image, alias)
 }
 
 /// `ENV A=1 B="2 3"`, or the legacy `ENV A value with spaces`.

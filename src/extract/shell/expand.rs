@@ -13,16 +13,16 @@ pub struct Field {
     pub loc: Loc,
     /// Unresolved variables, by the index of the character where their reference starts.
     pub names: Vec<(usize, String)>,
-    /// The whole word was an expansion of unknown length: it may stand for any number of
-    /// arguments. `Many` for `"$@"`-like expansions, `Split` for an unset `$EXTRA_ARGS` (which
-    /// may also be one flag's value).
+    /// The whole word was an unknown expansion, which may hold any flag: `Many` for `"$@"`-like
+    /// expansions (any number of words), `Words` for an unknown `$EXTRA_ARGS` or `"$ARGS"`
+    /// (words, or one flag's value when it follows an option).
     pub splat: Option<(String, Splat)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Splat {
     Many,
-    Split,
+    Words,
 }
 
 impl Field {
@@ -110,6 +110,8 @@ pub struct Scope {
     pub file: FileId,
     pub vars: Vec<Var>,
     pub open_env: bool,
+    /// Every assignment's previous value, so a branch's assignments can be undone.
+    journal: Vec<(String, Option<Var>)>,
 }
 
 /// A character of an expanded word; `split` marks text from an unquoted expansion (field
@@ -144,14 +146,56 @@ impl Scope {
         self.vars.iter().rev().find(|v| v.name == name)
     }
 
+    pub fn new(file: FileId, open_env: bool) -> Self {
+        Scope {
+            file,
+            vars: Vec::new(),
+            open_env,
+            journal: Vec::new(),
+        }
+    }
+
     pub fn set(&mut self, name: &str, value: Value, export: bool) {
-        let exported = export || self.var(name).is_some_and(|v| v.exported);
-        self.vars.retain(|v| v.name != name);
+        let at = self.vars.iter().rposition(|v| v.name == name);
+        let old = at.map(|i| self.vars.remove(i));
+        let exported = export || old.as_ref().is_some_and(|v| v.exported);
+        self.journal.push((name.to_string(), old));
         self.vars.push(Var {
             name: name.to_string(),
             value,
             exported,
         });
+    }
+
+    /// A point to undo assignments back to.
+    pub fn mark(&self) -> usize {
+        self.journal.len()
+    }
+
+    /// Undoes the assignments since `mark`; returns the names they set, with the values they had
+    /// just before the undo (the end of a branch).
+    pub fn undo(&mut self, mark: usize) -> Vec<(String, Option<Var>)> {
+        let mut ends: Vec<(String, Option<Var>)> = Vec::new();
+        while self.journal.len() > mark {
+            let Some((name, old)) = self.journal.pop() else {
+                break;
+            };
+            if !ends.iter().any(|(n, _)| *n == name) {
+                ends.push((name.clone(), self.var(&name).cloned()));
+            }
+            self.vars.retain(|v| v.name != name);
+            self.vars.extend(old);
+        }
+        ends
+    }
+
+    /// `$1`..`$9` of a shell given its arguments (`sh -c SCRIPT NAME ARGS...`).
+    fn positional(&self, name: &str) -> Option<Field> {
+        let n: usize = name.parse().ok().filter(|&n| n > 0)?;
+        match &self.var("@")?.value {
+            Value::Array(items) => items.get(n - 1).cloned(),
+            _ => None,
+        }
     }
 
     /// `NAME=value` or `NAME=(a b)` with an unquoted name: the name and the expanded value.
@@ -280,7 +324,13 @@ impl Scope {
                 exp.splat = Some((label.clone(), Splat::Many));
                 push_unresolved(&mut exp.pieces, raw, label);
             }
-            (ParamOp::Other, _) => push_unresolved(&mut exp.pieces, raw, name.to_string()),
+            (ParamOp::Other, _) => match self.positional(name) {
+                Some(value) => {
+                    exp.fixed = true;
+                    push_value(&mut exp.pieces, &value, span, split)
+                }
+                None => push_unresolved(&mut exp.pieces, raw, name.to_string()),
+            },
             (
                 ParamOp::Default {
                     colon,
@@ -329,15 +379,11 @@ impl Scope {
                 }
             }
             (_, Some(Value::Unknown(why))) => {
-                if split {
-                    exp.splat = Some((why.clone(), Splat::Split));
-                }
+                exp.splat = Some((why.clone(), Splat::Words));
                 push_unresolved(&mut exp.pieces, raw, why)
             }
             (_, None) => {
-                if split {
-                    exp.splat = Some((name.to_string(), Splat::Split));
-                }
+                exp.splat = Some((name.to_string(), Splat::Words));
                 push_unresolved(&mut exp.pieces, raw, name.to_string())
             }
         }

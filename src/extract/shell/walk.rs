@@ -21,10 +21,10 @@ pub struct Walker {
 /// A compound command whose body may or may not run: `if`, a loop, `case`, or what follows `&&`/`||`.
 struct Frame {
     kind: FrameKind,
-    /// The variables when it began.
-    saved: Vec<Var>,
-    /// The variables at the end of each branch already walked.
-    ends: Vec<Vec<Var>>,
+    /// The scope's journal when it began.
+    mark: usize,
+    /// What each branch already walked assigned: names and their values at its end.
+    ends: Vec<Vec<(String, Option<Var>)>>,
     has_else: bool,
 }
 
@@ -46,11 +46,7 @@ struct Command {
 impl Walker {
     pub fn new(file: FileId, open_env: bool) -> Self {
         Walker {
-            scope: Scope {
-                file,
-                vars: Vec::new(),
-                open_env,
-            },
+            scope: Scope::new(file, open_env),
             launches: Vec::new(),
             findings: Vec::new(),
             depth: 0,
@@ -120,7 +116,7 @@ impl Walker {
     fn open(&mut self, kind: FrameKind) {
         self.frames.push(Frame {
             kind,
-            saved: self.scope.vars.clone(),
+            mark: self.scope.mark(),
             ends: Vec::new(),
             has_else: false,
         });
@@ -129,8 +125,7 @@ impl Walker {
     /// `elif`, `else`, `;;`: the next branch starts from the variables before the compound.
     fn branch(&mut self, is_else: bool) {
         if let Some(f) = self.frames.last_mut() {
-            f.ends
-                .push(std::mem::replace(&mut self.scope.vars, f.saved.clone()));
+            f.ends.push(self.scope.undo(f.mark));
             f.has_else |= is_else;
         }
     }
@@ -141,25 +136,31 @@ impl Walker {
         let Some(mut f) = self.frames.pop() else {
             return;
         };
-        f.ends.push(std::mem::take(&mut self.scope.vars));
-        if !(f.kind == FrameKind::If && f.has_else) {
-            f.ends.push(f.saved.clone());
-        }
+        f.ends.push(self.scope.undo(f.mark));
         let mut names: Vec<String> = Vec::new();
-        for v in f.ends.iter().flatten() {
-            if !names.contains(&v.name) {
-                names.push(v.name.clone());
+        for (name, _) in f.ends.iter().flatten() {
+            if !names.contains(name) {
+                names.push(name.clone());
             }
         }
+        // Without an `else`, no branch may run at all: the values from before count too.
+        let no_branch = !(f.kind == FrameKind::If && f.has_else);
         for name in names {
-            let values: Vec<Option<&Var>> = f
+            let before = self.scope.var(&name).cloned();
+            let mut values: Vec<Option<Var>> = f
                 .ends
                 .iter()
-                .map(|end| end.iter().find(|v| v.name == name))
+                .map(|end| match end.iter().find(|(n, _)| *n == name) {
+                    Some((_, v)) => v.clone(),
+                    None => before.clone(),
+                })
                 .collect();
+            if no_branch {
+                values.push(before.clone());
+            }
             let exported = values.iter().flatten().any(|v| v.exported);
-            let first = values[0].map(|v| &v.value);
-            let same = |v: &Option<&Var>| match (v.map(|v| &v.value), first) {
+            let first = values[0].as_ref().map(|v| &v.value);
+            let same = |v: &Option<Var>| match (v.as_ref().map(|v| &v.value), first) {
                 (Some(a), Some(b)) => same_value(a, b),
                 (a, b) => a.is_none() && b.is_none(),
             };
@@ -169,13 +170,10 @@ impl Walker {
                     None => continue,
                 }
             } else {
-                Value::Unknown(differing(&name, &values))
+                let refs: Vec<Option<&Var>> = values.iter().map(Option::as_ref).collect();
+                Value::Unknown(differing(&name, &refs))
             };
-            self.scope.vars.push(Var {
-                name,
-                value,
-                exported,
-            });
+            self.scope.set(&name, value, exported);
         }
     }
 
@@ -257,8 +255,9 @@ impl Walker {
             if let Some((name, value)) = self.scope.assignment(w) {
                 self.scope.set(&name, value, export);
             } else if let Some(name) = literal_text(w).filter(|n| is_identifier(n)) {
-                if let Some(v) = self.scope.vars.iter_mut().rev().find(|v| v.name == name) {
-                    v.exported |= export;
+                if let Some(v) = self.scope.var(&name).filter(|v| export && !v.exported) {
+                    let value = v.value.clone();
+                    self.scope.set(&name, value, true);
                 }
             }
         }
@@ -306,7 +305,9 @@ impl Walker {
             }
             match commands::shell_at(&texts, j) {
                 Some(Shell::Script(script)) => {
-                    return self.sh_c(&fields[first..j], &fields[script], prefix)
+                    // `sh -c SCRIPT NAME ARGS...`: NAME is `$0`, ARGS are `$1`... and `"$@"`.
+                    let params = fields.get(script + 2..).unwrap_or_default();
+                    return self.sh_c(&fields[first..j], &fields[script], params, prefix);
                 }
                 Some(Shell::Stdin) => {
                     if let Some(body) = stdin {
@@ -328,11 +329,20 @@ impl Walker {
     }
 
     /// `sh -c 'script'`: a fresh shell that sees only exported variables and the command's env.
-    fn sh_c(&mut self, before: &[Field], script: &Field, prefix: Vec<(String, Value)>) {
+    fn sh_c(
+        &mut self,
+        before: &[Field],
+        script: &Field,
+        params: &[Field],
+        prefix: Vec<(String, Value)>,
+    ) {
         if self.depth >= MAX_DEPTH {
             return;
         }
         let mut inner = self.child(self.env_of(before, prefix));
+        if !params.is_empty() {
+            inner.scope.set("@", Value::Array(params.to_vec()), false);
+        }
         inner.script(&script.lexer_chars());
         self.adopt(inner);
     }
@@ -440,7 +450,7 @@ impl Walker {
             // `--flag $X` is one value (the engine reader checks it); `vllm serve $MODEL` the model.
             let a_value = prev.is_some_and(|p| p.starts_with('-') && !p.contains('='));
             let the_model = i == 0 && engine != Engine::Sglang;
-            if *kind == Splat::Split && (a_value || the_model) {
+            if *kind == Splat::Words && (a_value || the_model) {
                 continue;
             }
             self.findings.push(
@@ -518,20 +528,31 @@ fn same_value(a: &Value, b: &Value) -> bool {
 
 /// `CTX (8192 or 131072, set in different branches)`.
 fn differing(name: &str, values: &[Option<&Var>]) -> String {
+    const BRANCHES: &str = ", set in different branches)";
     let mut seen: Vec<String> = Vec::new();
     for v in values {
-        let text = match v.map(|v| &v.value) {
-            Some(Value::Scalar(f)) if f.names.is_empty() => f.text(),
-            Some(Value::Array(items)) => format!(
+        let texts = match v.map(|v| &v.value) {
+            Some(Value::Scalar(f)) if f.chars.is_empty() => vec!["\"\"".to_string()],
+            Some(Value::Scalar(f)) if f.names.is_empty() => vec![f.text()],
+            Some(Value::Array(items)) => vec![format!(
                 "({})",
                 items.iter().map(Field::text).collect::<Vec<_>>().join(" ")
-            ),
-            Some(_) => "unknown".to_string(),
-            None => "unset".to_string(),
+            )],
+            // A nested compound's alternatives are this one's too.
+            Some(Value::Unknown(why)) => {
+                match why.strip_suffix(BRANCHES).and_then(|w| w.split_once(" (")) {
+                    Some((_, alts)) => alts.split(" or ").map(str::to_string).collect(),
+                    None => vec!["unknown".to_string()],
+                }
+            }
+            Some(_) => vec!["unknown".to_string()],
+            None => vec!["unset".to_string()],
         };
-        if !seen.contains(&text) {
-            seen.push(text);
+        for text in texts {
+            if !seen.contains(&text) {
+                seen.push(text);
+            }
         }
     }
-    format!("{name} ({}, set in different branches)", seen.join(" or "))
+    format!("{name} ({}{BRANCHES}", seen.join(" or "))
 }
