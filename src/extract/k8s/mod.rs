@@ -4,7 +4,7 @@
 //! (`sh -c` strings included).
 
 mod crds;
-mod instances;
+pub mod instances;
 pub mod mounts;
 pub mod placement;
 pub mod scalar;
