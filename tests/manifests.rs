@@ -348,8 +348,10 @@ const KNOWN_WRONG: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// `../shared/manifests/` from the repository root; `KVLINT_SHARED` points elsewhere (worktrees).
 fn manifests_dir() -> std::path::PathBuf {
-    common::root().join("../shared/manifests")
+    let shared = std::env::var("KVLINT_SHARED").unwrap_or_else(|_| "../shared".into());
+    common::root().join(shared).join("manifests")
 }
 
 /// A launch as read: engine, role, model, TP, context.
@@ -520,4 +522,97 @@ fn dynamo_sglang_with_a_mounted_config_is_read_whole() {
         [("prefill", 2, 32768, 0.82), ("decode", 2, 32768, 0.85)]
     );
     assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
+/// The parts of `check --format json` that make the verdict: each launch without where it is
+/// written, each finding's rule and message, and the exit code.
+fn verdict(path: &str) -> (i32, Vec<serde_json::Value>, Vec<String>) {
+    let run = common::kvlint(&["check", "--format", "json", path]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
+    let launches = doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            for key in ["file", "line", "column", "end_line", "end_column"] {
+                l.as_object_mut().unwrap().remove(key);
+            }
+            l
+        })
+        .collect();
+    let findings = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{} {}", f["rule"], f["message"]))
+        .collect();
+    (run.code, launches, findings)
+}
+
+/// `kubectl get -o yaml` prints a `kind: List`; `helm template` prints documents: the same
+/// objects either way get the same verdict.
+#[test]
+fn a_kubectl_list_has_the_verdict_of_its_objects_as_documents() {
+    let list = verdict("fixtures/extract/k8s/list.yaml");
+    let docs = verdict("fixtures/extract/k8s/list-items.yaml");
+    assert_eq!(list, docs);
+    assert_eq!(list.1.len(), 2);
+    assert_eq!(list.0, 1, "the prefill half is refused: {:?}", list.2);
+}
+
+/// Chart templates are not YAML errors: a template naming an engine is INP006 with the command
+/// that renders the chart (its root found by `Chart.yaml`), one naming none is INP007.
+#[test]
+fn helm_chart_templates_say_how_to_check_the_rendered_chart() {
+    let run = common::kvlint(&[
+        "check",
+        "--format",
+        "json",
+        "--config",
+        "fixtures/INP007/kvlint.toml",
+        "fixtures/extract/chart/templates/deployment.yaml",
+        "fixtures/extract/chart/templates/service.yaml",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
+    let findings: Vec<(&str, &str)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap(), f["help"].as_str().unwrap()))
+        .collect();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    for (rule, help) in &findings {
+        assert!(
+            help.contains("helm template fixtures/extract/chart"),
+            "{help}"
+        );
+        assert!(help.contains("| kvlint check -"), "{help}");
+        assert_ne!(*rule, "INP001");
+    }
+    assert_eq!(findings[0].0, "INP006");
+    assert_eq!(findings[1].0, "INP007");
+    assert_eq!(run.code, 1);
+}
+
+/// A TensorRT-LLM extra-options file is read as TensorRT-LLM's, never as a vLLM `--config`.
+#[test]
+fn a_trtllm_extra_options_file_is_tensorrt_llm() {
+    let path = "fixtures/extract/trtllm-extra-options.yaml";
+    let text = std::fs::read_to_string(common::root().join(path)).unwrap();
+    let mut sources = Sources::default();
+    let file = sources.add(path, text);
+    let out = extract(file, &sources);
+    assert_eq!(out.launches.len(), 1);
+    assert_eq!(out.launches[0].engine, Engine::Trtllm);
+    let mut cx = ParseContext {
+        sources: &mut sources,
+        base_dir: None,
+    };
+    let parsed = engine::parse(&out.launches[0], None, &mut cx);
+    assert!(parsed.findings.is_empty(), "{:?}", parsed.findings);
+    let a = &parsed.args;
+    assert_eq!(a.int("tensor_parallel_size"), Some(8));
+    assert_eq!(a.int("max_seq_len"), Some(9216));
+    assert_eq!(a.float(engine::trtllm::FRACTION), Some(0.8));
 }

@@ -237,6 +237,11 @@ fn inference_launch(src: &SourceFile, doc: &Node, framework: &str) -> Option<Lau
         (Some(repo), Some(tag)) => tag.scalar_text().map(|t| (format!("{repo}:{t}"), tag.loc)),
         _ => None,
     };
+    l.engine_version = l
+        .placement
+        .image
+        .as_ref()
+        .and_then(|(image, at)| Some((placement::image_version(image, "vllm")?, *at)));
     let name = doc
         .get("inference")
         .and_then(|i| i.get("serviceName"))
