@@ -45,7 +45,19 @@ const MENTIONS: &[&str] = &[
 /// Adds INP007 for each skipped router or frontend, and INP006 for each YAML document (or non-YAML
 /// file) that names an engine entrypoint but gave no launch and no finding saying why.
 pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
+    let docs = documents(src);
+    let doc_of = |at: usize| docs.iter().position(|d| d.contains(&at));
     for (at, what) in mentions(src, NOT_ENGINES) {
+        // The object's reader may have said it already (a Dynamo `componentType: frontend`).
+        let said = out.findings.iter().any(|f| {
+            f.rule == "INP007"
+                && f.get("what") == Some(what)
+                && f.primary
+                    .is_some_and(|p| doc_of(p.start) == doc_of(at.start))
+        });
+        if said {
+            continue;
+        }
         out.findings.push(
             Finding::new("INP007", Some(Loc::new(file, at)))
                 .var("what", what)
@@ -59,7 +71,7 @@ pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
                 ),
         );
     }
-    for doc in documents(src) {
+    for doc in docs {
         let covered = |loc: &Loc| loc.file == file && doc.contains(&loc.start);
         if out.launches.iter().any(|l| covered(&l.command))
             || out
