@@ -24,282 +24,58 @@ type Expect = (
 );
 
 /// The launches of each file, in file order.
+#[rustfmt::skip]
 const EXPECTED: &[(&str, &[Expect])] = &[
-    (
-        "Dockerfile.tensorfuse-vllm",
-        &[(
-            "vllm",
-            "unified",
-            Some("deepseek-ai/DeepSeek-R1-Distill-Llama-70B"),
-            Some(4),
-            Some(4096),
-        )],
-    ),
-    (
-        "admissionreview-v1-create-deployment-sglang.json",
-        &[(
-            "sglang",
-            "unified",
-            Some("meta-llama/Meta-Llama-3.1-8B-Instruct"),
-            None,
-            None,
-        )],
-    ),
-    (
-        "ai-on-eks-deployment-vllm.yaml",
-        &[(
-            "vllm",
-            "unified",
-            Some("mistralai/Ministral-8B-Instruct-2410"),
-            None,
-            Some(8192),
-        )],
-    ),
-    (
-        "ai-on-eks-values-lws-vllm.yaml",
-        &[(
-            "vllm",
-            "unified",
-            Some("meta-llama/Llama-4-Scout-17B-16E-Instruct"),
-            Some(4),
-            Some(1024),
-        )],
-    ),
-    (
-        "aibrix-rayclusterfleet-vllm.yaml",
-        &[(
-            "vllm",
-            "unified",
-            Some("deepseek-ai/DeepSeek-R1"),
-            Some(16),
-            None,
-        )],
-    ),
-    (
-        "aibrix-stormservice-sglang-pd.yaml",
-        &[
-            ("sglang", "prefill", Some("/models/Qwen3-8B"), Some(2), None),
-            ("sglang", "decode", Some("/models/Qwen3-8B"), Some(2), None),
-        ],
-    ),
-    (
-        "dynamo-dgd-sglang-disagg.yaml",
-        &[
-            ("sglang", "decode", Some("Qwen/Qwen3-0.6B"), Some(1), None),
-            ("sglang", "prefill", Some("Qwen/Qwen3-0.6B"), Some(1), None),
-        ],
-    ),
-    (
-        "dynamo-dgd-trtllm-configmap.yaml",
-        &[("trtllm", "unified", Some("Qwen/Qwen3-0.6B"), None, None)],
-    ),
-    (
-        "harbor-compose-sglang.yaml",
-        &[("sglang", "unified", None, None, None)],
-    ),
-    (
-        "inferencex-script-trtllm.sh",
-        &[("trtllm", "unified", None, None, None)],
-    ),
-    (
-        "inferencex-script-vllm.sh",
-        &[("vllm", "unified", None, None, None)],
-    ),
-    (
-        "inferencex-srtslurm-recipe-vllm-pd.yaml",
-        &[
-            (
-                "vllm",
-                "prefill",
-                Some("deepseek-v4-pro"),
-                Some(1),
-                Some(9280),
-            ),
-            (
-                "vllm",
-                "decode",
-                Some("deepseek-v4-pro"),
-                Some(8),
-                Some(16384),
-            ),
-        ],
-    ),
-    (
-        "kaito-workspace-vllm.yaml",
-        &[(
-            "vllm",
-            "unified",
-            Some("deepseek-r1-distill-qwen-14b"),
-            Some(2),
-            Some(131072),
-        )],
-    ),
-    (
-        "kserve-llminferenceservice-vllm-pd.yaml",
-        &[
-            (
-                "vllm",
-                "decode",
-                Some("Qwen/Qwen2.5-7B-Instruct"),
-                None,
-                None,
-            ),
-            (
-                "vllm",
-                "prefill",
-                Some("Qwen/Qwen2.5-7B-Instruct"),
-                None,
-                None,
-            ),
-        ],
-    ),
-    (
-        "kubeai-model-vllm.yaml",
-        &[(
-            "vllm",
-            "unified",
-            Some("neuralmagic/Meta-Llama-3.1-405B-Instruct-FP8"),
-            Some(8),
-            Some(65536),
-        )],
-    ),
-    (
-        "kuberay-rayservice-vllm.yaml",
-        &[(
-            "vllm",
-            "unified",
-            Some("Qwen/Qwen2.5-7B-Instruct"),
-            None,
-            Some(1024),
-        )],
-    ),
-    (
-        "llmaz-backendruntime-trtllm.yaml",
-        &[("trtllm", "unified", None, None, None)],
-    ),
-    (
-        "llmaz-service-sglang.yaml",
-        &[(
-            "sglang",
-            "unified",
-            Some("/workspace/models/models--meta-llama--Meta-Llama-3.1-8B-Instruct"),
-            Some(2),
-            None,
-        )],
-    ),
-    (
-        "llmd-disaggregatedset-sglang-pd.yaml",
-        &[
-            (
-                "sglang",
-                "prefill",
-                Some("openai/gpt-oss-120b"),
-                Some(2),
-                None,
-            ),
-            (
-                "sglang",
-                "decode",
-                Some("openai/gpt-oss-120b"),
-                Some(2),
-                None,
-            ),
-        ],
-    ),
-    (
-        "lmscript-compose-vllm.yaml",
-        &[(
-            "vllm",
-            "unified",
-            Some("TheBloke/Mistral-7B-Instruct-v0.2-AWQ"),
-            None,
-            Some(4096),
-        )],
-    ),
-    (
-        "mlperf-script-sglang.sh",
-        &[("sglang", "unified", None, None, None)],
-    ),
-    (
-        "nebius-skypilot-task-sglang.yaml",
-        &[(
-            "sglang",
-            "unified",
-            Some("meta-llama/Llama-4-Scout-17B-16E-Instruct"),
-            Some(8),
-            Some(32768),
-        )],
-    ),
-    (
-        "odh-template-servingruntime-vllm.yaml",
-        &[("vllm", "unified", Some("/mnt/models"), None, None)],
-    ),
-    (
-        "ome-clusterservingruntime-sglang-pd.yaml",
-        &[
-            ("sglang", "prefill", None, Some(4), None),
-            ("sglang", "decode", None, Some(4), None),
-        ],
-    ),
-    (
-        "production-stack-values-vllm-pd.yaml",
-        &[
-            (
-                "vllm",
-                "prefill",
-                Some("meta-llama/Llama-3.1-8B-Instruct"),
-                None,
-                Some(32000),
-            ),
-            (
-                "vllm",
-                "decode",
-                Some("meta-llama/Llama-3.1-8B-Instruct"),
-                None,
-                Some(32000),
-            ),
-        ],
-    ),
-    (
-        "sglang-deployment.yaml",
-        &[(
-            "sglang",
-            "unified",
-            Some("meta-llama/Meta-Llama-3.1-8B-Instruct"),
-            None,
-            None,
-        )],
-    ),
-    (
-        "sglang-lws-pd-decode.yaml",
-        &[(
-            "sglang",
-            "decode",
-            Some("/work/models"),
-            Some(16),
-            Some(32768),
-        )],
-    ),
-    (
-        "sglang-lws-pd-prefill.yaml",
-        &[(
-            "sglang",
-            "prefill",
-            Some("/work/models"),
-            Some(16),
-            Some(32768),
-        )],
-    ),
-    (
-        "skypilot-service-vllm.yaml",
-        &[(
-            "vllm",
-            "unified",
-            Some("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8"),
-            Some(8),
-            Some(32768),
-        )],
-    ),
+    ("Dockerfile.tensorfuse-vllm", &[("vllm", "unified", Some("deepseek-ai/DeepSeek-R1-Distill-Llama-70B"), Some(4), Some(4096))]),
+    ("admissionreview-v1-create-deployment-sglang.json", &[("sglang", "unified", Some("meta-llama/Meta-Llama-3.1-8B-Instruct"), None, None)]),
+    ("ai-on-eks-deployment-vllm.yaml", &[("vllm", "unified", Some("mistralai/Ministral-8B-Instruct-2410"), None, Some(8192))]),
+    ("ai-on-eks-values-lws-vllm.yaml", &[("vllm", "unified", Some("meta-llama/Llama-4-Scout-17B-16E-Instruct"), Some(4), Some(1024))]),
+    ("aibrix-rayclusterfleet-vllm.yaml", &[("vllm", "unified", Some("deepseek-ai/DeepSeek-R1"), Some(16), None)]),
+    ("aibrix-stormservice-sglang-pd.yaml", &[
+        ("sglang", "prefill", Some("/models/Qwen3-8B"), Some(2), None),
+        ("sglang", "decode", Some("/models/Qwen3-8B"), Some(2), None),
+    ]),
+    ("dynamo-dgd-sglang-disagg.yaml", &[
+        ("sglang", "decode", Some("Qwen/Qwen3-0.6B"), Some(1), None),
+        ("sglang", "prefill", Some("Qwen/Qwen3-0.6B"), Some(1), None),
+    ]),
+    ("dynamo-dgd-trtllm-configmap.yaml", &[("trtllm", "unified", Some("Qwen/Qwen3-0.6B"), None, None)]),
+    ("harbor-compose-sglang.yaml", &[("sglang", "unified", None, None, None)]),
+    ("inferencex-script-trtllm.sh", &[("trtllm", "unified", None, None, None)]),
+    ("inferencex-script-vllm.sh", &[("vllm", "unified", None, None, None)]),
+    ("inferencex-srtslurm-recipe-vllm-pd.yaml", &[
+        ("vllm", "prefill", Some("deepseek-v4-pro"), Some(1), Some(9280)),
+        ("vllm", "decode", Some("deepseek-v4-pro"), Some(8), Some(16384)),
+    ]),
+    ("kaito-workspace-vllm.yaml", &[("vllm", "unified", Some("deepseek-r1-distill-qwen-14b"), Some(2), Some(131072))]),
+    ("kserve-llminferenceservice-vllm-pd.yaml", &[
+        ("vllm", "decode", Some("Qwen/Qwen2.5-7B-Instruct"), None, None),
+        ("vllm", "prefill", Some("Qwen/Qwen2.5-7B-Instruct"), None, None),
+    ]),
+    ("kubeai-model-vllm.yaml", &[("vllm", "unified", Some("neuralmagic/Meta-Llama-3.1-405B-Instruct-FP8"), Some(8), Some(65536))]),
+    ("kuberay-rayservice-vllm.yaml", &[("vllm", "unified", Some("Qwen/Qwen2.5-7B-Instruct"), None, Some(1024))]),
+    ("llmaz-backendruntime-trtllm.yaml", &[("trtllm", "unified", None, None, None)]),
+    ("llmaz-service-sglang.yaml", &[("sglang", "unified", Some("/workspace/models/models--meta-llama--Meta-Llama-3.1-8B-Instruct"), Some(2), None)]),
+    ("llmd-disaggregatedset-sglang-pd.yaml", &[
+        ("sglang", "prefill", Some("openai/gpt-oss-120b"), Some(2), None),
+        ("sglang", "decode", Some("openai/gpt-oss-120b"), Some(2), None),
+    ]),
+    ("lmscript-compose-vllm.yaml", &[("vllm", "unified", Some("TheBloke/Mistral-7B-Instruct-v0.2-AWQ"), None, Some(4096))]),
+    ("mlperf-script-sglang.sh", &[("sglang", "unified", None, None, None)]),
+    ("nebius-skypilot-task-sglang.yaml", &[("sglang", "unified", Some("meta-llama/Llama-4-Scout-17B-16E-Instruct"), Some(8), Some(32768))]),
+    ("odh-template-servingruntime-vllm.yaml", &[("vllm", "unified", Some("/mnt/models"), None, None)]),
+    ("ome-clusterservingruntime-sglang-pd.yaml", &[
+        ("sglang", "prefill", None, Some(4), None),
+        ("sglang", "decode", None, Some(4), None),
+    ]),
+    ("production-stack-values-vllm-pd.yaml", &[
+        ("vllm", "prefill", Some("meta-llama/Llama-3.1-8B-Instruct"), None, Some(32000)),
+        ("vllm", "decode", Some("meta-llama/Llama-3.1-8B-Instruct"), None, Some(32000)),
+    ]),
+    ("sglang-deployment.yaml", &[("sglang", "unified", Some("meta-llama/Meta-Llama-3.1-8B-Instruct"), None, None)]),
+    ("sglang-lws-pd-decode.yaml", &[("sglang", "decode", Some("/work/models"), Some(16), Some(32768))]),
+    ("sglang-lws-pd-prefill.yaml", &[("sglang", "prefill", Some("/work/models"), Some(16), Some(32768))]),
+    ("skypilot-service-vllm.yaml", &[("vllm", "unified", Some("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8"), Some(8), Some(32768))]),
 ];
 
 /// CFG001/CFG006 findings that are right: the file names something the engine does not accept.
@@ -615,4 +391,38 @@ fn a_trtllm_extra_options_file_is_tensorrt_llm() {
     assert_eq!(a.int("tensor_parallel_size"), Some(8));
     assert_eq!(a.int("max_seq_len"), Some(9216));
     assert_eq!(a.float(engine::trtllm::FRACTION), Some(0.8));
+}
+
+/// `dynamo.vllm` workers: `--is-prefill-worker` / `--is-decode-worker` give the role, and the
+/// wrapper's flags (`--connector`, `--dyn-*`, `--router-*`, `--no-use-vllm-tokenizer`) are not
+/// vLLM's unknown flags; `--enforce-eager` still reaches vLLM.
+#[test]
+fn dynamo_vllm_workers_take_their_role_and_flags_from_the_wrapper() {
+    let run = common::kvlint(&[
+        "check",
+        "--format",
+        "json",
+        "fixtures/extract/k8s/dynamo-vllm.yaml",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
+    let rules: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(!rules.iter().any(|r| r.starts_with("CFG")), "{rules:?}");
+    let contexts: Vec<i64> = doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["context_length"].as_i64().unwrap_or(-1))
+        .collect();
+    assert_eq!(contexts, [32768, 32768]);
+    // The roles make the two workers one prefill/decode pair.
+    assert_eq!(
+        doc["deployments"],
+        serde_json::json!([{"id": "DynamoGraphDeployment/qwen-vllm", "pd_pair": true,
+            "roles": {"prefill": [0], "decode": [1]}}])
+    );
 }
