@@ -169,6 +169,36 @@ fn storm_service_and_role_based_group() {
     insta::assert_snapshot!(summary(&s, &out));
 }
 
+/// KubeAI, KAITO (+ ConfigMap), RayService, RayClusterFleet, llmaz Service and BackendRuntime, an
+/// OpenShift Template, a `kind: List`, and a router that is no launch.
+#[test]
+fn serving_resources_built_by_their_controllers() {
+    let (s, out) = load("fixtures/extract/k8s/serving.yaml");
+    insta::assert_snapshot!(summary(&s, &out));
+    // The KAITO flags are the ConfigMap's, with spans in this file (line 32 is in its data).
+    let kaito = arg(&out.launches[1], "--max-model-len");
+    assert_eq!((s.text(kaito.loc), pos(&s, kaito.loc).0), ("16384", 32));
+    // The Ray Serve engine_kwargs are read out of the serveConfigV2 string (line 61).
+    let ray = arg(&out.launches[2], "--max_model_len");
+    assert_eq!((s.text(ray.loc), pos(&s, ray.loc).0), ("8192", 61));
+}
+
+/// SkyPilot `run:` (rank 0, SkyPilot's variables), an srt-slurm recipe, ai-on-eks chart values.
+#[test]
+fn skypilot_srt_slurm_and_inference_chart_values() {
+    for name in ["skypilot", "srt-slurm", "inference-charts-values"] {
+        let (s, out) = load(&format!("fixtures/extract/{name}.yaml"));
+        insta::assert_snapshot!(name.replace('-', "_"), summary(&s, &out));
+    }
+    let (s, out) = load("fixtures/extract/skypilot.yaml");
+    // `$SKYPILOT_NUM_GPUS_PER_NODE` is 8 from `accelerators: H100:8`, pointing at its use.
+    let tp = arg(&out.launches[0], "--tensor-parallel-size");
+    assert_eq!(
+        (tp.text.as_str(), s.text(tp.loc)),
+        ("8", "$SKYPILOT_NUM_GPUS_PER_NODE")
+    );
+}
+
 /// `../shared/manifests/` from the repository root; `KVLINT_SHARED` points elsewhere (worktrees).
 fn manifest(name: &str) -> String {
     let shared = std::env::var("KVLINT_SHARED").unwrap_or_else(|_| "../shared".into());

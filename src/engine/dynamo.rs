@@ -203,17 +203,23 @@ mod tests {
         );
         assert_eq!(
             args.as_deref(),
-            Some(&["--model-path", "m", "--tp", "2", "--context-length", "4096"].map(String::from)[..])
+            Some(
+                &["--model-path", "m", "--tp", "2", "--context-length", "4096"].map(String::from)[..]
+            )
         );
     }
 
     #[test]
     fn vllm_keeps_its_own_enforce_eager_and_other_launches_are_left_alone() {
-        let args = unwrapped("python3 -m dynamo.vllm --model m --is-prefill-worker --enforce-eager");
+        let args =
+            unwrapped("python3 -m dynamo.vllm --model m --is-prefill-worker --enforce-eager");
         assert_eq!(
             args.as_deref(),
             Some(&["--model", "m", "--enforce-eager"].map(String::from)[..])
         );
-        assert_eq!(unwrapped("python3 -m sglang.launch_server --endpoint x"), None);
+        assert_eq!(
+            unwrapped("python3 -m sglang.launch_server --endpoint x"),
+            None
+        );
     }
 }

@@ -358,7 +358,7 @@ impl Parser {
             value,
             flag_loc: flag.loc,
             value_loc: value_tok.loc,
-            unresolved: Vec::new(),
+            unresolved: value_tok.unresolved.clone(),
         };
         self.settings.insert(dest.to_string(), s); // last one wins, in click and argparse
     }

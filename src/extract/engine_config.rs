@@ -1,10 +1,12 @@
 //! A YAML file that is itself an engine config (what `--config FILE` would load), as a launch.
 //!
 //! SGLang and vLLM both read a flat mapping of option names to values; which engine a file is for
-//! is told by the keys only one of them has.
+//! is told by the keys only one of them has. A TensorRT-LLM extra-options file
+//! (`extra_llm_api_options`, the wide-EP engine configs) is told by the LLM-API fields only it has,
+//! and is read as the `trtllm-serve --extra_llm_api_options FILE` launch it configures.
 
-use crate::launch::{Engine, Launch, Placement};
-use crate::source::Loc;
+use crate::launch::{Arg, Engine, Launch, LaunchFile, Placement};
+use crate::source::{Loc, SourceFile};
 use crate::yaml::{Node, Value};
 
 /// Keys only SGLang's `ServerArgs` has (dashes or underscores).
@@ -39,8 +41,24 @@ const VLLM_KEYS: &[&str] = &[
     "kv-cache-memory-bytes",
 ];
 
-/// The engine a mapping configures, if its keys say so. `model-path` is SGLang's; otherwise the
-/// engine with more of its own keys wins. Kubernetes objects (`apiVersion`, `kind`) never match.
+/// `TorchLlmArgs` fields (tensorrt_llm/llmapi/llm_args.py) that neither SGLang nor vLLM has.
+const TRTLLM_KEYS: &[&str] = &[
+    "kv-cache-config",
+    "cuda-graph-config",
+    "enable-attention-dp",
+    "moe-expert-parallel-size",
+    "moe-config",
+    "disable-overlap-scheduler",
+    "max-seq-len",
+    "print-iter-log",
+    "attention-dp-config",
+    "build-config",
+    "pytorch-backend-config",
+];
+
+/// The engine a mapping configures, if its keys say so: any TensorRT-LLM-only field makes it
+/// TensorRT-LLM's; `model-path` is SGLang's; otherwise the engine with more of its own keys wins.
+/// Kubernetes objects (`apiVersion`, `kind`) never match.
 pub fn detect(node: &Node) -> Option<Engine> {
     let Value::Map(entries) = &node.value else {
         return None;
@@ -55,7 +73,9 @@ pub fn detect(node: &Node) -> Option<Engine> {
     }
     let count = |table: &[&str]| keys.iter().filter(|k| table.contains(&k.as_str())).count();
     let (sglang, vllm) = (count(SGLANG_KEYS), count(VLLM_KEYS));
-    if keys.iter().any(|k| k == "model-path") || (sglang > vllm) {
+    if count(TRTLLM_KEYS) > 0 {
+        Some(Engine::Trtllm)
+    } else if keys.iter().any(|k| k == "model-path") || (sglang > vllm) {
         Some(Engine::Sglang)
     } else if vllm > 0 {
         Some(Engine::Vllm)
@@ -66,8 +86,11 @@ pub fn detect(node: &Node) -> Option<Engine> {
 
 /// The launch an engine-config document stands for: no command words (an empty span at the start
 /// of the mapping) and the mapping's entries as argv tokens.
-pub fn launch(node: &Node) -> Option<Result<Launch, String>> {
+pub fn launch(src: &SourceFile, node: &Node) -> Option<Result<Launch, String>> {
     let engine = detect(node)?;
+    if engine == Engine::Trtllm {
+        return Some(Ok(trtllm_launch(src, node)));
+    }
     let args = match crate::engine::config_file_args(engine, node) {
         Ok(args) => args,
         Err(e) => return Some(Err(e)),
@@ -88,6 +111,25 @@ pub fn launch(node: &Node) -> Option<Result<Launch, String>> {
         engine_version: None,
         files: Vec::new(),
     }))
+}
+
+/// `trtllm-serve --extra_llm_api_options FILE` with FILE this very file, given to the engine as
+/// the launch's own copy so its keys keep their spans here.
+fn trtllm_launch(src: &SourceFile, node: &Node) -> Launch {
+    let at = Loc {
+        end: node.loc.start,
+        ..node.loc
+    };
+    let args = vec![
+        Arg::new("--extra_llm_api_options", at),
+        Arg::new(src.name.clone(), at),
+    ];
+    let mut launch = Launch::new(Engine::Trtllm, at, args);
+    launch.files.push(LaunchFile {
+        path: src.name.clone(),
+        content: Ok((src.name.clone(), src.text.clone())),
+    });
+    launch
 }
 
 #[cfg(test)]
@@ -123,6 +165,11 @@ mod tests {
             None
         );
         assert_eq!(engine_of("- model-path\n"), None);
+        // TensorRT-LLM extra options share `tensor_parallel_size` with vLLM, never `kv_cache_config`.
+        assert_eq!(
+            engine_of("tensor_parallel_size: 8\nenable_attention_dp: true\nkv_cache_config:\n  free_gpu_memory_fraction: 0.8\n"),
+            Some(Engine::Trtllm)
+        );
     }
 
     #[test]
@@ -133,7 +180,7 @@ mod tests {
             "model: m\nmax-model-len: 8\nserved-model-name: [a, b]\n",
         );
         let node = parse_document(id, s.get(id)).expect("valid YAML");
-        let Some(Ok(launch)) = launch(&node) else {
+        let Some(Ok(launch)) = launch(s.get(id), &node) else {
             panic!("not a launch")
         };
         let texts: Vec<&str> = launch.args.iter().map(|a| a.text.as_str()).collect();

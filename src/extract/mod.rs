@@ -185,7 +185,7 @@ fn yaml_input(file: FileId, sources: &Sources) -> Extracted {
             Ok(node) if compose::is_compose(&node) => {
                 out.launches.extend(compose::launches(file, src, &node))
             }
-            Ok(node) => match engine_config::launch(&node) {
+            Ok(node) => match engine_config::launch(src, &node) {
                 Some(Ok(launch)) => out.launches.push(launch),
                 Some(Err(reason)) => out
                     .findings

@@ -11,9 +11,16 @@ use crate::yaml::{Node, Value};
 
 /// Whether a document is a SkyPilot task: a `run` script beside task fields, and no `kind`.
 pub fn is_task(doc: &Node) -> bool {
-    let task_key = ["resources", "num_nodes", "setup", "envs", "service", "workdir"]
-        .iter()
-        .any(|k| doc.get(k).is_some());
+    let task_key = [
+        "resources",
+        "num_nodes",
+        "setup",
+        "envs",
+        "service",
+        "workdir",
+    ]
+    .iter()
+    .any(|k| doc.get(k).is_some());
     doc.get("run").is_some_and(|r| r.as_str().is_some()) && task_key && doc.get("kind").is_none()
 }
 
@@ -27,7 +34,9 @@ pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Vec<Launch> {
     };
     let accel = accelerator(doc.get("resources").and_then(|r| r.get("accelerators")));
     let nodes = doc.get("num_nodes");
-    let node_count = nodes.and_then(|n| n.scalar_text()).unwrap_or_else(|| "1".into());
+    let node_count = nodes
+        .and_then(|n| n.scalar_text())
+        .unwrap_or_else(|| "1".into());
     let mut env: Vec<(String, MappedWord)> = Vec::new();
     for (k, v) in entries(doc.get("envs")) {
         if let (Some(name), Some(w)) = (k.as_str(), scalar::word(src, v)) {
@@ -35,16 +44,27 @@ pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Vec<Launch> {
         }
     }
     let mut set = |name: &str, value: &str, at: Loc| {
-        env.extend(synthetic_words(&[value], at).into_iter().map(|w| (name.to_string(), w)));
+        env.extend(
+            synthetic_words(&[value], at)
+                .into_iter()
+                .map(|w| (name.to_string(), w)),
+        );
     };
     if let Some((_, count, at)) = &accel {
         set("SKYPILOT_NUM_GPUS_PER_NODE", &count.to_string(), *at);
     }
-    set("SKYPILOT_NUM_NODES", &node_count, nodes.map_or(run.loc, |n| n.loc));
+    set(
+        "SKYPILOT_NUM_NODES",
+        &node_count,
+        nodes.map_or(run.loc, |n| n.loc),
+    );
     set("SKYPILOT_NODE_RANK", "0", run.loc);
     let mut argv = synthetic_words(&["bash", "-c"], run.loc);
     argv.push(script);
-    let name = doc.get("name").and_then(Node::scalar_text).unwrap_or_default();
+    let name = doc
+        .get("name")
+        .and_then(Node::scalar_text)
+        .unwrap_or_default();
     let kind = if doc.get("service").is_some() {
         "SkyServe service"
     } else {
@@ -77,7 +97,11 @@ fn accelerator(node: Option<&Node>) -> Option<(Option<String>, u32, Loc)> {
     match &node.value {
         Value::Str(s) => {
             let (gpu, count) = s.split_once(':').unwrap_or((s, "1"));
-            Some((Some(gpu.trim().to_string()), count.trim().parse().ok()?, node.loc))
+            Some((
+                Some(gpu.trim().to_string()),
+                count.trim().parse().ok()?,
+                node.loc,
+            ))
         }
         Value::Map(e) => {
             let counts: Vec<u32> = e
@@ -89,7 +113,10 @@ fn accelerator(node: Option<&Node>) -> Option<(Option<String>, u32, Loc)> {
                 [(k, _)] => k.scalar_text(),
                 _ => None, // several candidates: SkyPilot picks one at launch time
             };
-            counts.iter().all(|c| *c == count).then_some((gpu, count, node.loc))
+            counts
+                .iter()
+                .all(|c| *c == count)
+                .then_some((gpu, count, node.loc))
         }
         _ => None,
     }

@@ -32,7 +32,11 @@ pub fn read(doc: &Node) -> (Vec<Launch>, Vec<Finding>) {
         "vllm" => Engine::Vllm,
         "sglang" => Engine::Sglang,
         _ => {
-            findings.push(not_read(kind, name, "kvlint reads srt-slurm recipes for vllm and sglang backends"));
+            findings.push(not_read(
+                kind,
+                name,
+                "kvlint reads srt-slurm recipes for vllm and sglang backends",
+            ));
             return (launches, findings);
         }
     };
@@ -74,11 +78,16 @@ fn launch(doc: &Node, engine: Engine, role: &Node, role_name: &str, flags: Vec<A
     l.placement.gpu = res("gpu_type").and_then(|g| Some((g.as_str()?.to_string(), g.loc)));
     let container = model.and_then(|m| m.get("container"));
     l.placement.image = container.and_then(|c| Some((c.as_str()?.to_string(), c.loc)));
-    l.engine_version = l.placement.image.as_ref().and_then(|(image, at)| {
-        Some((placement::image_version(image, engine.name())?, *at))
-    });
+    l.engine_version = l
+        .placement
+        .image
+        .as_ref()
+        .and_then(|(image, at)| Some((placement::image_version(image, engine.name())?, *at)));
     l.role_hint = matches!(role_name, "prefill" | "decode").then(|| role_name.to_string());
-    let name = doc.get("name").and_then(Node::scalar_text).unwrap_or_default();
+    let name = doc
+        .get("name")
+        .and_then(Node::scalar_text)
+        .unwrap_or_default();
     l.object = Some(ObjectRef {
         kind: "srt-slurm recipe".into(),
         namespace: None,
@@ -93,5 +102,8 @@ fn not_read(at: &Node, engine: &str, reason: &str) -> Finding {
     Finding::new("INP006", Some(at.loc))
         .var("engine", format!("srt-slurm backend {engine}"))
         .var("reason", reason)
-        .var("help", "check the worker command lines srt-slurm renders for this recipe")
+        .var(
+            "help",
+            "check the worker command lines srt-slurm renders for this recipe",
+        )
 }

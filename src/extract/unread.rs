@@ -12,7 +12,10 @@ use std::path::Path;
 const ENGINES: &[(&str, &str)] = &[
     ("sglang.launch_server", "SGLang"),
     ("sglang serve", "SGLang"),
-    ("sglang_router.launch_server", "SGLang (router with its workers)"),
+    (
+        "sglang_router.launch_server",
+        "SGLang (router with its workers)",
+    ),
     ("dynamo.sglang", "SGLang (Dynamo worker)"),
     ("vllm serve", "vLLM"),
     ("vllm.entrypoints", "vLLM"),
@@ -28,29 +31,53 @@ const NOT_ENGINES: &[(&str, &str)] = &[
     ("dynamo.frontend", "Dynamo's frontend"),
     ("vllm-router", "the vLLM router"),
     ("routing-sidecar", "the llm-d routing sidecar"),
-    ("trtllm-serve disaggregated", "the TensorRT-LLM disaggregated router"),
+    (
+        "trtllm-serve disaggregated",
+        "the TensorRT-LLM disaggregated router",
+    ),
 ];
 
 /// Lines that mention an engine without starting it.
-const MENTIONS: &[&str] = &["echo ", "printf ", "grep ", "pgrep ", "pkill ", "pip ", "install "];
+const MENTIONS: &[&str] = &[
+    "echo ", "printf ", "grep ", "pgrep ", "pkill ", "pip ", "install ",
+];
 
 /// Adds INP007 for each skipped router or frontend, and INP006 for each YAML document (or non-YAML
 /// file) that names an engine entrypoint but gave no launch and no finding saying why.
 pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
+    let docs = documents(src);
+    let doc_of = |at: usize| docs.iter().position(|d| d.contains(&at));
     for (at, what) in mentions(src, NOT_ENGINES) {
+        // The object's reader may have said it already (a Dynamo `componentType: frontend`).
+        let said = out.findings.iter().any(|f| {
+            f.rule == "INP007"
+                && f.get("what") == Some(what)
+                && f.primary
+                    .is_some_and(|p| doc_of(p.start) == doc_of(at.start))
+        });
+        if said {
+            continue;
+        }
         out.findings.push(
             Finding::new("INP007", Some(Loc::new(file, at)))
                 .var("what", what)
-                .var("reason", "it routes requests to engines and holds no KV pool")
-                .var("help", "the engines it routes to are checked where they are launched"),
+                .var(
+                    "reason",
+                    "it routes requests to engines and holds no KV pool",
+                )
+                .var(
+                    "help",
+                    "the engines it routes to are checked where they are launched",
+                ),
         );
     }
-    for doc in documents(src) {
+    for doc in docs {
         let covered = |loc: &Loc| loc.file == file && doc.contains(&loc.start);
         if out.launches.iter().any(|l| covered(&l.command))
-            || out.findings.iter().any(|f| {
-                f.primary.as_ref().is_some_and(covered) && f.rule != "INP007"
-            })
+            || out
+                .findings
+                .iter()
+                .any(|f| f.primary.as_ref().is_some_and(covered) && f.rule != "INP007")
         {
             continue;
         }
@@ -84,10 +111,16 @@ pub fn helm_template(file: FileId, src: &SourceFile) -> Option<Extracted> {
     let finding = match mentions(src, ENGINES).into_iter().next() {
         Some((range, engine)) => Finding::new("INP006", Some(Loc::new(file, range)))
             .var("engine", engine)
-            .var("reason", "it is a Helm chart template, whose values are filled in only when rendered"),
+            .var(
+                "reason",
+                "it is a Helm chart template, whose values are filled in only when rendered",
+            ),
         None => Finding::new("INP007", Some(at))
             .var("what", "a Helm chart template")
-            .var("reason", "it names no engine, and is not YAML until rendered"),
+            .var(
+                "reason",
+                "it names no engine, and is not YAML until rendered",
+            ),
     };
     Some(Extracted {
         launches: Vec::new(),
@@ -104,9 +137,15 @@ fn is_template(file: FileId, src: &SourceFile) -> bool {
     let in_templates = Path::new(name)
         .components()
         .any(|c| c.as_os_str() == "templates");
-    let directives = ["{{ .Values", "{{ .Release", "{{- ", "{{ include", "{{ template"]
-        .iter()
-        .any(|d| text.contains(d));
+    let directives = [
+        "{{ .Values",
+        "{{ .Release",
+        "{{- ",
+        "{{ include",
+        "{{ template",
+    ]
+    .iter()
+    .any(|d| text.contains(d));
     let unparsed = || {
         crate::yaml::parse_documents(file, src)
             .iter()
@@ -138,7 +177,10 @@ fn render_help(name: &str) -> String {
 }
 
 /// Where each pattern occurs outside comments, first occurrence per line.
-fn mentions(src: &SourceFile, patterns: &[(&str, &'static str)]) -> Vec<(Range<usize>, &'static str)> {
+fn mentions(
+    src: &SourceFile,
+    patterns: &[(&str, &'static str)],
+) -> Vec<(Range<usize>, &'static str)> {
     let mut out = Vec::new();
     let mut start = 0;
     for line in src.text.split_inclusive('\n') {
@@ -176,7 +218,10 @@ fn find_words(line: &str, pattern: &str) -> Option<Range<usize>> {
     words.windows(want.len()).find_map(|w| {
         let hit = match want[..] {
             [one] => w[0].1.contains(one),
-            _ => w.iter().zip(&want).all(|((_, a), b)| a == b || a.ends_with(&format!("/{b}"))),
+            _ => w
+                .iter()
+                .zip(&want)
+                .all(|((_, a), b)| a == b || a.ends_with(&format!("/{b}"))),
         };
         hit.then(|| w[0].0..w[want.len() - 1].0 + w[want.len() - 1].1.len())
     })
@@ -204,7 +249,7 @@ fn routes(src: &SourceFile, at: &Range<usize>) -> bool {
 /// Byte ranges of the YAML documents (split at `---` lines); any other file is one range.
 fn documents(src: &SourceFile) -> Vec<Range<usize>> {
     if !super::is_yaml_name(&src.name) {
-        return vec![0..src.text.len()];
+        return std::iter::once(0..src.text.len()).collect();
     }
     let mut out = Vec::new();
     let mut start = 0;

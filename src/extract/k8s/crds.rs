@@ -99,6 +99,9 @@ impl Cx<'_> {
     /// v1beta1 `components[]` (role in `type`, a pod template with a `main` container).
     fn dynamo(&mut self, spec: &Node) {
         for (name, svc) in entries(spec.get("services")) {
+            if self.dynamo_frontend(svc.get("componentType")) {
+                continue;
+            }
             let g = Group {
                 service: name.scalar_text(),
                 ..dynamo_group(svc, "subComponentType")
@@ -109,12 +112,36 @@ impl Cx<'_> {
             }
         }
         for comp in items(spec.get("components")) {
+            if self.dynamo_frontend(comp.get("type")) {
+                continue;
+            }
             let g = dynamo_group(comp, "type");
             let pod = comp.get("podTemplate").and_then(|t| t.get("spec"));
             if let Some(main) = named_or_first(pod.and_then(|p| p.get("containers")), "main") {
                 self.container(main, pod, &g);
             }
         }
+    }
+
+    /// A Dynamo frontend (`componentType`/`type: frontend`) routes requests and holds no KV pool:
+    /// INP007, and no launch.
+    fn dynamo_frontend(&mut self, kind: Option<&Node>) -> bool {
+        let Some(kind) = kind.filter(|k| k.as_str() == Some("frontend")) else {
+            return false;
+        };
+        self.findings.push(
+            crate::finding::Finding::new("INP007", Some(kind.loc))
+                .var("what", "Dynamo's frontend")
+                .var(
+                    "reason",
+                    "it routes requests to engines and holds no KV pool",
+                )
+                .var(
+                    "help",
+                    "the engines it routes to are checked where they are launched",
+                ),
+        );
+        true
     }
 
     /// OME runtimes and InferenceServices: `engineConfig`/`engine` (prefill when a decoder exists)

@@ -4,7 +4,7 @@
 //! (`sh -c` strings included).
 
 mod crds;
-mod instances;
+pub mod instances;
 pub mod mounts;
 pub mod placement;
 pub mod scalar;
@@ -199,7 +199,7 @@ impl<'a> Cx<'a> {
             .and_then(Node::scalar_text)
             .or_else(|| g.service.clone());
         l.object = Some(self.object_ref(container));
-        l.role_hint = g.role.clone();
+        l.role_hint = dynamo_vllm_role(&l, self.src).or_else(|| g.role.clone());
         l.group = Some(self.group_id());
         l
     }
@@ -219,6 +219,20 @@ impl<'a> Cx<'a> {
             None => format!("{}/{}", self.kind, self.name),
         }
     }
+}
+
+/// Dynamo's vLLM worker takes its role from its own flags (ai-dynamo/dynamo
+/// components/src/dynamo/vllm/backend_args.py: `--is-prefill-worker`, `--is-decode-worker`).
+fn dynamo_vllm_role(l: &Launch, src: &SourceFile) -> Option<String> {
+    let command = src.text.get(l.command.range())?;
+    if !command.contains("dynamo.vllm") {
+        return None;
+    }
+    l.args.iter().find_map(|a| match a.text.as_str() {
+        "--is-prefill-worker" => Some("prefill".to_string()),
+        "--is-decode-worker" => Some("decode".to_string()),
+        _ => None,
+    })
 }
 
 /// Kubernetes `$(VAR)` expansion (kubernetes `third_party/forked/golang/expansion`): a defined

@@ -49,7 +49,9 @@ pub fn launch_files(file: FileId, src: &SourceFile, launch: &Launch) -> Vec<Laun
             _ => (prev, a.text.as_str()),
         };
         let named = opt.is_some_and(|o| FILE_OPTIONS.contains(&o)) && !value.starts_with('-');
-        let ext = [".yaml", ".yml", ".json"].iter().any(|e| value.ends_with(e));
+        let ext = [".yaml", ".yml", ".json"]
+            .iter()
+            .any(|e| value.ends_with(e));
         if (named || ext) && a.unresolved.is_empty() && !paths.contains(&value) {
             paths.push(value);
         }

@@ -96,15 +96,15 @@ impl Cx<'_> {
         let config = inference.and_then(|i| i.get("config"));
         if let Some(cfg) = config {
             let name = cfg.as_str().unwrap_or_default();
-            match self.configmap_yaml(name, "inference_config.yaml") {
-                Ok(root) => match root.get("vllm") {
-                    Some(vllm) => match crate::engine::config_file_args(Engine::Vllm, vllm) {
-                        Ok(a) => args.extend(a),
-                        Err(why) => return self.not_read(cfg.loc, "KAITO vLLM config", &why),
-                    },
-                    None => {}
-                },
+            let root = match self.configmap_yaml(name, "inference_config.yaml") {
+                Ok(root) => root,
                 Err(why) => return self.not_read(cfg.loc, "KAITO inference config", &why),
+            };
+            if let Some(vllm) = root.get("vllm") {
+                match crate::engine::config_file_args(Engine::Vllm, vllm) {
+                    Ok(a) => args.extend(a),
+                    Err(why) => return self.not_read(cfg.loc, "KAITO vLLM config", &why),
+                }
             }
         }
         let mut launch = Launch::new(Engine::Vllm, preset.loc, args);
@@ -161,9 +161,15 @@ impl Cx<'_> {
                 Err(why) => return self.not_read(k.loc, "Ray Serve engine_kwargs", &why),
             }
         }
-        let size = |key: &str| kwargs.and_then(|k| k.get(key)).and_then(count_of).unwrap_or(1);
+        let size = |key: &str| {
+            kwargs
+                .and_then(|k| k.get(key))
+                .and_then(count_of)
+                .unwrap_or(1)
+        };
         let mut launch = Launch::new(Engine::Vllm, llm.loc, args);
-        launch.placement.gpus_per_pod = Some(size("tensor_parallel_size") * size("pipeline_parallel_size"));
+        launch.placement.gpus_per_pod =
+            Some(size("tensor_parallel_size") * size("pipeline_parallel_size"));
         launch.placement.gpu = llm
             .get("accelerator_type")
             .and_then(|a| Some((a.as_str()?.to_string(), a.loc)))
@@ -222,7 +228,10 @@ impl Cx<'_> {
             Finding::new("INP006", Some(at))
                 .var("engine", what)
                 .var("reason", reason)
-                .var("help", "check the engine command the controller renders for this object"),
+                .var(
+                    "help",
+                    "check the engine command the controller renders for this object",
+                ),
         );
     }
 
