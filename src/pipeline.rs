@@ -111,6 +111,7 @@ impl Outcome {
         };
         let parsed = engine::parse(&launch, Some(&version), &mut cx);
         findings.extend(parsed.findings);
+        findings.extend(engine::startup::check(&parsed.args));
         let args = parsed.args;
         let model = resolve_model(&launch, &args, opts, &mut findings);
         let gpu = resolve_gpu(&launch, opts, &mut findings);

@@ -485,3 +485,43 @@ fn sglang_refuses_deprecated_store_true_keys_in_config_files() {
     let p = cmd("python3 -m sglang.launch_server --model-path m --disable-cuda-graph");
     assert!(p.findings.is_empty(), "{:?}", p.findings);
 }
+
+fn startup(line: &str) -> Vec<(String, String)> {
+    let p = cmd(line);
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    engine::startup::check(&p.args)
+        .iter()
+        .map(|f| {
+            assert_eq!(f.rule, "CFG004");
+            (f.get("flag").unwrap().to_string(), f.get("value").unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn startup_validation_mirrors_the_engines_checks() {
+    let sg = "python3 -m sglang.launch_server --model-path m";
+    for frac in ["1.2", "0", "-0.5", "inf", "nan"] {
+        let got = startup(&format!("{sg} --mem-fraction-static {frac}"));
+        assert_eq!(got.len(), 1, "{frac}: {got:?}");
+        assert_eq!(got[0].0, "--mem-fraction-static");
+    }
+    assert!(startup(&format!("{sg} --mem-fraction-static 1")).is_empty());
+    let got = startup(&format!("{sg} --context-length 0 --tp 0 --dp-size -1 --page-size 0"));
+    let flags: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(flags, ["--context-length", "--tp-size", "--dp-size", "--page-size"]);
+    let got = startup("vllm serve m --gpu-memory-utilization 2 --max-model-len 0 -pp 0 --block-size 0");
+    let flags: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        flags,
+        ["--gpu-memory-utilization", "--max-model-len", "--pipeline-parallel-size", "--block-size"]
+    );
+    // vLLM 0.33 validates --kv-cache-dtype in CacheConfig; SGLang's argparse choices hold bf16.
+    assert_eq!(startup("vllm serve m --kv-cache-dtype bf16").len(), 1);
+    assert_eq!(startup("vllm serve m --kv-cache-dtype FP8").len(), 1);
+    assert!(startup("vllm serve m --kv-cache-dtype fp8").is_empty());
+    let p = cmd(&format!("{sg} --kv-cache-dtype FP8"));
+    assert_eq!(rules(&p), ["CFG004"]);
+    let got = startup("trtllm-serve m --kv_cache_free_gpu_memory_fraction 1.5");
+    assert_eq!(got.len(), 1, "{got:?}");
+}

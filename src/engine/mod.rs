@@ -102,6 +102,7 @@ pub mod config_file;
 pub mod dump;
 pub mod pynum;
 pub mod sglang;
+pub mod startup;
 pub mod trtllm;
 pub mod vllm;
 
