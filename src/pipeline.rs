@@ -13,7 +13,7 @@ use crate::model::{self, Geometry};
 use crate::rules;
 use crate::source::{FileId, Sources};
 use crate::suppress::{self, Suppressed};
-use crate::version::Version;
+use crate::version::{EngineVersions, Version};
 use std::path::{Path, PathBuf};
 
 /// Settings of a run that apply to every launch.
@@ -25,8 +25,8 @@ pub struct Options {
     pub node_gpu: Option<gpu::GpuSelection>,
     /// `--model-config PATH` (a config.json or a model directory).
     pub model_config: Option<PathBuf>,
-    /// `--engine-version V`.
-    pub engine_version: Option<Version>,
+    /// `--engine-version V` or `ENGINE=V,...`.
+    pub engine_version: Option<EngineVersions>,
     /// Rule levels and parameters from `kvlint.toml`.
     pub rules: RuleSettings,
 }
@@ -183,7 +183,8 @@ impl Outcome {
             .engine_version
             .as_ref()
             .and_then(|(v, loc)| Some((Version::parse(v)?, *loc)));
-        let (v, at, source) = match (opts.engine_version.clone(), from_image) {
+        let given = opts.engine_version.as_ref().and_then(|v| given_version(v, launch.engine));
+        let (v, at, source) = match (given, from_image) {
             (Some(v), _) => (v, launch.command, "--engine-version"),
             (None, Some((v, loc))) => (v, loc, "image tag"),
             (None, None) => return (latest, "latest known"),
@@ -208,6 +209,24 @@ impl Outcome {
         }
         (v, source)
     }
+}
+
+/// The release `--engine-version` gives this engine: its own `ENGINE=V`, else a bare version when
+/// it lies in this engine's supported range, or in no engine's range (then INP005 says so). A bare
+/// `0.5.20` is an SGLang release, never applied to vLLM.
+fn given_version(v: &EngineVersions, engine: Engine) -> Option<Version> {
+    if let Some(named) = v.named(engine.name()) {
+        return Some(named.clone());
+    }
+    let bare = v.bare.as_ref()?;
+    let in_range = |e: Engine| {
+        let (oldest, latest) = engine::supported(e);
+        oldest <= bare.release() && bare.release() <= latest
+    };
+    let any = [Engine::Sglang, Engine::Vllm, Engine::Trtllm]
+        .into_iter()
+        .any(in_range);
+    (in_range(engine) || !any).then(|| bare.clone())
 }
 
 /// The model the launch serves, from `--model-config`, a local directory, or the catalog.

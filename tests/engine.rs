@@ -525,3 +525,33 @@ fn startup_validation_mirrors_the_engines_checks() {
     let got = startup("trtllm-serve m --kv_cache_free_gpu_memory_fraction 1.5");
     assert_eq!(got.len(), 1, "{got:?}");
 }
+
+/// `kvlint capacity --format json` for a launch, with `--engine-version V`: the version planned.
+fn planned_version(version: &str, launch: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args(["capacity", "--gpu", "h100", "--format", "json", "--engine-version", version, "--"])
+        .args(launch)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let one = if json.is_array() { &json[0] } else { &json };
+    Ok(one["engine_version"].as_str().unwrap_or_default().to_string())
+}
+
+#[test]
+fn engine_version_is_given_per_engine() {
+    let vllm = ["vllm", "serve", "Qwen/Qwen3-8B"];
+    let sglang = ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"];
+    let both = "sglang=0.5.20,vllm=0.19.0";
+    assert_eq!(planned_version(both, &vllm).unwrap(), "0.19.0");
+    assert_eq!(planned_version(both, &sglang).unwrap(), "0.5.20");
+    // A bare 0.5.20 is an SGLang release: a vLLM launch does not become "vllm 0.5.20".
+    assert_eq!(planned_version("0.5.20", &sglang).unwrap(), "0.5.20");
+    assert_ne!(planned_version("0.5.20", &vllm).unwrap(), "0.5.20");
+    assert_eq!(planned_version("0.19.0", &vllm).unwrap(), "0.19.0");
+    assert!(planned_version("tgi=1.0", &vllm).unwrap_err().contains("not an engine"));
+    assert!(planned_version("vllm=x", &vllm).is_err());
+}
