@@ -141,8 +141,8 @@ pub struct Hardware {
     /// model.safetensors.index.json). Overrides the embedded catalog.
     #[arg(long, value_name = "PATH")]
     pub model_config: Option<PathBuf>,
-    /// Engine version the launches run (e.g. 0.5.20 for SGLang, 0.11.0 for vLLM).
-    /// Default: the latest version kvlint models.
+    /// Engine version the launches run, per engine (`sglang=0.5.20,vllm=0.19.0`), or one bare
+    /// release (`0.5.20`) applied to the engine that has it. Default: the image tag.
     #[arg(long, value_name = "V")]
     pub engine_version: Option<String>,
     /// Never ask the Hugging Face Hub for a model's config.json (as `HF_HUB_OFFLINE=1`); the
@@ -402,11 +402,10 @@ fn options(h: &Hardware, config_gpu: Option<&String>) -> Result<Options, Failure
         None => (None, gpu::GpuSource::Flag, node_gpus().ok()),
     };
     let engine_version = match &h.engine_version {
-        Some(v) => Some(Version::parse(v).ok_or_else(|| {
-            UsageError(format!(
-                "--engine-version {v:?} is not a version like 0.5.20"
-            ))
-        })?),
+        Some(v) => Some(
+            crate::version::EngineVersions::parse(v)
+                .map_err(|e| UsageError(format!("--engine-version: {e}")))?,
+        ),
         None => None,
     };
     if let Some(p) = &h.model_config {

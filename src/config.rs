@@ -69,7 +69,8 @@ pub struct File {
     /// count (`h200x8`).
     #[schemars(with = "Option<String>")]
     pub gpu: Option<Spanned<String>>,
-    /// Engine version when `--engine-version` is not given (e.g. `0.5.20`).
+    /// Engine version when `--engine-version` is not given: `0.5.20`, or per engine
+    /// `sglang=0.5.20,vllm=0.19.0`.
     #[schemars(with = "Option<String>")]
     pub engine_version: Option<Spanned<String>>,
     /// Lowest level that fails the run when `--fail-on` is not given.

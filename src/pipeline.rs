@@ -14,7 +14,7 @@ pub use crate::outcome::LaunchOutcome;
 use crate::rules;
 use crate::source::{FileId, Sources};
 use crate::suppress::{self, Suppressed};
-use crate::version::Version;
+use crate::version::{EngineVersions, Version};
 use std::path::Path;
 
 /// Settings of a run that apply to every launch.
@@ -29,8 +29,8 @@ pub struct Options {
     pub node_gpu: Option<gpu::GpuSelection>,
     /// How models are resolved: `--model-config`, kvlint.toml `[models]`, Hub use.
     pub models: model::Resolver,
-    /// `--engine-version V`.
-    pub engine_version: Option<Version>,
+    /// `--engine-version V` or `ENGINE=V,...`.
+    pub engine_version: Option<EngineVersions>,
     /// Rule levels and parameters from `kvlint.toml`.
     pub rules: RuleSettings,
 }
@@ -105,6 +105,7 @@ impl Outcome {
         };
         let parsed = engine::parse(&launch, Some(&version), &mut cx);
         findings.extend(parsed.findings);
+        findings.extend(engine::startup::check(&parsed.args));
         let args = parsed.args;
         let model = model::resolve::for_launch(&launch, &args, &opts.models, &mut findings);
         let chosen = resolve_gpu(&launch, opts, &mut findings);
@@ -177,7 +178,8 @@ impl Outcome {
             .engine_version
             .as_ref()
             .and_then(|(v, loc)| Some((Version::parse(v)?, *loc)));
-        let (v, at, source) = match (opts.engine_version.clone(), from_image) {
+        let given = opts.engine_version.as_ref().and_then(|v| given_version(v, launch.engine));
+        let (v, at, source) = match (given, from_image) {
             (Some(v), _) => (v, launch.command, "--engine-version"),
             (None, Some((v, loc))) => (v, loc, "image tag"),
             (None, None) => return (latest, "latest known"),
@@ -212,4 +214,22 @@ fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> 
         default: opts.gpu.as_ref().map(|g| (g, opts.gpu_source)),
     };
     gpu::source::choose(&launch.placement, launch.command, fallbacks, findings)
+}
+
+/// The release `--engine-version` gives this engine: its own `ENGINE=V`, else a bare version when
+/// it lies in this engine's supported range, or in no engine's range (then INP005 says so). A bare
+/// `0.5.20` is an SGLang release, never applied to vLLM.
+fn given_version(v: &EngineVersions, engine: Engine) -> Option<Version> {
+    if let Some(named) = v.named(engine.name()) {
+        return Some(named.clone());
+    }
+    let bare = v.bare.as_ref()?;
+    let in_range = |e: Engine| {
+        let (oldest, latest) = engine::supported(e);
+        oldest <= bare.release() && bare.release() <= latest
+    };
+    let any = [Engine::Sglang, Engine::Vllm, Engine::Trtllm]
+        .into_iter()
+        .any(in_range);
+    (in_range(engine) || !any).then(|| bare.clone())
 }

@@ -86,6 +86,47 @@ impl fmt::Display for Version {
     }
 }
 
+/// `--engine-version` / kvlint.toml `engine-version`: one release per engine
+/// (`sglang=0.5.20,vllm=0.19.0`), or a bare release (`0.5.20`) for the engine that has it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineVersions {
+    /// `(engine name, release)` as written.
+    pub per_engine: Vec<(String, Version)>,
+    pub bare: Option<Version>,
+}
+
+impl EngineVersions {
+    pub fn parse(s: &str) -> Result<EngineVersions, String> {
+        let mut out = EngineVersions::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || format!("{part:?} is not a version like 0.5.20 or sglang=0.5.20");
+            match part.split_once('=') {
+                Some((engine, v)) => {
+                    let engine = engine.trim().to_ascii_lowercase();
+                    if !matches!(engine.as_str(), "sglang" | "vllm" | "trtllm") {
+                        return Err(format!("{engine:?} is not an engine (sglang, vllm, trtllm)"));
+                    }
+                    if out.per_engine.iter().any(|(e, _)| *e == engine) {
+                        return Err(format!("{engine} is given two versions"));
+                    }
+                    out.per_engine.push((engine, Version::parse(v).ok_or_else(bad)?));
+                }
+                None if out.bare.is_none() => out.bare = Some(Version::parse(part).ok_or_else(bad)?),
+                None => return Err("give one bare version, or ENGINE=VERSION per engine".into()),
+            }
+        }
+        if out.per_engine.is_empty() && out.bare.is_none() {
+            return Err("no version given".into());
+        }
+        Ok(out)
+    }
+
+    /// The release given for `engine` by name.
+    pub fn named(&self, engine: &str) -> Option<&Version> {
+        self.per_engine.iter().find(|(e, _)| e == engine).map(|(_, v)| v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +144,19 @@ mod tests {
             "0.5.8.post1"
         );
         assert_eq!(Version::parse("latest"), None);
+    }
+
+    #[test]
+    fn engine_versions_per_engine_or_bare() {
+        let v = EngineVersions::parse("sglang=0.5.20,vllm=0.19.0").unwrap();
+        assert_eq!(v.named("sglang"), Some(&Version::new(0, 5, 20)));
+        assert_eq!(v.named("vllm"), Some(&Version::new(0, 19, 0)));
+        assert_eq!(v.bare, None);
+        let v = EngineVersions::parse("0.5.20").unwrap();
+        assert_eq!(v.bare, Some(Version::new(0, 5, 20)));
+        assert!(EngineVersions::parse("tgi=1.0").is_err());
+        assert!(EngineVersions::parse("0.5.20,0.19.0").is_err());
+        assert!(EngineVersions::parse("latest").is_err());
     }
 
     #[test]

@@ -486,3 +486,73 @@ fn sglang_refuses_deprecated_store_true_keys_in_config_files() {
     let p = cmd("python3 -m sglang.launch_server --model-path m --disable-cuda-graph");
     assert!(p.findings.is_empty(), "{:?}", p.findings);
 }
+
+fn startup(line: &str) -> Vec<(String, String)> {
+    let p = cmd(line);
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    engine::startup::check(&p.args)
+        .iter()
+        .map(|f| {
+            assert_eq!(f.rule, "CFG004");
+            (f.get("flag").unwrap().to_string(), f.get("value").unwrap().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn startup_validation_mirrors_the_engines_checks() {
+    let sg = "python3 -m sglang.launch_server --model-path m";
+    for frac in ["1.2", "0", "-0.5", "inf", "nan"] {
+        let got = startup(&format!("{sg} --mem-fraction-static {frac}"));
+        assert_eq!(got.len(), 1, "{frac}: {got:?}");
+        assert_eq!(got[0].0, "--mem-fraction-static");
+    }
+    assert!(startup(&format!("{sg} --mem-fraction-static 1")).is_empty());
+    let got = startup(&format!("{sg} --context-length 0 --tp 0 --dp-size -1 --page-size 0"));
+    let flags: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(flags, ["--context-length", "--tp-size", "--dp-size", "--page-size"]);
+    let got = startup("vllm serve m --gpu-memory-utilization 2 --max-model-len 0 -pp 0 --block-size 0");
+    let flags: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        flags,
+        ["--gpu-memory-utilization", "--max-model-len", "--pipeline-parallel-size", "--block-size"]
+    );
+    // vLLM 0.33 validates --kv-cache-dtype in CacheConfig; SGLang's argparse choices hold bf16.
+    assert_eq!(startup("vllm serve m --kv-cache-dtype bf16").len(), 1);
+    assert_eq!(startup("vllm serve m --kv-cache-dtype FP8").len(), 1);
+    assert!(startup("vllm serve m --kv-cache-dtype fp8").is_empty());
+    let p = cmd(&format!("{sg} --kv-cache-dtype FP8"));
+    assert_eq!(rules(&p), ["CFG004"]);
+    let got = startup("trtllm-serve m --kv_cache_free_gpu_memory_fraction 1.5");
+    assert_eq!(got.len(), 1, "{got:?}");
+}
+
+/// `kvlint capacity --format json` for a launch, with `--engine-version V`: the version planned.
+fn planned_version(version: &str, launch: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args(["capacity", "--gpu", "h100", "--format", "json", "--engine-version", version, "--"])
+        .args(launch)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let one = if json.is_array() { &json[0] } else { &json };
+    Ok(one["engine_version"].as_str().unwrap_or_default().to_string())
+}
+
+#[test]
+fn engine_version_is_given_per_engine() {
+    let vllm = ["vllm", "serve", "Qwen/Qwen3-8B"];
+    let sglang = ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"];
+    let both = "sglang=0.5.20,vllm=0.19.0";
+    assert_eq!(planned_version(both, &vllm).unwrap(), "0.19.0");
+    assert_eq!(planned_version(both, &sglang).unwrap(), "0.5.20");
+    // A bare 0.5.20 is an SGLang release: a vLLM launch does not become "vllm 0.5.20".
+    assert_eq!(planned_version("0.5.20", &sglang).unwrap(), "0.5.20");
+    assert_ne!(planned_version("0.5.20", &vllm).unwrap(), "0.5.20");
+    assert_eq!(planned_version("0.19.0", &vllm).unwrap(), "0.19.0");
+    assert!(planned_version("tgi=1.0", &vllm).unwrap_err().contains("not an engine"));
+    assert!(planned_version("vllm=x", &vllm).is_err());
+}

@@ -103,6 +103,7 @@ pub mod dump;
 pub mod dynamo;
 pub mod pynum;
 pub mod sglang;
+pub mod startup;
 pub mod trtllm;
 pub mod vllm;
 
