@@ -137,10 +137,12 @@ impl Resolver {
     /// `Err(Err(u))`: no step knew the model.
     pub fn resolve(&self, want: &Wanted) -> Result<Geometry, Result<String, Unresolved>> {
         if let Some(path) = &self.model_config {
-            let mut g = load_model_path(path, Some(want.model))
-                .map_err(|e| Ok(format!("{} ({e})", want.model)))?;
+            // A launch that names no model takes the config's own path as its id.
+            let named = Some(want.model).filter(|m| !m.is_empty());
+            let mut g = load_model_path(path, named)
+                .map_err(|e| Ok(e.to_string()))?;
             let mut s = source("model-config", path.display().to_string(), None);
-            s.note = model_config_mismatch(path, want.model);
+            s.note = named.and_then(|m| model_config_mismatch(path, m));
             g.model_source = Some(s);
             return Ok(g);
         }
