@@ -84,22 +84,41 @@ fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
 
 /// The printed report. `color` selects ANSI colours (a terminal) or plain text.
 pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
+    let mut out = render_findings(outcome, findings, color);
+    out.push_str(&launch_lines(outcome, findings));
+    out.push_str(&summary(findings, outcome.suppressed.len()));
+    out
+}
+
+/// The findings' code frames alone (`--quiet`).
+pub fn render_findings(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
+        .with_width(width())
         .with_links(false);
     let mut out = String::new();
     for r in findings {
         let _ = handler.render_report(&mut out, &diag(r, outcome));
         out.push('\n');
     }
-    out.push_str(&launch_lines(outcome, findings));
-    out.push_str(&summary(findings, outcome.suppressed.len()));
     out
+}
+
+/// Columns to wrap at: `$COLUMNS`, else the terminal's width, else 100 (files and pipes).
+fn width() -> usize {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok());
+    let terminal =
+        || terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0));
+    columns
+        .or_else(terminal)
+        .filter(|w| *w >= 20)
+        .unwrap_or(100)
 }
 
 /// One line per launch: what runs where, the pool against the context, and the verdict.

@@ -2,6 +2,7 @@
 //! parameters, message, help and docs. This module loads them and runs the evaluators they name.
 
 pub mod eval;
+pub mod select;
 
 pub use eval::{evaluate, evaluate_deployment, thousands};
 
@@ -121,6 +122,11 @@ pub fn render(template: &str, vars: &[(&'static str, String)]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// What a rule checks, whole, on one line (`kvlint rules`, the README's rule table).
+pub fn description(r: &Rule) -> String {
+    r.docs.what.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A rule's documentation as `kvlint explain` prints it (Markdown).

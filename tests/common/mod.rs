@@ -50,11 +50,26 @@ fn binary() -> PathBuf {
 }
 
 pub fn kvlint_stdin(args: &[&str], stdin: Option<&str>) -> Run {
-    let mut child = Command::new(binary())
-        .args(args)
+    kvlint_env(args, stdin, &[])
+}
+
+/// Runs kvlint with extra environment variables (an empty value removes the variable).
+pub fn kvlint_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(binary());
+    cmd.args(args)
         .current_dir(root())
         .env_remove("KVLINT_GPU")
-        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .env_remove("CLICOLOR_FORCE")
+        .env("NO_COLOR", "1");
+    for (k, v) in env {
+        if v.is_empty() {
+            cmd.env_remove(k);
+        } else {
+            cmd.env(k, v);
+        }
+    }
+    let mut child = cmd
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
