@@ -99,3 +99,19 @@ pub fn directive(path: &Path) -> Vec<String> {
         .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .collect()
 }
+
+/// Whether a `needs an NVIDIA GPU` test runs here. Without `KVLINT_GPU_TESTS=1` it is skipped and
+/// says so (cargo would print a bare "ok"); with it, a machine without a usable GPU fails the test.
+pub fn gpu_or_skip(test: &str) -> bool {
+    if std::env::var("KVLINT_GPU_TESTS").map_or(true, |v| v != "1") {
+        eprintln!(
+            "skipped {test}: needs an NVIDIA GPU; run with KVLINT_GPU_TESTS=1 on a GPU machine \
+             (../shared/gpu/README.md)"
+        );
+        return false;
+    }
+    if let Err(e) = kvlint::gpu::nvml::inventory() {
+        panic!("{test}: KVLINT_GPU_TESTS=1 asks for an NVIDIA GPU, but there is none usable: {e}");
+    }
+    true
+}
