@@ -2,18 +2,20 @@
 # The GitHub Action's logic (action.yml runs it; tests/ci.rs runs it locally with a fake GITHUB_*
 # environment). Inputs arrive as environment variables, never spliced into the script.
 #
-#   kvlint-action.sh install   put kvlint on PATH: a release binary for this runner when one is
-#                              published, else `cargo install --locked` from the action's own ref
+#   kvlint-action.sh install   put kvlint on PATH: the release binary of the `version:` input for
+#                              this runner, checked against its SHA-256, else `cargo install
+#                              --locked` from the action's own ref
 #   kvlint-action.sh run       run `kvlint check`, annotate, write the summary and the outputs
 set -euo pipefail
 
 action_dir="${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}"
 
-# The release target triple of this runner, or nothing.
+# The release target triple of this runner, or nothing. Linux builds are static (musl), so one
+# archive serves every distribution.
 target() {
   case "${RUNNER_OS:-$(uname -s)}/${RUNNER_ARCH:-$(uname -m)}" in
-    Linux/X64 | Linux/x86_64) echo x86_64-unknown-linux-gnu ;;
-    Linux/ARM64 | Linux/aarch64) echo aarch64-unknown-linux-gnu ;;
+    Linux/X64 | Linux/x86_64) echo x86_64-unknown-linux-musl ;;
+    Linux/ARM64 | Linux/aarch64) echo aarch64-unknown-linux-musl ;;
     macOS/ARM64 | Darwin/arm64) echo aarch64-apple-darwin ;;
     macOS/X64 | Darwin/x86_64) echo x86_64-apple-darwin ;;
     *) ;;
@@ -25,23 +27,36 @@ add_path() {
   export PATH="$1:$PATH"
 }
 
-# Downloads the release archive of this action's version and checks its published SHA-256.
+# The release to install: the `version:` input, else the action's own version (Cargo.toml).
+version() {
+  local v="${INPUT_VERSION:-}"
+  if [ -z "$v" ]; then
+    v=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_dir/Cargo.toml" | head -n1)
+  fi
+  echo "${v#v}"
+}
+
+# Downloads the release archive (as .github/workflows/release.yml names it) and checks it against
+# its published SHA-256. KVLINT_RELEASE_URL replaces `<repository>/releases/download` (a mirror).
 install_release() {
-  local version repo triple url tmp
-  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_dir/Cargo.toml" | head -n1)
-  repo=$(sed -n 's/^repository = "\(.*\)"$/\1/p' "$action_dir/Cargo.toml" | head -n1)
+  local version base triple url tmp
+  version=$(version)
+  base="${KVLINT_RELEASE_URL:-$(sed -n 's/^repository = "\(.*\)"$/\1/p' "$action_dir/Cargo.toml" | head -n1)/releases/download}"
   triple=$(target)
-  [ -n "$version" ] && [ -n "$repo" ] && [ -n "$triple" ] || return 1
+  [ -n "$version" ] && [ -n "$triple" ] || return 1
   command -v curl >/dev/null && command -v sha256sum >/dev/null || return 1
-  url="$repo/releases/download/v$version/kvlint-$triple.tar.gz"
+  url="$base/v$version/kvlint-$triple.tar.gz"
   tmp=$(mktemp -d)
-  curl -fsSL "$url" -o "$tmp/kvlint.tar.gz" || return 1
-  curl -fsSL "$url.sha256" -o "$tmp/kvlint.tar.gz.sha256" || return 1
-  (cd "$tmp" && echo "$(cut -d' ' -f1 kvlint.tar.gz.sha256)  kvlint.tar.gz" | sha256sum -c --quiet) || return 1
+  curl -fsSL --retry 2 --max-time 60 "$url" -o "$tmp/kvlint.tar.gz" || return 1
+  curl -fsSL --retry 2 --max-time 30 "$url.sha256" -o "$tmp/kvlint.tar.gz.sha256" || return 1
+  if ! (cd "$tmp" && echo "$(cut -d' ' -f1 kvlint.tar.gz.sha256)  kvlint.tar.gz" | sha256sum -c --quiet); then
+    echo "::error::kvlint-$triple.tar.gz does not match its published SHA-256" >&2
+    exit 1
+  fi
   mkdir -p "$tmp/bin" && tar -xzf "$tmp/kvlint.tar.gz" -C "$tmp/bin" || return 1
   [ -x "$tmp/bin/kvlint" ] || return 1
   add_path "$tmp/bin"
-  echo "kvlint $version: release binary for $triple"
+  echo "kvlint $version: release binary for $triple, SHA-256 checked"
 }
 
 install() {
@@ -50,7 +65,7 @@ install() {
     return
   fi
   if install_release; then return; fi
-  echo "no release binary for this runner: building kvlint from the action's own ref"
+  echo "no release binary of kvlint $(version) for this runner: building it from the action's own ref"
   local root="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/kvlint"
   cargo install --locked --path "$action_dir" --root "$root"
   add_path "$root/bin"

@@ -6,7 +6,7 @@ use crate::gpu;
 use crate::pipeline::{Options, Outcome};
 use crate::probe;
 use crate::report::{self, github, human, json, sarif, summary, Rendered};
-use crate::rules;
+use crate::rules::{self, select::Selection};
 use crate::version::Version;
 use clap::{
     ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
@@ -31,7 +31,8 @@ pub mod exit {
     name = "kvlint",
     version,
     about = "Refuse LLM serving deploys whose KV-cache pool is smaller than the context they advertise",
-    long_about = "kvlint reads SGLang and vLLM launches (shell scripts, commands, engine config files), \
+    long_about = "kvlint reads SGLang, vLLM and TensorRT-LLM launches (shell scripts, commands, Dockerfiles, \
+compose files, Kubernetes manifests and CRDs, engine config files), \
 computes how many tokens each engine's KV-cache pool will hold on the GPUs it runs on, the way that \
 engine version sizes it, and refuses deploys whose pool is smaller than the advertised context.\n\n\
 Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or input error, 3 internal error, \
@@ -40,6 +41,33 @@ Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or input error, 3
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to color the output: auto (a terminal, unless NO_COLOR is set; CLICOLOR_FORCE forces
+    /// it), always or never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether output to stdout is colored (https://no-color.org, CLICOLOR_FORCE).
+    pub fn enabled(self) -> bool {
+        let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty() && v != "0");
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto if set("CLICOLOR_FORCE") => true,
+            ColorWhen::Auto => {
+                std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -90,6 +118,10 @@ pub enum Command {
     /// Test a running OpenAI-compatible server: an over-length prompt must be refused, and
     /// concurrent answers must never hold another request's text (exit 1 on either).
     Canary(crate::canary::CanaryArgs),
+    /// Print a shell completion script, e.g. `kvlint completions bash > /etc/bash_completion.d/kvlint`.
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff), e.g. `kvlint man > /usr/local/share/man/man1/kvlint.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -182,6 +214,22 @@ pub struct CheckArgs {
     /// (`deploy.yaml`, `run.sh`, `Dockerfile`). Without it the content decides.
     #[arg(long, value_name = "NAME")]
     pub stdin_filename: Option<String>,
+    /// Report only these rules: ids (KV001), names, categories (correctness), id prefixes (KV)
+    /// or ALL, comma-separated. Replaces kvlint.toml's `select`.
+    #[arg(long, value_name = "RULES", value_delimiter = ',')]
+    pub select: Option<Vec<String>>,
+    /// Report these rules as well as the selected ones.
+    #[arg(long, value_name = "RULES", value_delimiter = ',')]
+    pub extend_select: Vec<String>,
+    /// Never report these rules (level allow), whatever selects them.
+    #[arg(long, value_name = "RULES", value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// Human output: the findings only, without the launch lines and the summary line.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print how many findings each rule gave instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
     /// Where each report goes, from the order of `--format` and `--output` (set by [`run_from`]).
     #[arg(skip)]
     pub targets: Vec<Target>,
@@ -342,9 +390,10 @@ fn pair(
 
 /// Runs the parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> i32 {
+    let color = cli.color.enabled();
     let result = match cli.command {
-        Command::Check(a) => check(a),
-        Command::Capacity(a) => capacity(a),
+        Command::Check(a) => check(a, color),
+        Command::Capacity(a) => capacity(a, color),
         Command::Gpus {
             format,
             catalog,
@@ -361,6 +410,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::ParseArgs { engine_version } => parse_args(engine_version.as_deref()),
         Command::Verify(a) => verify(a),
         Command::Canary(a) => crate::canary::run(&a).map_err(|e| UsageError(e).into()),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man(),
     };
     result.unwrap_or_else(|failure| match failure {
         Failure::Usage(UsageError(msg)) => {
@@ -443,10 +494,6 @@ fn node_gpus() -> Result<gpu::GpuSelection, NoHardware> {
     })
 }
 
-fn color() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-}
-
 /// The configuration of a check: `--config FILE`, else the nearest kvlint.toml, else defaults.
 fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
     let path = match &a.config {
@@ -466,16 +513,24 @@ fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
     )
 }
 
-fn check(mut a: CheckArgs) -> Run {
+fn check(mut a: CheckArgs, color: bool) -> Run {
     let cfg = load_config(&a)?;
     gpu::catalog::add_local(cfg.gpus.clone());
+    let selection = Selection {
+        select: a.select.take(),
+        extend_select: std::mem::take(&mut a.extend_select),
+        ignore: std::mem::take(&mut a.ignore),
+    };
+    selection
+        .validate()
+        .map_err(|e| UsageError(e.to_string()))?;
     let h = &mut a.hardware;
     h.engine_version = h
         .engine_version
         .take()
         .or_else(|| cfg.engine_version.clone());
     let mut opts = Options {
-        rules: cfg.rules.clone(),
+        rules: cfg.rule_settings(&selection),
         ..options(h, cfg.gpu.as_ref())?
     };
     opts.models.table = cfg.models.clone();
@@ -498,7 +553,11 @@ fn check(mut a: CheckArgs) -> Run {
     };
     for t in &targets {
         let text = match t.format {
-            Format::Human => human::render(&outcome, &findings, t.output.is_none() && color()),
+            Format::Human if a.statistics => report::statistics(&findings),
+            Format::Human if a.quiet => {
+                human::render_findings(&outcome, &findings, t.output.is_none() && color)
+            }
+            Format::Human => human::render(&outcome, &findings, t.output.is_none() && color),
             Format::Json => format!("{:#}\n", json::check(&outcome, &findings)),
             Format::Sarif => {
                 let hidden = report::render_suppressed(&outcome, &opts.rules);
@@ -640,11 +699,11 @@ fn plan_launch(a: &CapacityArgs) -> Result<(Outcome, Vec<report::Rendered>), Fai
     Ok((outcome, findings))
 }
 
-fn capacity(a: CapacityArgs) -> Run {
+fn capacity(a: CapacityArgs, color: bool) -> Run {
     let (outcome, findings) = plan_launch(&a)?;
     match a.format {
         ListFormat::Json => println!("{:#}", json::capacity(&outcome, &findings)),
-        ListFormat::Human => print!("{}", human::capacity(&outcome, &findings, color())),
+        ListFormat::Human => print!("{}", human::capacity(&outcome, &findings, color)),
     }
     // A refused launch fails, as in `check`.
     Ok(report::exit_code(&findings, rules::Level::Deny))
@@ -720,7 +779,7 @@ fn webhook(mut a: WebhookArgs) -> Run {
     let mut settings = Settings::new(a.listen, a.tls_cert, a.tls_key);
     // The webhook's own node says nothing about where admitted pods run: no NVML fallback.
     let mut options = Options {
-        rules: cfg.rules.clone(),
+        rules: cfg.rule_settings(&Selection::default()),
         node_gpu: None,
         ..options(&a.hardware, cfg.gpu.as_ref())?
     };
@@ -786,9 +845,24 @@ fn verify(a: crate::verify::VerifyArgs) -> Run {
     crate::verify::run(&a, opts).map_err(|e| UsageError(e).into())
 }
 
+fn completions(shell: clap_complete::Shell) -> Run {
+    clap_complete::generate(shell, &mut Cli::command(), "kvlint", &mut std::io::stdout());
+    Ok(exit::CLEAN)
+}
+
+fn man() -> Run {
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut std::io::stdout())
+        .map_err(|e| UsageError(format!("cannot write the man page: {e}")))?;
+    Ok(exit::CLEAN)
+}
+
 fn explain(key: &str) -> Run {
-    let rule = rules::find(key)
-        .ok_or_else(|| UsageError(format!("no rule {key:?}; `kvlint rules` lists them")))?;
+    let rule = rules::find(key).ok_or_else(|| {
+        let hint = rules::select::suggest(key)
+            .map_or(String::new(), |m| format!(" (did you mean `{m}`?)"));
+        UsageError(format!("no rule {key:?}{hint}; `kvlint rules` lists them"))
+    })?;
     print!("{}", rules::explain(rule));
     Ok(exit::CLEAN)
 }
@@ -800,19 +874,25 @@ fn list_rules(format: ListFormat) -> Run {
             serde_json::to_value(rules::all()).unwrap_or_default()
         ),
         ListFormat::Human => {
+            let width = terminal_size::terminal_size_of(std::io::stdout())
+                .map_or(100, |(w, _)| usize::from(w.0))
+                .max(40);
+            let indent = " ".repeat(8);
+            // Break at spaces only: `--tp-size` stays whole.
+            let wrap = textwrap::Options::new(width)
+                .initial_indent(&indent)
+                .subsequent_indent(&indent)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation)
+                .break_words(false);
             for r in rules::all() {
                 println!(
                     "{:<7} {:<30} {:<5} {}",
                     r.id,
                     r.name,
                     r.level.name(),
-                    r.docs
-                        .what
-                        .lines()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("")
-                        .trim()
+                    r.category
                 );
+                println!("{}", textwrap::fill(&rules::description(r), &wrap));
             }
         }
     }

@@ -5,6 +5,9 @@
 //! engine-version = "0.5.20"   # default for --engine-version
 //! fail-on = "warn"            # default for --fail-on
 //! exclude = ["vendor/**"]     # globs, relative to this file, skipped when walking directories
+//! select = ["ALL"]            # rules reported, by id, name, category or id prefix (ruff's)
+//! extend-select = []          # added to `select`
+//! ignore = ["KV004"]          # never reported
 //!
 //! [rules]
 //! pool-headroom-low = "allow" # a level by rule id or name
@@ -25,6 +28,7 @@
 
 use crate::gpu::catalog::{self as gpu_catalog, CatalogEntry, LocalGpu};
 use crate::model::resolve::{Mapping, ModelTable, Target};
+use crate::rules::select::Selection;
 use crate::rules::{self, Level, Rule};
 use crate::source::SourceFile;
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -79,6 +83,18 @@ pub struct File {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub exclude: Vec<Spanned<String>>,
+    /// Rules reported, by id (`KV001`), name, category (`correctness`), id prefix (`KV`) or `ALL`;
+    /// the others are `allow`. `--select` replaces it.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub select: Option<Vec<Spanned<String>>>,
+    /// Rules added to `select`; `--extend-select` adds more.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub extend_select: Vec<Spanned<String>>,
+    /// Rules never reported (level `allow`), whatever selects them; `--ignore` adds more.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub ignore: Vec<Spanned<String>>,
     /// Rule levels and parameters, by rule id (`KV003`) or name (`pool-headroom-low`).
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, RuleEntrySchema>")]
@@ -229,11 +245,14 @@ pub struct Config {
     pub gpu: Option<String>,
     pub engine_version: Option<String>,
     pub fail_on: Option<FailOn>,
+    /// Levels and parameters of `[rules]`, before any selection.
     pub rules: RuleSettings,
     /// `[models]`, config paths made relative to the file's directory.
     pub models: ModelTable,
     /// `[gpus]`, as catalog entries.
     pub gpus: Vec<CatalogEntry>,
+    /// `select`, `extend-select` and `ignore`.
+    pub selection: Selection,
     exclude: Option<(PathBuf, GlobSet)>,
 }
 
@@ -248,6 +267,20 @@ pub struct ConfigError {
 }
 
 impl Config {
+    /// The rule settings of a run: `[rules]`, then the selection of this file with the command
+    /// line's on top (`--select` replaces `select`; `--extend-select` and `--ignore` add).
+    pub fn rule_settings(&self, cli: &Selection) -> RuleSettings {
+        let file = &self.selection;
+        let merged = Selection {
+            select: cli.select.clone().or_else(|| file.select.clone()),
+            extend_select: [file.extend_select.as_slice(), &cli.extend_select].concat(),
+            ignore: [file.ignore.as_slice(), &cli.ignore].concat(),
+        };
+        let mut settings = self.rules.clone();
+        merged.apply(&mut settings);
+        settings
+    }
+
     /// Whether a path found while walking a directory is excluded.
     pub fn excluded(&self, path: &Path) -> bool {
         let Some((dir, set)) = &self.exclude else {
@@ -326,6 +359,7 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
             }
         }
     }
+    let selection = selection(&file).map_err(|(span, msg)| err(Some(span), msg))?;
     let exclude = match dir {
         Some(d) if !file.exclude.is_empty() => {
             let mut b = GlobSetBuilder::new();
@@ -389,6 +423,7 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
         engine_version: file.engine_version.map(Spanned::into_inner),
         fail_on: file.fail_on,
         rules,
+        selection,
         exclude,
     })
 }
@@ -413,6 +448,27 @@ fn model_target(e: &ModelEntry, dir: Option<&Path>) -> Option<Target> {
             _ => None,
         },
     }
+}
+
+/// `select`, `extend-select` and `ignore`, each selector checked where it is written.
+fn selection(file: &File) -> Result<Selection, (Range<usize>, String)> {
+    let strings = |v: &[Spanned<String>]| -> Result<Vec<String>, (Range<usize>, String)> {
+        v.iter()
+            .map(|s| {
+                let one = Selection {
+                    ignore: vec![s.get_ref().clone()],
+                    ..Selection::default()
+                };
+                one.validate().map_err(|e| (s.span(), e.to_string()))?;
+                Ok(s.get_ref().clone())
+            })
+            .collect()
+    };
+    Ok(Selection {
+        select: file.select.as_deref().map(strings).transpose()?,
+        extend_select: strings(&file.extend_select)?,
+        ignore: strings(&file.ignore)?,
+    })
 }
 
 /// One `level = ...` or parameter of a rule table.
@@ -524,6 +580,32 @@ mod tests {
             .starts_with("kvlint.toml:3:1: KV003 has no parameter `ratio`"));
         assert!(err("[rules]\nKV003 = \"loud\"\n").starts_with("kvlint.toml:2:9: unknown level"));
         assert!(err("[rules]\nKV003 = { min_ratio = \"x\" }\n").contains("must be a number"));
+    }
+
+    #[test]
+    fn selection_from_the_file_and_the_command_line() {
+        let c = parse(
+            "kvlint.toml",
+            "select = [\"KV\", \"PD\"]\nignore = [\"KV003\"]\n",
+            None,
+        )
+        .unwrap();
+        let at = |s: &RuleSettings, id: &str| s.level(rules::find(id).unwrap());
+        let file_only = c.rule_settings(&Selection::default());
+        assert_eq!(at(&file_only, "KV001"), Level::Deny);
+        assert_eq!(at(&file_only, "KV003"), Level::Allow);
+        assert_eq!(at(&file_only, "CFG001"), Level::Allow);
+        let cli = Selection {
+            select: Some(vec!["CFG".into()]),
+            ignore: vec!["PD001".into()],
+            ..Selection::default()
+        };
+        let both = c.rule_settings(&cli);
+        assert_eq!(at(&both, "CFG001"), rules::find("CFG001").unwrap().level);
+        assert_eq!(at(&both, "KV001"), Level::Allow, "--select replaces select");
+        assert!(err("select = [\"KV\", \"pool-below-contxt\"]\n").starts_with(
+            "kvlint.toml:1:17: unknown rule selector `pool-below-contxt` (did you mean `pool-below-context`?)"
+        ));
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! `KVLINT_GPU_TESTS=1 ... --ignored` (see ../shared/gpu/README.md); the rest run everywhere.
 //! Paths are relative to the project root, where both `cargo test` and `.gpu/run.sh` run.
 
+mod common;
+
 use kvlint::gpu::inventory::{GpuInfo, Inventory};
 use kvlint::gpu::nvml;
 use kvlint::probe::{self, ProbeReport, ProbeRequest, RankOutcome, RankPlan};
@@ -50,7 +52,7 @@ fn rank(pool_bytes: u64, weights_bytes: u64, context_tokens: u64) -> RankPlan {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn gpus_agrees_with_nvidia_smi() {
-    if !gpu_tests_enabled() {
+    if !common::gpu_or_skip("gpus_agrees_with_nvidia_smi") {
         return;
     }
     let inv = nvml::inventory().expect("NVML inventory");
@@ -88,7 +90,7 @@ fn gpus_agrees_with_nvidia_smi() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn probe_allocates_writes_verifies_and_releases_the_pool() {
-    if !gpu_tests_enabled() {
+    if !common::gpu_or_skip("probe_allocates_writes_verifies_and_releases_the_pool") {
         return;
     }
     let g = first_gpu();
@@ -138,7 +140,7 @@ fn probe_allocates_writes_verifies_and_releases_the_pool() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn probe_refuses_a_pool_that_cannot_fit_before_allocating() {
-    if !gpu_tests_enabled() {
+    if !common::gpu_or_skip("probe_refuses_a_pool_that_cannot_fit_before_allocating") {
         return;
     }
     let g = first_gpu();
@@ -175,7 +177,7 @@ fn probe_refuses_a_pool_that_cannot_fit_before_allocating() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn probe_detects_a_corrupted_page() {
-    if !gpu_tests_enabled() {
+    if !common::gpu_or_skip("probe_detects_a_corrupted_page") {
         return;
     }
     let plan = rank(2 * GIB, 0, 1024);

@@ -36,14 +36,10 @@ fn gpus_and_probe_without_a_gpu_exit_4_with_one_clear_line() {
     assert_eq!(auto.code, 4, "{}", auto.stderr);
 }
 
-fn gpu_tests_enabled() -> bool {
-    std::env::var("KVLINT_GPU_TESTS").is_ok_and(|v| v == "1")
-}
-
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn probe_cli_proves_a_pool_that_fits_on_this_node() {
-    if !gpu_tests_enabled() {
+    if !common::gpu_or_skip("probe_cli_proves_a_pool_that_fits_on_this_node") {
         return;
     }
     let args = [
@@ -72,7 +68,7 @@ fn probe_cli_proves_a_pool_that_fits_on_this_node() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn capacity_with_gpu_auto_plans_with_the_measured_gpu() {
-    if !gpu_tests_enabled() {
+    if !common::gpu_or_skip("capacity_with_gpu_auto_plans_with_the_measured_gpu") {
         return;
     }
     let run = kvlint(&[

@@ -7,14 +7,13 @@ const END: &str = "<!-- rules:end -->";
 fn table() -> String {
     let mut t = String::from("| id | name | level | what it checks |\n|---|---|---|---|\n");
     for r in kvlint::rules::all() {
-        let what = r.docs.what.split_whitespace().collect::<Vec<_>>().join(" ");
-        let first = what.split(". ").next().unwrap_or("").trim_end_matches('.');
+        // The whole description: a table cell cut at the first ". " broke sentences at "e.g. ".
+        let what = kvlint::rules::description(r).replace('|', "\\|");
         t.push_str(&format!(
-            "| {} | `{}` | {} | {}. |\n",
+            "| {} | `{}` | {} | {what} |\n",
             r.id,
             r.name,
             r.level.name(),
-            first
         ));
     }
     t

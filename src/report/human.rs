@@ -84,7 +84,7 @@ fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
 
 /// The printed report. `color` selects ANSI colours (a terminal) or plain text.
 pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
-    let mut out = diagnostics(outcome, findings, color);
+    let mut out = render_findings(outcome, findings, color);
     out.push_str(&launch_lines(outcome, findings));
     if let Some(none) = super::nothing_found(outcome) {
         out.push_str(&format!("{none}\n"));
@@ -97,15 +97,15 @@ pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
     out
 }
 
-/// Each finding as a code frame.
-fn diagnostics(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
+/// Each finding as a code frame, alone (`--quiet`).
+pub fn render_findings(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
+        .with_width(width())
         .with_links(false);
     let mut out = String::new();
     for r in findings {
@@ -113,6 +113,19 @@ fn diagnostics(outcome: &Outcome, findings: &[Rendered], color: bool) -> String 
         out.push('\n');
     }
     out
+}
+
+/// Columns to wrap at: `$COLUMNS`, else the terminal's width, else 100 (files and pipes).
+fn width() -> usize {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok());
+    let terminal =
+        || terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0));
+    columns
+        .or_else(terminal)
+        .filter(|w| *w >= 20)
+        .unwrap_or(100)
 }
 
 /// One line per launch: what runs where, the pool against the context, and the verdict.

@@ -76,6 +76,30 @@ fn sorted(mut out: Vec<Rendered>) -> Vec<Rendered> {
     out
 }
 
+/// `--statistics`: how many findings each rule gave, most first (ruff's table).
+pub fn statistics(findings: &[Rendered]) -> String {
+    let mut counts: Vec<(usize, &Rendered)> = Vec::new();
+    for f in findings {
+        match counts.iter_mut().find(|(_, r)| r.rule == f.rule) {
+            Some((n, _)) => *n += 1,
+            None => counts.push((1, f)),
+        }
+    }
+    counts.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.rule.cmp(&b.1.rule)));
+    let width = counts.iter().map(|(_, r)| r.name.len()).max().unwrap_or(0);
+    counts
+        .iter()
+        .map(|(n, r)| {
+            format!(
+                "{n:>5}  {:<7} {:<width$}  {}\n",
+                r.rule,
+                r.name,
+                r.level.name()
+            )
+        })
+        .collect()
+}
+
 /// The verdict on one launch from its worst finding: `refused`, `passes with warnings`, `passes`.
 pub fn verdict_word(findings: &[Rendered], launch: usize) -> &'static str {
     match findings

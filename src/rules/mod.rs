@@ -3,6 +3,7 @@
 
 pub mod eval;
 mod remedy;
+pub mod select;
 
 pub use eval::{evaluate, evaluate_deployment, evaluate_measured, thousands, PoolSubject};
 
@@ -122,6 +123,11 @@ pub fn render(template: &str, vars: &[(&'static str, String)]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// What a rule checks, whole, on one line (`kvlint rules`, the README's rule table).
+pub fn description(r: &Rule) -> String {
+    r.docs.what.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A rule's documentation as `kvlint explain` prints it (Markdown).

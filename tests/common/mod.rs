@@ -68,17 +68,31 @@ pub fn hermetic(cmd: &mut Command) -> &mut Command {
 }
 
 pub fn kvlint_stdin(args: &[&str], stdin: Option<&str>) -> Run {
+    kvlint_env(args, stdin, &[])
+}
+
+/// Runs kvlint with extra environment variables (an empty value removes the variable).
+pub fn kvlint_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
     // Tests plan with the GPUs they name, not this machine's: CUDA shows the binary no GPU unless
     // the test asks for this node's (`--gpu auto`, `gpus`, `probe`).
     let wants_node = args.iter().any(|a| matches!(*a, "auto" | "gpus" | "probe"));
     let mut cmd = Command::new(binary());
-    hermetic(&mut cmd);
+    hermetic(&mut cmd)
+        .args(args)
+        .current_dir(root())
+        .env_remove("COLUMNS")
+        .env_remove("CLICOLOR_FORCE");
     if !wants_node {
         cmd.env("CUDA_VISIBLE_DEVICES", "");
     }
+    for (k, v) in env {
+        if v.is_empty() {
+            cmd.env_remove(k);
+        } else {
+            cmd.env(k, v);
+        }
+    }
     let mut child = cmd
-        .args(args)
-        .current_dir(root())
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -107,4 +121,20 @@ pub fn directive(path: &Path) -> Vec<String> {
         .filter_map(|l| l.trim_start().strip_prefix("# kvlint-test:"))
         .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .collect()
+}
+
+/// Whether a `needs an NVIDIA GPU` test runs here. Without `KVLINT_GPU_TESTS=1` it is skipped and
+/// says so (cargo would print a bare "ok"); with it, a machine without a usable GPU fails the test.
+pub fn gpu_or_skip(test: &str) -> bool {
+    if std::env::var("KVLINT_GPU_TESTS").map_or(true, |v| v != "1") {
+        eprintln!(
+            "skipped {test}: needs an NVIDIA GPU; run with KVLINT_GPU_TESTS=1 on a GPU machine \
+             (../shared/gpu/README.md)"
+        );
+        return false;
+    }
+    if let Err(e) = kvlint::gpu::nvml::inventory() {
+        panic!("{test}: KVLINT_GPU_TESTS=1 asks for an NVIDIA GPU, but there is none usable: {e}");
+    }
+    true
 }
