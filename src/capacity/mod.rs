@@ -284,7 +284,11 @@ pub fn weights_per_rank(
     );
     let per = total / (tp * pp) + replicated;
     let mut e = Estimate::range(per, per * 0.98, per * (1.0 + high));
-    let mut how = format!("{how}, split over {} ranks", tp * pp);
+    let ranks = tp * pp;
+    let mut how = match ranks as u64 {
+        1 => format!("{how}, on one rank"),
+        n => format!("{how}, split over {n} ranks"),
+    };
     if replicated >= GIB / 100.0 {
         how += &format!(
             ", plus {:.2} GiB of modules every TP rank holds whole (MLA down-projections, indexers, routers)",

@@ -245,7 +245,7 @@ fn version_notes(args: &EngineArgs, notes: &mut Notes) {
         "engine_version",
         0.0,
         format!(
-            "TensorRT-LLM {}: no per-version table (a given version is taken as it is, none is reported as 1.0.0); the math follows the 2026 sources of vllm-trtllm-capacity.md",
+            "TensorRT-LLM {}: no per-version table (a given version is taken as it is, none is reported as 1.0.0); the math follows TensorRT-LLM's 2026 sources: tensorrt_llm/_torch/pyexecutor/_util.py KvCacheCreator, tensorrt_llm/llmapi/llm_args.py KvCacheConfig",
             args.version
         ),
     );

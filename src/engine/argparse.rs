@@ -289,7 +289,11 @@ fn resolve<'t>(spec: &Spec<'t>, text: &str) -> (String, Option<String>, Lookup<'
         .collect();
     let short_hit = (!attached.is_empty()).then(|| spec.exact(short)).flatten();
     if let Some((f, neg)) = short_hit.filter(|_| hits.is_empty()) {
-        return (short.to_string(), Some(attached.to_string()), Lookup::Found(f, neg));
+        return (
+            short.to_string(),
+            Some(attached.to_string()),
+            Lookup::Found(f, neg),
+        );
     }
     hits.dedup();
     let found = match hits.as_slice() {
@@ -369,7 +373,8 @@ fn positional(spec: &Spec, tok: &Arg, after_flag: Option<&Arg>, out: &mut Outcom
                 .var("version", &spec.version)
                 .var("suggestion", ""),
         };
-        out.findings.push(stray.also(tok.loc, "unrecognized argument"));
+        out.findings
+            .push(stray.also(tok.loc, "unrecognized argument"));
         return;
     };
     let value = SettingValue::Text(tok.text.clone());
@@ -486,7 +491,8 @@ fn take_values(
         );
         return i;
     }
-    if !many && spec.optional.contains(&dest.as_str()) && matches!(last.text.as_str(), "" | "None") {
+    if !many && spec.optional.contains(&dest.as_str()) && matches!(last.text.as_str(), "" | "None")
+    {
         out.settings.remove(&dest);
         return i;
     }
@@ -642,4 +648,8 @@ fn cfg006(loc: crate::source::Loc, path: &str, reason: String) -> Finding {
     Finding::new("CFG006", Some(loc))
         .var("path", path)
         .var("reason", reason)
+        .var(
+            "fix",
+            "give --config a readable .yaml/.yml file holding a flat mapping of option names to values",
+        )
 }

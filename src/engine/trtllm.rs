@@ -20,6 +20,9 @@ use crate::version::Version;
 use crate::yaml::{Node, Value};
 use std::collections::BTreeMap;
 
+/// CFG006's help for TensorRT-LLM, whose file is the LLM-API options, not an argv mapping.
+const TRT_CONFIG_FIX: &str = "give --extra_llm_api_options (or --config) a readable YAML file holding a mapping of LLM-API fields (kv_cache_config, max_seq_len, ...)";
+
 /// `KvCacheConfig.free_gpu_memory_fraction`, set by `--kv_cache_free_gpu_memory_fraction`.
 pub const FRACTION: &str = "kv_cache_config.free_gpu_memory_fraction";
 /// The engine YAML option (`--extra_llm_api_options`, `--config`, Dynamo `--extra-engine-args`).
@@ -392,7 +395,8 @@ impl Parser {
             Err(reason) => self.findings.push(
                 Finding::new("CFG006", Some(path.value_loc))
                     .var("path", name)
-                    .var("reason", reason),
+                    .var("reason", reason)
+                    .var("fix", TRT_CONFIG_FIX),
             ),
         }
     }
@@ -403,7 +407,8 @@ impl Parser {
             self.findings.push(
                 Finding::new("CFG006", Some(path.value_loc))
                     .var("path", text_of(&path.value))
-                    .var("reason", "the file must hold a mapping of LLM-API fields"),
+                    .var("reason", "the file must hold a mapping of LLM-API fields")
+                    .var("fix", TRT_CONFIG_FIX),
             );
             return;
         };

@@ -3,7 +3,8 @@
 
 use crate::extract::k8s::{self, placement, scalar};
 use crate::extract::shell::{self, MappedWord};
-use crate::launch::{Launch, ObjectRef};
+use crate::extract::Extracted;
+use crate::launch::ObjectRef;
 use crate::source::{FileId, SourceFile};
 use crate::yaml::{Node, Value};
 
@@ -18,27 +19,30 @@ pub fn is_compose(doc: &Node) -> bool {
             .any(|(_, s)| s.get("image").is_some() || s.get("build").is_some())
 }
 
-pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Vec<Launch> {
+/// The services' launches, and what their commands hide (INP001, INP004).
+pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
+    let mut out = Extracted::default();
     let Some(Value::Map(services)) = doc.get("services").map(|s| &s.value) else {
-        return Vec::new();
+        return out;
     };
-    let mut out = Vec::new();
     for (name, svc) in services {
         let name = name.scalar_text().unwrap_or_default();
-        for mut l in service_launches(file, src, svc) {
+        let found = service_launches(file, src, svc);
+        out.findings.extend(found.findings);
+        for mut l in found.launches {
             l.object = Some(ObjectRef {
                 kind: "ComposeService".into(),
                 namespace: None,
                 name: name.clone(),
                 container: None,
             });
-            out.push(l);
+            out.launches.push(l);
         }
     }
     out
 }
 
-fn service_launches(file: FileId, src: &SourceFile, svc: &Node) -> Vec<Launch> {
+fn service_launches(file: FileId, src: &SourceFile, svc: &Node) -> Extracted {
     let env = environment(src, svc);
     let mut argv = words(file, src, svc.get("entrypoint"));
     if svc.get("entrypoint").is_none() {
@@ -48,18 +52,16 @@ fn service_launches(file: FileId, src: &SourceFile, svc: &Node) -> Vec<Launch> {
     let image = svc
         .get("image")
         .and_then(|i| Some((i.as_str()?.to_string(), i.loc)));
-    shell::exec_launches(file, &argv, &env)
-        .into_iter()
-        .map(|mut l| {
-            l.placement.gpus_per_pod = reserved_gpus(svc);
-            l.placement.pods = Some(1);
-            l.engine_version = image
-                .as_ref()
-                .and_then(|(i, loc)| Some((placement::image_version(i, l.engine.name())?, *loc)));
-            l.placement.image = image.clone();
-            l
-        })
-        .collect()
+    let mut found = shell::exec_launches(file, &argv, &env);
+    for l in &mut found.launches {
+        l.placement.gpus_per_pod = reserved_gpus(svc);
+        l.placement.pods = Some(1);
+        l.engine_version = image
+            .as_ref()
+            .and_then(|(i, loc)| Some((placement::image_version(i, l.engine.name())?, *loc)));
+        l.placement.image = image.clone();
+    }
+    found
 }
 
 /// A list is an argv as written; a string is split like a shell would, without running one.

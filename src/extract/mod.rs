@@ -21,6 +21,13 @@ pub struct Extracted {
     pub findings: Vec<Finding>,
 }
 
+impl Extracted {
+    fn add(&mut self, other: Extracted) {
+        self.launches.extend(other.launches);
+        self.findings.extend(other.findings);
+    }
+}
+
 /// Finds the launches in one input file, choosing the reader by name and then by content: YAML
 /// and JSON (manifests, Helm output, `kubectl get -o yaml`), Dockerfiles, engine configs, and shell
 /// scripts for everything else. Standard input is named `<stdin>` (or by `--stdin-filename`).
@@ -174,17 +181,13 @@ fn yaml_input(file: FileId, sources: &Sources) -> Extracted {
             Ok(node) if helm_values::is_values(&node) => {
                 out.launches.extend(helm_values::launches(src, &node))
             }
-            Ok(node) if skypilot::is_task(&node) => {
-                out.launches.extend(skypilot::launches(file, src, &node))
-            }
+            Ok(node) if skypilot::is_task(&node) => out.add(skypilot::launches(file, src, &node)),
             Ok(node) if srt_slurm::is_recipe(&node) => {
                 let (launches, findings) = srt_slurm::read(&node);
                 out.launches.extend(launches);
                 out.findings.extend(findings);
             }
-            Ok(node) if compose::is_compose(&node) => {
-                out.launches.extend(compose::launches(file, src, &node))
-            }
+            Ok(node) if compose::is_compose(&node) => out.add(compose::launches(file, src, &node)),
             Ok(node) => match engine_config::launch(src, &node) {
                 Some(Ok(launch)) => out.launches.push(launch),
                 Some(Err(reason)) => out

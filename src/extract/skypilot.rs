@@ -5,7 +5,8 @@
 
 use crate::extract::k8s::{scalar, synthetic_words};
 use crate::extract::shell::{self, MappedWord};
-use crate::launch::{Launch, ObjectRef};
+use crate::extract::Extracted;
+use crate::launch::ObjectRef;
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
 
@@ -25,12 +26,12 @@ pub fn is_task(doc: &Node) -> bool {
 }
 
 /// The launches of the `run` script, with SkyPilot's environment.
-pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Vec<Launch> {
+pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
     let Some(run) = doc.get("run") else {
-        return Vec::new();
+        return Extracted::default();
     };
     let Some(script) = scalar::word(src, run) else {
-        return Vec::new();
+        return Extracted::default();
     };
     let accel = accelerator(doc.get("resources").and_then(|r| r.get("accelerators")));
     let nodes = doc.get("num_nodes");
@@ -71,24 +72,22 @@ pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Vec<Launch> {
         "SkyPilot task"
     };
     let pods = node_count.parse().ok();
-    shell::exec_launches(file, &argv, &env)
-        .into_iter()
-        .map(|mut l| {
-            if let Some((gpu, count, at)) = &accel {
-                l.placement.gpu = gpu.clone().map(|g| (g, *at));
-                l.placement.gpus_per_pod = Some(*count);
-            }
-            l.placement.pods = pods;
-            l.object = Some(ObjectRef {
-                kind: kind.into(),
-                namespace: None,
-                name: name.clone(),
-                container: None,
-            });
-            l.group = Some(format!("{kind}/{name}"));
-            l
-        })
-        .collect()
+    let mut found = shell::exec_launches(file, &argv, &env);
+    for l in &mut found.launches {
+        if let Some((gpu, count, at)) = &accel {
+            l.placement.gpu = gpu.clone().map(|g| (g, *at));
+            l.placement.gpus_per_pod = Some(*count);
+        }
+        l.placement.pods = pods;
+        l.object = Some(ObjectRef {
+            kind: kind.into(),
+            namespace: None,
+            name: name.clone(),
+            container: None,
+        });
+        l.group = Some(format!("{kind}/{name}"));
+    }
+    found
 }
 
 /// `accelerators: H100:8` or `{H100: 8}`: the GPU (when only one is named) and the count.

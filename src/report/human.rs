@@ -128,6 +128,25 @@ fn width() -> usize {
         .unwrap_or(100)
 }
 
+/// A term's value as a reader wants it: bytes as whole bytes and GiB, counts as integers,
+/// fractions as written (`5168431104 bytes (4.81 GiB)`, `0.886`), never float noise.
+fn quantity(term: &str, v: f64) -> String {
+    if term.contains("bytes") {
+        let b = v.round().max(0.0) as u64;
+        format!(
+            "{} bytes ({:.2} GiB)",
+            thousands(b),
+            b as f64 / crate::capacity::GIB
+        )
+    } else if v.abs() >= 1.0 && (v - v.round()).abs() < 1e-6 {
+        let n = v.round();
+        let sign = if n < 0.0 { "-" } else { "" };
+        format!("{sign}{}", thousands(n.abs() as u64))
+    } else {
+        format!("{}", (v * 1e6).round() / 1e6)
+    }
+}
+
 /// One line per launch: what runs where, the pool against the context, and the verdict.
 fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = String::new();
@@ -264,29 +283,29 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
             ),
             ("KV budget per GPU", gib(p.budget_bytes as f64)),
             ("weights per GPU", gib(p.weights_bytes as f64)),
-            (
-                "memory fraction",
-                format!("{} ({})", p.memory_fraction, p.memory_fraction_flag),
-            ),
+            ("memory fraction", crate::rules::eval::fraction_said(p)),
         ];
         for (k, v) in rows {
             out.push_str(&format!("  {k:<20} {v}\n"));
         }
         out.push_str("  assumptions:\n");
         for a in &p.assumptions {
+            let q = |v: f64| quantity(&a.term, v);
             let band = match (a.low, a.high) {
-                (Some(l), Some(h)) => format!(" [{l:.4e} – {h:.4e}]"),
+                (Some(l), Some(h)) => format!(" [{} – {}]", q(l), q(h)),
                 _ => String::new(),
             };
             out.push_str(&format!(
-                "    - {} = {:.6}{band}: {}\n",
-                a.term, a.value, a.source
+                "    - {} = {}{band}: {}\n",
+                a.term,
+                q(a.value),
+                a.source
             ));
         }
     }
     if !findings.is_empty() {
         out.push('\n');
-        out.push_str(&diagnostics(outcome, findings, color));
+        out.push_str(&render_findings(outcome, findings, color));
     }
     for i in 0..outcome.launches.len() {
         out.push_str(&format!(

@@ -183,6 +183,22 @@ fn pool_finding(rule: &'static str, s: &PoolSubject, target: u64) -> Finding {
     f
 }
 
+/// The memory fraction and who set it: the flag when the launch gives it, else the engine's
+/// own choice (SGLang computes one from the GPU and model; the others have a default).
+pub fn fraction_said(p: &Plan) -> String {
+    match (p.memory_fraction_loc, p.engine) {
+        (Some(_), _) => format!("{} {}", p.memory_fraction_flag, p.memory_fraction),
+        (None, Engine::Sglang) => format!(
+            "a memory fraction of {} (SGLang's own heuristic; {} is not given)",
+            p.memory_fraction, p.memory_fraction_flag
+        ),
+        (None, _) => format!(
+            "a memory fraction of {} (the engine's default; {} is not given)",
+            p.memory_fraction, p.memory_fraction_flag
+        ),
+    }
+}
+
 /// What would hold the context when the pool was measured: the launch cannot be planned again.
 fn measured_remedy(p: &Plan) -> String {
     let fp8 = p.kv_cache_dtype.starts_with("fp8") || p.kv_cache_dtype.starts_with("fp4");
@@ -270,6 +286,7 @@ fn weights_vs_budget(r: &'static Rule, s: &Subject) -> Option<Finding> {
             )
             .var("fraction_flag", p.memory_fraction_flag)
             .var("fraction", p.memory_fraction)
+            .var("fraction_said", fraction_said(p))
             .var("gpu", &p.gpu)
             .var("tp", p.tp)
             .var("remedy", remedy::remedy(s, p.context_length))
@@ -552,14 +569,20 @@ fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option
     }
     let layout = parallel_flags(&lo.args);
     let at = layout.first().map_or(lo.launch.command, |(_, l)| *l);
-    let given = match pods {
-        p if p > 1 && !per_pod_only => format!("{per_pod} per pod × {p} pods = {stated}"),
-        _ => stated.to_string(),
+    let given = if pods > 1 && !per_pod_only {
+        format!("{per_pod} per pod × {pods} pods = {stated} GPUs")
+    } else if stated == 1 {
+        "1 GPU".to_string()
+    } else {
+        format!("{stated} GPUs")
     };
     let mut f = Finding::new(&r.id, Some(at))
         .var("given", given)
         .var("needed", needed)
-        .label(format!("the layout needs {needed} GPUs"));
+        .label(match needed {
+            1 => "the layout needs 1 GPU".to_string(),
+            n => format!("the layout needs {n} GPUs"),
+        });
     for (_, l) in layout.iter().skip(1) {
         f = f.also(*l, "part of the layout");
     }

@@ -92,18 +92,14 @@ impl MappedWord {
 /// Launches in an exec-form argv (a container's `command` + `args`) run with `env` exported;
 /// `sh -c` scripts in it are walked as scripts. The container's env is all written out, so a
 /// `${VAR:-default}` whose `VAR` is not in it takes the default.
-pub fn exec_launches(
-    file: FileId,
-    argv: &[MappedWord],
-    env: &[(String, MappedWord)],
-) -> Vec<Launch> {
+pub fn exec_launches(file: FileId, argv: &[MappedWord], env: &[(String, MappedWord)]) -> Extracted {
     let mut walker = Walker::new(file, false);
     for (name, value) in env {
         walker.export(name, value.field());
     }
     let fields: Vec<Field> = argv.iter().map(MappedWord::field).collect();
     walker.argv(&fields);
-    walker.launches
+    extracted(walker)
 }
 
 /// A shell string's words after quote removal and expansion (an env var a launcher splices in with
