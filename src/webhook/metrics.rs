@@ -1,11 +1,17 @@
-//! Prometheus text exposition (format 0.0.4), written by hand: a few counters, one gauge and
-//! one latency histogram do not justify a metrics crate.
+//! `/metrics` in the OpenMetrics text format, through `prometheus-client` (the Prometheus
+//! project's Rust client): request and decision counters, findings by rule, failures by kind,
+//! requests in flight and the review latency histogram.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 use std::time::Duration;
+
+/// The `Content-Type` of the exposition.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// Upper bounds of the latency histogram, in seconds: the webhook's budget is milliseconds,
 /// the API server's timeout a few seconds.
@@ -13,147 +19,155 @@ const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
-/// Counters keyed by their label set (already rendered as `k="v",...`).
-#[derive(Default)]
-struct Family(Mutex<BTreeMap<String, u64>>);
-
-impl Family {
-    fn inc(&self, labels: String) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *map.entry(labels).or_default() += 1;
-    }
-
-    fn write(&self, out: &mut String, name: &str, help: &str) {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        for (labels, n) in map.iter() {
-            let _ = writeln!(out, "{name}{{{labels}}} {n}");
-        }
-    }
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    path: &'static str,
+    code: u16,
 }
 
-#[derive(Default)]
-struct Histogram {
-    counts: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    sum_micros: AtomicU64,
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DecisionLabels {
+    decision: String,
 }
 
-impl Histogram {
-    fn observe(&self, d: Duration) {
-        let secs = d.as_secs_f64();
-        if let Some(i) = BUCKETS.iter().position(|b| secs <= *b) {
-            self.counts[i].fetch_add(1, Ordering::Relaxed);
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
-    }
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FindingLabels {
+    rule: String,
+    level: String,
+}
 
-    fn write(&self, out: &mut String, name: &str, help: &str) {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
-        let mut cumulative = 0;
-        for (b, c) in BUCKETS.iter().zip(&self.counts) {
-            cumulative += c.load(Ordering::Relaxed);
-            let _ = writeln!(out, "{name}_bucket{{le=\"{b}\"}} {cumulative}");
-        }
-        let count = self.count.load(Ordering::Relaxed);
-        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
-        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
-        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
-    }
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ErrorLabels {
+    kind: String,
 }
 
 /// Everything `/metrics` reports.
-#[derive(Default)]
 pub struct Metrics {
-    requests: Family,
-    decisions: Family,
-    findings: Family,
-    errors: Family,
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    decisions: Family<DecisionLabels, Counter>,
+    findings: Family<FindingLabels, Counter>,
+    errors: Family<ErrorLabels, Counter>,
     latency: Histogram,
-    in_flight: AtomicU64,
-    tls_reloads: AtomicU64,
+    in_flight: Gauge,
+    tls_reloads: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let m = Metrics {
+            registry: Registry::default(),
+            requests: Family::default(),
+            decisions: Family::default(),
+            findings: Family::default(),
+            errors: Family::default(),
+            latency: Histogram::new(BUCKETS),
+            in_flight: Gauge::default(),
+            tls_reloads: Counter::default(),
+        };
+        m.registered()
+    }
 }
 
 impl Metrics {
+    fn registered(mut self) -> Self {
+        let r = &mut self.registry;
+        r.register(
+            "kvlint_webhook_requests",
+            "HTTP requests answered, by path and status code",
+            self.requests.clone(),
+        );
+        r.register(
+            "kvlint_webhook_decisions",
+            "Admission decisions: allowed, denied, or skipped (no launch found)",
+            self.decisions.clone(),
+        );
+        r.register(
+            "kvlint_webhook_findings",
+            "Findings in admission decisions, by rule and effective level",
+            self.findings.clone(),
+        );
+        r.register(
+            "kvlint_webhook_errors",
+            "Requests or reloads that failed, by kind",
+            self.errors.clone(),
+        );
+        r.register(
+            "kvlint_webhook_request_duration_seconds",
+            "Time to answer POST /validate",
+            self.latency.clone(),
+        );
+        r.register(
+            "kvlint_webhook_in_flight",
+            "Requests being answered",
+            self.in_flight.clone(),
+        );
+        r.register(
+            "kvlint_webhook_tls_reloads",
+            "Certificate reloads from disk",
+            self.tls_reloads.clone(),
+        );
+        self
+    }
+
     /// One HTTP request answered, by path and status code.
     pub fn request(&self, path: &str, code: u16) {
         let path = match path {
-            "/validate" | "/healthz" | "/readyz" | "/metrics" => path,
+            "/validate" => "/validate",
+            "/healthz" => "/healthz",
+            "/readyz" => "/readyz",
+            "/metrics" => "/metrics",
             _ => "other",
         };
         self.requests
-            .inc(format!("path=\"{path}\",code=\"{code}\""));
+            .get_or_create(&RequestLabels { path, code })
+            .inc();
     }
 
     /// One admission decision: `allowed`, `denied` or `skipped` (nothing kvlint understands).
     pub fn decision(&self, decision: &str) {
-        self.decisions.inc(format!("decision=\"{decision}\""));
+        let labels = DecisionLabels {
+            decision: decision.to_string(),
+        };
+        self.decisions.get_or_create(&labels).inc();
     }
 
     /// One finding in a decision, by rule and the level it had in that decision.
     pub fn finding(&self, rule: &str, level: &str) {
-        self.findings
-            .inc(format!("rule=\"{rule}\",level=\"{level}\""));
+        let labels = FindingLabels {
+            rule: rule.to_string(),
+            level: level.to_string(),
+        };
+        self.findings.get_or_create(&labels).inc();
     }
 
     /// One failure: `bad_request`, `too_large`, `timeout`, `overloaded`, `internal`, `tls_reload`.
     pub fn error(&self, kind: &str) {
-        self.errors.inc(format!("kind=\"{kind}\""));
+        let labels = ErrorLabels {
+            kind: kind.to_string(),
+        };
+        self.errors.get_or_create(&labels).inc();
     }
 
     pub fn observe(&self, d: Duration) {
-        self.latency.observe(d);
+        self.latency.observe(d.as_secs_f64());
     }
 
     pub fn tls_reloaded(&self) {
-        self.tls_reloads.fetch_add(1, Ordering::Relaxed);
+        self.tls_reloads.inc();
     }
 
     /// Counts a request in flight until the guard drops.
     pub fn in_flight(&self) -> InFlight<'_> {
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.in_flight.inc();
         InFlight(self)
     }
 
-    /// The text exposition.
+    /// The OpenMetrics text exposition.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        self.requests.write(
-            &mut out,
-            "kvlint_webhook_requests_total",
-            "HTTP requests answered, by path and status code.",
-        );
-        self.decisions.write(
-            &mut out,
-            "kvlint_webhook_decisions_total",
-            "Admission decisions: allowed, denied, or skipped (no launch found).",
-        );
-        self.findings.write(
-            &mut out,
-            "kvlint_webhook_findings_total",
-            "Findings in admission decisions, by rule and effective level.",
-        );
-        self.errors.write(
-            &mut out,
-            "kvlint_webhook_errors_total",
-            "Requests or reloads that failed, by kind.",
-        );
-        self.latency.write(
-            &mut out,
-            "kvlint_webhook_request_duration_seconds",
-            "Time to answer POST /validate.",
-        );
-        let in_flight = self.in_flight.load(Ordering::Relaxed);
-        let reloads = self.tls_reloads.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "# HELP kvlint_webhook_in_flight Requests being answered.\n\
-             # TYPE kvlint_webhook_in_flight gauge\nkvlint_webhook_in_flight {in_flight}\n\
-             # HELP kvlint_webhook_tls_reloads_total Certificate reloads from disk.\n\
-             # TYPE kvlint_webhook_tls_reloads_total counter\nkvlint_webhook_tls_reloads_total {reloads}"
-        );
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
     }
 }
@@ -162,7 +176,7 @@ pub struct InFlight<'a>(&'a Metrics);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.0.in_flight.dec();
     }
 }
 

@@ -226,7 +226,7 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
         }
         (&Method::GET, "/readyz") => text(StatusCode::OK, "ok\n"),
         (&Method::GET, "/metrics") => Response::builder()
-            .header(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")
+            .header(CONTENT_TYPE, super::metrics::CONTENT_TYPE)
             .body(Full::from(state.metrics.render()))
             .unwrap_or_default(),
         (_, "/validate" | "/healthz" | "/readyz" | "/metrics") => {
