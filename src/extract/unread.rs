@@ -264,3 +264,51 @@ fn documents(src: &SourceFile) -> Vec<Range<usize>> {
     out.push(start..src.text.len());
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_words_are_found_however_they_are_quoted() {
+        let hit = |line: &str, p: &str| find_words(line, p).map(|r| line[r].to_string());
+        assert_eq!(
+            hit("command: [\"vllm\", \"serve\", m]", "vllm serve").as_deref(),
+            Some("vllm\", \"serve")
+        );
+        assert_eq!(
+            hit("/usr/local/bin/vllm serve m", "vllm serve").as_deref(),
+            Some("/usr/local/bin/vllm serve")
+        );
+        assert_eq!(
+            hit(
+                "python3 -m vllm.entrypoints.openai.api_server",
+                "vllm.entrypoints"
+            )
+            .as_deref(),
+            Some("vllm.entrypoints.openai.api_server")
+        );
+        assert_eq!(hit("pip install vllm; myvllm serve", "vllm serve"), None);
+    }
+
+    #[test]
+    fn comments_and_echoes_only_mention_engines() {
+        let src = SourceFile::new(
+            "run.sh",
+            "# vllm serve m\necho \"vllm serve m\"\nsleep 1; vllm serve m\n",
+        );
+        let found: Vec<usize> = mentions(&src, ENGINES)
+            .iter()
+            .map(|(r, _)| r.start)
+            .collect();
+        assert_eq!(found, [src.text.rfind("vllm serve").unwrap()]);
+    }
+
+    #[test]
+    fn yaml_documents_split_at_separators_and_other_files_are_one() {
+        let yaml = SourceFile::new("a.yaml", "a: 1\n---\nb: 2\n");
+        assert_eq!(documents(&yaml), [0..5, 9..14]);
+        let sh = SourceFile::new("a.sh", "a\n---\nb\n");
+        assert_eq!(documents(&sh), vec![(0..8)]);
+    }
+}
