@@ -139,8 +139,7 @@ impl Resolver {
         if let Some(path) = &self.model_config {
             // A launch that names no model takes the config's own path as its id.
             let named = Some(want.model).filter(|m| !m.is_empty());
-            let mut g = load_model_path(path, named)
-                .map_err(|e| Ok(e.to_string()))?;
+            let mut g = load_model_path(path, named).map_err(|e| Ok(e.to_string()))?;
             let mut s = source("model-config", path.display().to_string(), None);
             s.note = named.and_then(|m| model_config_mismatch(path, m));
             g.model_source = Some(s);
