@@ -201,7 +201,7 @@ pub fn manifest_annotations(file: FileId, src: &SourceFile) -> Vec<Suppression> 
         return Vec::new();
     }
     let mut out = Vec::new();
-    for doc in yaml::parse_documents(file, src).into_iter().flatten() {
+    for doc in yaml::documents(file, src).flatten() {
         let (Some(kind), Some(name)) =
             (str_at(&doc, &["kind"]), str_at(&doc, &["metadata", "name"]))
         else {

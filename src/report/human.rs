@@ -250,10 +250,10 @@ pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
 /// One line per launch: what runs where, the pool against the context, and the verdict.
 fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = String::new();
-    for (i, lo) in outcome.launches.iter().enumerate() {
+    let verdicts = super::verdicts(outcome, findings);
+    for (lo, verdict) in outcome.launches.iter().zip(verdicts) {
         let pos = outcome.sources.position(lo.launch.command);
         let file = &outcome.sources.get(lo.file).name;
-        let verdict = super::verdict(outcome, findings, i);
         let what = match &lo.plan {
             Some(p) => format!(
                 "{} {} {} {} on {}×{} (TP {}): pool {} tokens (band {}–{}) for a context of {}",

@@ -8,7 +8,7 @@ use super::prune;
 use super::tls::CertStore;
 use super::WebhookError;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
@@ -295,6 +295,7 @@ async fn validate(req: Request<Incoming>, state: &Arc<State>) -> Reply {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|n| n > limit) {
+        discard_later(req.version(), req.into_body());
         return too_large(limit).reply(state);
     }
     let share = memory_units(declared.unwrap_or(limit).max(MEMORY_UNIT));
@@ -379,15 +380,50 @@ fn too_large(limit: usize) -> Refusal {
 
 /// Reads the body within the size limit.
 async fn read_body(req: Request<Incoming>, limit: usize) -> Result<Bytes, Refusal> {
-    match Limited::new(req.into_body(), limit).collect().await {
-        Ok(b) => Ok(b.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(limit)),
-        Err(e) => Err(Refusal(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            format!("cannot read the request body: {e}"),
-        )),
+    let version = req.version();
+    let mut body = req.into_body();
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            Refusal(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                format!("cannot read the request body: {e}"),
+            )
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if bytes.len() + data.len() > limit {
+            discard_later(version, body);
+            return Err(too_large(limit));
+        }
+        bytes.extend_from_slice(&data);
     }
+    Ok(Bytes::from(bytes))
+}
+
+/// Keeps an HTTP/2 request body that will not be read alive, discarding what arrives, until the
+/// answer has gone out: a stream whose request side is dropped first is reset with CANCEL and
+/// the client never sees the 413; dropped after the answer it ends with NO_ERROR (RFC 9113
+/// §8.1). Bounded in time and bytes. HTTP/1.1 needs none of this.
+fn discard_later(version: hyper::Version, mut body: Incoming) {
+    if version != hyper::Version::HTTP_2 {
+        return;
+    }
+    tokio::spawn(async move {
+        let mut left: usize = 64 * 1024 * 1024;
+        let drain = async {
+            while let Some(Ok(frame)) = body.frame().await {
+                let n = frame.data_ref().map_or(0, Bytes::len);
+                left = left.saturating_sub(n);
+                if left == 0 {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+    });
 }
 
 /// The request's uid, read without building the object: every answer, even one given when the
