@@ -51,7 +51,14 @@ impl Diagnostic for Diag {
 fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
     let (source, labels) = match r.primary {
         Some(loc) => {
-            let window = Window::around(outcome.sources.get(loc.file), loc);
+            let near: Vec<Loc> = r
+                .finding
+                .labels
+                .iter()
+                .filter(|l| l.loc.file == loc.file)
+                .map(|l| l.loc)
+                .collect();
+            let window = Window::around(outcome.sources.get(loc.file), loc, &near);
             let primary = window.span(loc).map(|span| {
                 LabeledSpan::new_primary_with_span(
                     r.finding.primary_label.as_deref().map(clean),
@@ -81,8 +88,10 @@ fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
     }
 }
 
-/// Lines of context shown around a finding; labels further away are left out of the frame.
+/// Lines of context around a finding's span; labels more than `LABEL_LINES` away are left out
+/// of the frame.
 const CONTEXT_LINES: usize = 3;
+const LABEL_LINES: usize = 40;
 /// Characters of a long line shown on each side of the span (and of a long span itself).
 const LINE_CHARS: usize = 120;
 
@@ -101,13 +110,22 @@ struct Window {
 }
 
 impl Window {
-    fn around(file: &SourceFile, loc: Loc) -> Window {
+    fn around(file: &SourceFile, loc: Loc, labels: &[Loc]) -> Window {
         let text = &file.text;
         let start = floor(text, loc.start);
         let (line, _) = file.line_col(start);
         let (end_line, _) = file.line_col(floor(text, loc.end).max(start));
-        let first = line.saturating_sub(CONTEXT_LINES).max(1);
-        let last = end_line.min(line + 2 * CONTEXT_LINES) + CONTEXT_LINES;
+        let end_line = end_line.min(line + 2 * CONTEXT_LINES);
+        let (mut top, mut bottom) = (line, end_line);
+        for l in labels {
+            let (at, _) = file.line_col(floor(text, l.start));
+            if at + LABEL_LINES >= line && at <= end_line + LABEL_LINES {
+                top = top.min(at);
+                bottom = bottom.max(at);
+            }
+        }
+        let first = top.saturating_sub(CONTEXT_LINES).max(1);
+        let last = bottom + CONTEXT_LINES;
         let line_at = |n: usize| file.offset_of(n, 1);
         let long = (first..=last).any(|n| line_at(n + 1) - line_at(n) > 4 * LINE_CHARS);
         let (from, to) = if long {
@@ -167,7 +185,8 @@ impl SourceCode for Window {
             (inner.span().offset() + self.offset, inner.span().len()).into(),
             inner.line() + self.line,
             column,
-            inner.line_count(),
+            // miette counts lines from the start of the source: keep its frame merging.
+            inner.line_count() + self.line,
         )))
     }
 }
