@@ -3,6 +3,7 @@
 use crate::config::{self, Config};
 use crate::extract;
 use crate::gpu;
+use crate::input::Input;
 use crate::pipeline::{Options, Outcome};
 use crate::probe;
 use crate::report::{self, github, human, json, sarif, summary, Rendered};
@@ -12,7 +13,7 @@ use clap::{
     ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
 };
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 mod catalogs;
@@ -230,6 +231,12 @@ pub struct CheckArgs {
     /// Print how many findings each rule gave instead of the findings.
     #[arg(long)]
     pub statistics: bool,
+    /// Also check files that `.gitignore`, `.git/info/exclude` and `.ignore` exclude in directories.
+    #[arg(long)]
+    pub no_ignore_vcs: bool,
+    /// Largest input read, in bytes (suffixes K, M, G); a larger file or stdin is an error.
+    #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = crate::input::parse_size)]
+    pub max_input_size: u64,
     /// Where each report goes, from the order of `--format` and `--output` (set by [`run_from`]).
     #[arg(skip)]
     pub targets: Vec<Target>,
@@ -514,7 +521,7 @@ fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
 }
 
 fn check(mut a: CheckArgs, color: bool) -> Run {
-    let cfg = load_config(&a)?;
+    let cfg = std::sync::Arc::new(load_config(&a)?);
     gpu::catalog::add_local(cfg.gpus.clone());
     let selection = Selection {
         select: a.select.take(),
@@ -536,7 +543,7 @@ fn check(mut a: CheckArgs, color: bool) -> Run {
     opts.models.table = cfg.models.clone();
     let mut outcome = Outcome::default();
     for input in &a.paths {
-        for (name, text, base) in read_input(input, a.stdin_filename.as_deref(), &cfg)? {
+        for Input { name, text, base } in read_input(input, &a, &cfg)? {
             let file = outcome.sources.add(name, text);
             outcome.check_file(file, &opts, base.as_deref());
         }
@@ -606,8 +613,15 @@ fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
         Some(p) => std::fs::write(p, text)
             .map_err(|e| UsageError(format!("cannot write {}: {e}", p.display()))),
         None => {
-            print!("{text}");
-            Ok(())
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                // The reader went away (`| head`): stop writing, as other tools do.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(UsageError(format!(
+                    "cannot write the report to stdout: {e}"
+                ))),
+                Ok(()) => Ok(()),
+            }
         }
     }
 }
@@ -615,60 +629,17 @@ fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
 /// Files an input names: itself, every checkable file below a directory, or stdin.
 fn read_input(
     input: &str,
-    stdin_name: Option<&str>,
-    cfg: &Config,
-) -> Result<Vec<(String, String, Option<PathBuf>)>, UsageError> {
-    if input == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| UsageError(format!("cannot read stdin: {e}")))?;
-        let name = stdin_name.unwrap_or("<stdin>").to_string();
-        return Ok(vec![(name, text, std::env::current_dir().ok())]);
-    }
-    let path = Path::new(input);
-    let files = if path.is_dir() {
-        walk(path, cfg)?
-    } else {
-        vec![path.to_path_buf()]
+    a: &CheckArgs,
+    cfg: &std::sync::Arc<Config>,
+) -> Result<Vec<Input>, UsageError> {
+    let limits = crate::input::Limits {
+        max_size: a.max_input_size,
+        vcs_ignores: !a.no_ignore_vcs,
+        stdin_name: a.stdin_filename.clone(),
     };
-    files
-        .into_iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(&f)
-                .map_err(|e| UsageError(format!("cannot read {}: {e}", f.display())))?;
-            let base = f.parent().map(Path::to_path_buf);
-            Ok((f.display().to_string(), text, base))
-        })
-        .collect()
-}
-
-/// Checkable files below a directory, sorted, skipping hidden and build directories and what
-/// kvlint.toml excludes.
-fn walk(dir: &Path, cfg: &Config) -> Result<Vec<PathBuf>, UsageError> {
-    let mut out = Vec::new();
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| UsageError(format!("cannot read {}: {e}", dir.display())))?
-            .path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with('.')
-            || name == "target"
-            || name == "node_modules"
-            || cfg.excluded(&path)
-        {
-            continue;
-        }
-        if path.is_dir() {
-            out.extend(walk(&path, cfg)?);
-        } else if extract::is_input_file(&path) {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(out)
+    let cfg = cfg.clone();
+    crate::input::read(input, &limits, move |p| cfg.excluded(p))
+        .map_err(|e| UsageError(e.to_string()))
 }
 
 /// Plans the one launch given after `--`, or says in one line why it cannot be planned.
@@ -792,7 +763,13 @@ fn webhook(mut a: WebhookArgs) -> Run {
             UnknownPolicy::Deny => Unknown::Deny,
         },
     };
-    let runtime = tokio::runtime::Runtime::new()
+    // Threads stay bounded: async workers for I/O, one blocking thread per review slot and one
+    // for certificate reloads.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.max_concurrency.clamp(1, 4))
+        .max_blocking_threads(settings.max_concurrency.max(1) + 1)
+        .enable_all()
+        .build()
         .map_err(|e| UsageError(format!("cannot start the runtime: {e}")))?;
     runtime.block_on(async {
         let hook = Webhook::bind(settings)

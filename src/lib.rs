@@ -12,6 +12,7 @@ pub mod engine;
 pub mod extract;
 pub mod finding;
 pub mod gpu;
+pub mod input;
 pub mod launch;
 pub mod model;
 pub mod outcome;

@@ -45,7 +45,13 @@ pub struct SourceFile {
     pub name: String,
     pub text: String,
     line_starts: Vec<usize>,
+    /// Characters before each [`CHAR_BLOCK`]-byte block: a column is then found in a bounded
+    /// count, not by counting from the start of a (possibly megabyte-long) line.
+    chars_before: Vec<usize>,
 }
+
+/// Bytes per block of [`SourceFile::chars_before`].
+const CHAR_BLOCK: usize = 512;
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
@@ -53,11 +59,26 @@ impl SourceFile {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
+        let mut chars_before = Vec::with_capacity(text.len() / CHAR_BLOCK + 1);
+        let mut count = 0;
+        for block in text.as_bytes().chunks(CHAR_BLOCK) {
+            chars_before.push(count);
+            count += chars_in(block);
+        }
         SourceFile {
             name: name.into(),
             text,
             line_starts,
+            chars_before,
         }
+    }
+
+    /// Characters before byte `offset`.
+    fn char_index(&self, offset: usize) -> usize {
+        let block = offset / CHAR_BLOCK;
+        let before = self.chars_before.get(block).copied().unwrap_or(0);
+        let start = (block * CHAR_BLOCK).min(self.text.len());
+        before + chars_in(&self.text.as_bytes()[start..offset.min(self.text.len())])
     }
 
     /// 1-based line and column (column counted in characters) of a byte offset.
@@ -65,10 +86,7 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
-        let col = self
-            .text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count());
+        let col = self.char_index(offset) - self.char_index(start);
         (line + 1, col + 1)
     }
 
@@ -84,6 +102,11 @@ impl SourceFile {
     }
 }
 
+/// UTF-8 characters in a byte slice: bytes that do not continue a character.
+fn chars_in(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+}
+
 /// All files of one run.
 #[derive(Debug, Default)]
 pub struct Sources {
@@ -94,6 +117,10 @@ impl Sources {
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
         self.files.push(SourceFile::new(name, text));
         FileId(self.files.len() - 1)
+    }
+    /// The id the next [`Sources::add`] returns.
+    pub fn next_id(&self) -> FileId {
+        FileId(self.files.len())
     }
     pub fn get(&self, id: FileId) -> &SourceFile {
         &self.files[id.0]
@@ -142,5 +169,14 @@ mod tests {
         // 'ç' is two bytes: "--tp" starts at byte 7, the 4th character of line 2.
         assert_eq!(f.line_col(7), (2, 4));
         assert_eq!(f.offset_of(2, 4), 7);
+    }
+
+    #[test]
+    fn columns_on_long_lines_count_characters_across_blocks() {
+        let line = "é".repeat(5000) + "x";
+        let f = SourceFile::new("x", format!("a\n{line}"));
+        let x = f.text.len() - 1;
+        assert_eq!(f.line_col(x), (2, 5001));
+        assert_eq!(f.line_col(f.text.len()), (2, 5002));
     }
 }

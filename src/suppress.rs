@@ -83,11 +83,17 @@ pub fn comments(file: FileId, src: &SourceFile) -> Vec<Suppression> {
     let mut out = Vec::new();
     let mut offset = 0;
     for (i, line) in lines.iter().enumerate() {
-        if let Some(c) = comment_re().captures(line) {
+        let Some(at) = comment_start(line) else {
+            offset += line.len() + 1;
+            continue;
+        };
+        if let Some(c) = comment_re().captures(&line[at..]) {
             let (Some(all), Some(keys), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
+                offset += line.len() + 1;
                 continue;
             };
-            let standalone = line[..all.start()].trim().is_empty();
+            let (start, end) = (at + all.start(), at + all.end());
+            let standalone = line[..start].trim().is_empty();
             let (first, last) = if standalone {
                 statement_after(&lines, i)
             } else {
@@ -96,13 +102,35 @@ pub fn comments(file: FileId, src: &SourceFile) -> Vec<Suppression> {
             out.push(Suppression {
                 rules: rule_ids(keys.as_str().split(',')),
                 reason: reason(rest.as_str()),
-                at: Loc::new(file, offset + all.start()..offset + all.end()),
+                at: Loc::new(file, offset + start..offset + end),
                 scope: Scope::Lines { file, first, last },
             });
         }
         offset += line.len() + 1;
     }
     out
+}
+
+/// Where the comment of a line starts: the first `#` at the start of the line or after a blank
+/// that is not inside quotes (`--served-model-name "x # y"` holds no comment). Quotes follow
+/// shell and YAML alike: `'...'` literal, `"..."` with backslash escapes.
+fn comment_start(line: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            _ if escaped => escaped = false,
+            (Some('"') | None, '\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '#') if prev.is_whitespace() => return Some(i),
+            (None, _) => {}
+        }
+        prev = c;
+    }
+    None
 }
 
 /// The 1-based lines of the statement after a standalone comment at 0-based `i`: the next line
@@ -136,9 +164,11 @@ fn rule_ids<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<String> {
         .collect()
 }
 
+/// The reason after the rule list; one without a letter or digit (blank, zero-width, dashes)
+/// is no reason.
 fn reason(text: &str) -> Option<String> {
     let r = text.trim().trim_start_matches([':', '-', '—', ' ']).trim();
-    (!r.is_empty()).then(|| r.to_string())
+    r.chars().any(char::is_alphanumeric).then(|| r.to_string())
 }
 
 /// Suppressions from an annotation value (`KV003=reason; KV001,KV004=reason`) on an object.
@@ -171,7 +201,7 @@ pub fn manifest_annotations(file: FileId, src: &SourceFile) -> Vec<Suppression> 
         return Vec::new();
     }
     let mut out = Vec::new();
-    for doc in yaml::parse_documents(file, src).into_iter().flatten() {
+    for doc in yaml::documents(file, src).flatten() {
         let (Some(kind), Some(name)) =
             (str_at(&doc, &["kind"]), str_at(&doc, &["metadata", "name"]))
         else {
@@ -257,12 +287,23 @@ pub fn apply(
 ) -> Applied {
     let mut used = vec![false; suppressions.len()];
     let mut out = Applied::default();
+    // Suppressions with a reason by rule id, in order: a finding meets only its rule's.
+    let mut by_rule: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (i, s) in suppressions.iter().enumerate() {
+        if s.reason.is_some() {
+            for r in &s.rules {
+                by_rule.entry(r.as_str()).or_default().push(i);
+            }
+        }
+    }
     for f in findings {
+        let candidates = by_rule.get(f.rule).map_or(&[][..], Vec::as_slice);
         let hit = visible(&f)
             .then(|| {
-                suppressions
+                candidates
                     .iter()
-                    .position(|s| s.reason.is_some() && s.covers(&f, sources))
+                    .copied()
+                    .find(|&i| suppressions[i].covers(&f, sources))
             })
             .flatten();
         match hit {

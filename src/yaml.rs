@@ -82,11 +82,19 @@ pub struct YamlError {
 /// Parses every document of a YAML file. Each document is parsed on its own so that one broken
 /// document does not hide the others.
 pub fn parse_documents(file: FileId, src: &SourceFile) -> Vec<Result<Node, YamlError>> {
+    documents(file, src).collect()
+}
+
+/// The documents of a YAML file one at a time, so that a large render never holds more than
+/// one document's tree.
+pub fn documents(
+    file: FileId,
+    src: &SourceFile,
+) -> impl Iterator<Item = Result<Node, YamlError>> + '_ {
     split_documents(&src.text)
         .into_iter()
         .filter(|(start, end)| !is_blank_document(&src.text[*start..*end]))
-        .map(|(start, end)| parse_at(file, src, start, end))
-        .collect()
+        .map(move |(start, end)| parse_at(file, src, start, end))
 }
 
 /// Parses a single-document YAML file.

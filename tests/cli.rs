@@ -454,7 +454,7 @@ fn the_webhook_default_gpu_is_a_fallback_too() {
     let mut policy = Policy::default();
     policy.options.gpu = Some(kvlint::gpu::parse_spec("h200").unwrap());
     policy.options.gpu_source = kvlint::gpu::GpuSource::Webhook;
-    let verdict = review(&req, &policy);
+    let verdict = review(&req, 0, &policy, None).expect("no deadline");
     assert!(!verdict.allowed, "{verdict:?}");
     let rules: Vec<&str> = verdict.findings.iter().map(|(r, _)| r.as_str()).collect();
     assert!(

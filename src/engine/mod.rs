@@ -272,27 +272,33 @@ fn run_engine(
         settings: out.settings,
     };
     let mut findings = out.findings;
+    // Each repetition's token, found by its start in one map: a search per repetition made
+    // 60,000 repeated flags quadratic.
+    let mut tokens = std::collections::HashMap::new();
+    for a in &launch.args {
+        tokens
+            .entry((a.loc.file, a.loc.start))
+            .or_insert(a.text.as_str());
+    }
     findings.extend(
         out.duplicates
             .into_iter()
-            .map(|(dest, first, second)| duplicate_finding(launch, &args, &dest, first, second)),
+            .map(|(dest, first, second)| duplicate_finding(&tokens, &args, &dest, first, second)),
     );
     Parsed { args, findings }
 }
 
 /// CFG003: an option given twice; the engine keeps the value written last.
 fn duplicate_finding(
-    launch: &Launch,
+    tokens: &std::collections::HashMap<(crate::source::FileId, usize), &str>,
     args: &EngineArgs,
     dest: &str,
     first: Loc,
     second: Loc,
 ) -> Finding {
-    let written = launch
-        .args
-        .iter()
-        .find(|a| a.loc.file == second.file && a.loc.range().start == second.range().start)
-        .and_then(|a| a.text.split('=').next())
+    let written = tokens
+        .get(&(second.file, second.start))
+        .and_then(|t| t.split('=').next())
         .unwrap_or(dest);
     let value = args
         .get(dest)

@@ -171,7 +171,7 @@ fn looks_like_yaml(file: FileId, sources: &Sources) -> bool {
 fn yaml_input(file: FileId, sources: &Sources) -> Extracted {
     let mut out = Extracted::default();
     let src = sources.get(file);
-    for doc in yaml::parse_documents(file, src) {
+    for doc in yaml::documents(file, src) {
         match doc {
             Ok(node) if k8s::is_object(&node) => {
                 let (launches, findings) = k8s::read(file, src, &node);

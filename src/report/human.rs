@@ -3,8 +3,10 @@
 use super::Rendered;
 use crate::pipeline::Outcome;
 use crate::rules::{thousands, Level};
+use crate::source::{Loc, SourceFile};
 use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, Severity,
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, Severity, SourceCode, SourceSpan, SpanContents,
 };
 use std::fmt;
 
@@ -15,7 +17,7 @@ struct Diag {
     code: String,
     severity: Severity,
     help: String,
-    source: Option<NamedSource<String>>,
+    source: Option<Window>,
     labels: Vec<LabeledSpan>,
 }
 
@@ -49,43 +51,205 @@ impl Diagnostic for Diag {
 fn diag(r: &Rendered, outcome: &Outcome) -> Diag {
     let (source, labels) = match r.primary {
         Some(loc) => {
-            let file = outcome.sources.get(loc.file);
-            let mut labels = vec![LabeledSpan::new_primary_with_span(
-                r.finding.primary_label.clone(),
-                loc.range(),
-            )];
-            labels.extend(
-                r.finding
-                    .labels
-                    .iter()
-                    .filter(|l| l.loc.file == loc.file)
-                    .map(|l| LabeledSpan::new_with_span(Some(l.text.clone()), l.loc.range())),
-            );
-            (
-                Some(NamedSource::new(&file.name, file.text.clone())),
-                labels,
-            )
+            let near: Vec<Loc> = r
+                .finding
+                .labels
+                .iter()
+                .filter(|l| l.loc.file == loc.file)
+                .map(|l| l.loc)
+                .collect();
+            let window = Window::around(outcome.sources.get(loc.file), loc, &near);
+            let primary = window.span(loc).map(|span| {
+                LabeledSpan::new_primary_with_span(
+                    r.finding.primary_label.as_deref().map(clean),
+                    span,
+                )
+            });
+            let mut labels: Vec<LabeledSpan> = primary.into_iter().collect();
+            labels.extend(r.finding.labels.iter().filter_map(|l| {
+                let span = window.span(l.loc).filter(|_| l.loc.file == loc.file)?;
+                Some(LabeledSpan::new_with_span(Some(clean(&l.text)), span))
+            }));
+            (Some(window), labels)
         }
         None => (None, Vec::new()),
     };
     Diag {
-        message: r.message.clone(),
+        message: clean(&r.message),
         code: format!("{} {}", r.rule, r.name),
         severity: match r.level {
             Level::Deny => Severity::Error,
             Level::Warn => Severity::Warning,
             Level::Allow => Severity::Advice,
         },
-        help: r.help.clone(),
+        help: clean(&r.help),
         source,
         labels,
     }
 }
 
+/// Lines of context around a finding's span; labels more than `LABEL_LINES` away are left out
+/// of the frame.
+const CONTEXT_LINES: usize = 3;
+const LABEL_LINES: usize = 40;
+/// Characters of a long line shown on each side of the span (and of a long span itself).
+const LINE_CHARS: usize = 120;
+
+/// The part of a file one frame shows, with its place in the file: every finding copies and
+/// scans only these few lines, so the report stays linear in the input, and lines are cut so
+/// that no column is wider than the terminal could show (miette's layout breaks past 65,535).
+#[derive(Debug)]
+struct Window {
+    name: String,
+    /// The shown text, control characters replaced byte for byte.
+    text: String,
+    /// File offset of `text[0]`, and its 0-based line and column in the file.
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Window {
+    fn around(file: &SourceFile, loc: Loc, labels: &[Loc]) -> Window {
+        let text = &file.text;
+        let start = floor(text, loc.start);
+        let (line, _) = file.line_col(start);
+        let (end_line, _) = file.line_col(floor(text, loc.end).max(start));
+        let end_line = end_line.min(line + 2 * CONTEXT_LINES);
+        let (mut top, mut bottom) = (line, end_line);
+        for l in labels {
+            let (at, _) = file.line_col(floor(text, l.start));
+            if at + LABEL_LINES >= line && at <= end_line + LABEL_LINES {
+                top = top.min(at);
+                bottom = bottom.max(at);
+            }
+        }
+        let first = top.saturating_sub(CONTEXT_LINES).max(1);
+        let last = bottom + CONTEXT_LINES;
+        let line_at = |n: usize| file.offset_of(n, 1);
+        let long = (first..=last).any(|n| line_at(n + 1) - line_at(n) > 4 * LINE_CHARS);
+        let (from, to) = if long {
+            // One cut line: the span with some characters either side, never past its line.
+            let from = back_chars(text, start, LINE_CHARS);
+            let from = text[from..start].rfind('\n').map_or(from, |i| from + i + 1);
+            let to = fwd_chars(text, start, 2 * LINE_CHARS);
+            let to = text[start..to].find('\n').map_or(to, |i| start + i);
+            (from, to)
+        } else {
+            (line_at(first), line_at(last + 1))
+        };
+        let (line0, col0) = file.line_col(from);
+        Window {
+            name: clean(&file.name),
+            text: clean_keep_len(&text[from..to]),
+            offset: from,
+            line: line0 - 1,
+            column: col0 - 1,
+        }
+    }
+
+    /// The span of `loc` in the file's offsets, cut to the window; `None` when outside it.
+    fn span(&self, loc: Loc) -> Option<SourceSpan> {
+        let end = self.offset + self.text.len();
+        if loc.start < self.offset || loc.start > end {
+            return None;
+        }
+        let stop = loc.end.clamp(loc.start, end);
+        Some((loc.start, stop - loc.start).into())
+    }
+}
+
+impl SourceCode for Window {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let local = span
+            .offset()
+            .checked_sub(self.offset)
+            .ok_or(MietteError::OutOfBounds)?;
+        let inner = self
+            .text
+            .as_bytes()
+            .read_span(&(local, span.len()).into(), before, after)?;
+        let column = if inner.line() == 0 {
+            inner.column() + self.column
+        } else {
+            inner.column()
+        };
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            (inner.span().offset() + self.offset, inner.span().len()).into(),
+            inner.line() + self.line,
+            column,
+            // miette counts lines from the start of the source: keep its frame merging.
+            inner.line_count() + self.line,
+        )))
+    }
+}
+
+/// The nearest character boundary at or before `at`.
+fn floor(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The offset `n` characters before `at` (or the start).
+fn back_chars(text: &str, at: usize, n: usize) -> usize {
+    text[..at]
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map_or(0, |(i, _)| i)
+}
+
+/// The offset `n` characters after `at` (or the end).
+fn fwd_chars(text: &str, at: usize, n: usize) -> usize {
+    text[at..]
+        .char_indices()
+        .nth(n)
+        .map_or(text.len(), |(i, _)| at + i)
+}
+
+/// Text from the input made safe for a terminal: control characters (escape sequences) and
+/// bidirectional overrides become visible replacements.
+pub fn clean(s: &str) -> String {
+    clean_keep_len(s)
+}
+
+/// As [`clean`], each replacement as long in bytes as what it replaces, so offsets still hold.
+fn clean_keep_len(s: &str) -> String {
+    if !s.chars().any(unsafe_char) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| match c {
+            c if !unsafe_char(c) => c.to_string(),
+            '\r' => " ".into(),
+            c => match c.len_utf8() {
+                1 => "?".into(),
+                2 => "¿".into(),
+                _ => "\u{FFFD}".into(),
+            },
+        })
+        .collect()
+}
+
+fn unsafe_char(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 /// The printed report. `color` selects ANSI colours (a terminal) or plain text.
 pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
     let mut out = render_findings(outcome, findings, color);
-    out.push_str(&launch_lines(outcome, findings));
+    out.push_str(&clean(&launch_lines(outcome, findings)));
     if let Some(none) = super::nothing_found(outcome) {
         out.push_str(&format!("{none}\n"));
     }
@@ -150,10 +314,10 @@ fn quantity(term: &str, v: f64) -> String {
 /// One line per launch: what runs where, the pool against the context, and the verdict.
 fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = String::new();
-    for (i, lo) in outcome.launches.iter().enumerate() {
+    let verdicts = super::verdicts(outcome, findings);
+    for (lo, verdict) in outcome.launches.iter().zip(verdicts) {
         let pos = outcome.sources.position(lo.launch.command);
         let file = &outcome.sources.get(lo.file).name;
-        let verdict = super::verdict(outcome, findings, i);
         let from = super::gpu_source_text(outcome, lo)
             .map_or_else(String::new, |s| format!(", GPU from {s}"));
         let what = match &lo.plan {

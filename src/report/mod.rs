@@ -114,18 +114,54 @@ pub fn verdict_word(findings: &[Rendered], launch: usize) -> &'static str {
     }
 }
 
-/// What the run says about one launch, from its worst finding, noting what suppressions hid.
-pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> String {
-    let v = verdict_word(findings, launch);
-    match outcome
-        .suppressed
-        .iter()
-        .filter(|s| s.finding.launch == Some(launch))
-        .count()
-    {
+/// [`verdict`] of every launch in one pass over the findings (a call per launch is quadratic
+/// in a large render).
+pub fn verdicts(outcome: &Outcome, findings: &[Rendered]) -> Vec<String> {
+    let n = outcome.launches.len();
+    let mut worst: Vec<Option<Level>> = vec![None; n];
+    let mut hidden = vec![0usize; n];
+    for f in findings {
+        if let Some(w) = f.finding.launch.and_then(|i| worst.get_mut(i)) {
+            *w = (*w).max(Some(f.level));
+        }
+    }
+    for s in &outcome.suppressed {
+        if let Some(h) = s.finding.launch.and_then(|i| hidden.get_mut(i)) {
+            *h += 1;
+        }
+    }
+    worst
+        .into_iter()
+        .zip(hidden)
+        .map(|(w, h)| verdict_text(w, h))
+        .collect()
+}
+
+fn verdict_text(worst: Option<Level>, suppressed: usize) -> String {
+    let v = match worst {
+        Some(Level::Deny) => "refused",
+        Some(Level::Warn) => "passes with warnings",
+        _ => "passes",
+    };
+    match suppressed {
         0 => v.to_string(),
         n => format!("{v} ({n} suppressed)"),
     }
+}
+
+/// What the run says about one launch, from its worst finding, noting what suppressions hid.
+pub fn verdict(outcome: &Outcome, findings: &[Rendered], launch: usize) -> String {
+    let worst = findings
+        .iter()
+        .filter(|f| f.finding.launch == Some(launch))
+        .map(|f| f.level)
+        .max();
+    let suppressed = outcome
+        .suppressed
+        .iter()
+        .filter(|s| s.finding.launch == Some(launch))
+        .count();
+    verdict_text(worst, suppressed)
 }
 
 /// `3 files` / `1 file`.

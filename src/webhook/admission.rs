@@ -2,11 +2,13 @@
 //! extraction, plans and rules as `kvlint check`, and its findings become a deny (403 with the
 //! rule ids and messages), warnings, or nothing.
 
+use crate::extract::k8s;
 use crate::pipeline::{Options, Outcome};
 use crate::report::{self, Rendered};
 use crate::rules::Level;
-use kube_core::admission::{AdmissionRequest, AdmissionResponse, Operation};
-use kube_core::{DynamicObject, Status};
+use kube_core::admission::{AdmissionRequest, Operation};
+use kube_core::DynamicObject;
+use std::time::Instant;
 
 /// Rules that mean "kvlint cannot tell" rather than "this deploy is unsafe": unknown model,
 /// unknown GPU, a value only known at run time.
@@ -89,58 +91,151 @@ impl Verdict {
         }
     }
 
-    /// The AdmissionResponse for `req`: same uid and apiVersion; a deny carries code 403.
-    pub fn respond(&self, req: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
-        let mut res = AdmissionResponse::from(req);
+    /// The AdmissionReview answering request `uid`; a deny carries code 403.
+    pub fn answer(&self, uid: &str) -> serde_json::Value {
+        let mut response = serde_json::json!({"uid": uid, "allowed": self.allowed});
         if !self.allowed {
-            res = res.deny(&self.message);
-            res.result = Status::failure(&self.message, "Forbidden").with_code(403);
+            response["status"] = serde_json::json!({
+                "status": "Failure",
+                "message": self.message,
+                "reason": "Forbidden",
+                "code": 403,
+            });
         }
         if !self.warnings.is_empty() {
-            res.warnings = Some(self.warnings.clone());
+            response["warnings"] = serde_json::json!(self.warnings);
         }
-        res
+        serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "response": response,
+        })
     }
 }
 
+/// Kinds whose controllers create the objects kvlint reviews (Pods, ReplicaSets, Jobs,
+/// LeaderWorkerSets, ...) and that the webhook checks themselves (deploy/): a deny on an object one
+/// of them owns reaches no user, so it is only warned about there.
+pub const POD_CONTROLLERS: [(&str, &str); 12] = [
+    ("apps", "ReplicaSet"),
+    ("apps", "Deployment"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+    ("disaggregatedset.x-k8s.io", "DisaggregatedSet"),
+    ("workloads.x-k8s.io", "RoleBasedGroup"),
+    ("serving.kserve.io", "InferenceService"),
+    ("serving.kserve.io", "LLMInferenceService"),
+    ("nvidia.com", "DynamoGraphDeployment"),
+];
+
+/// The review ran past its deadline; what is left is not computed.
+#[derive(Debug)]
+pub struct Expired;
+
 /// Reviews one request. Only creations and updates of a whole object are checked; deletions,
-/// connections and subresources (scale, status) pass untouched.
-pub fn review(req: &AdmissionRequest<DynamicObject>, policy: &Policy) -> Verdict {
+/// connections and subresources (scale, status) pass untouched. `cut` counts the subtrees
+/// [`super::prune`] replaced (too deep to read): they fall under the unknown policy. Work stops
+/// at `deadline`.
+pub fn review(
+    req: &AdmissionRequest<DynamicObject>,
+    cut: usize,
+    policy: &Policy,
+    deadline: Option<Instant>,
+) -> Result<Verdict, Expired> {
     let checked = matches!(req.operation, Operation::Create | Operation::Update)
         && req.sub_resource.as_deref().unwrap_or("").is_empty();
     let Some(object) = req.object.as_ref().filter(|_| checked) else {
-        return Verdict::untouched();
+        return Ok(Verdict::untouched());
     };
-    // JSON is YAML to the extractor, and keeps the object's own field order.
-    let Ok(text) = serde_json::to_string(object) else {
-        return Verdict::untouched();
+    let in_time = || match deadline {
+        Some(d) if Instant::now() >= d => Err(Expired),
+        _ => Ok(()),
+    };
+    let Ok(json) = serde_json::to_value(object) else {
+        return Ok(Verdict::internal_error(
+            policy,
+            "the object does not serialize",
+        ));
     };
     let mut outcome = Outcome::default();
-    // The extension tells the extractor the text is JSON (YAML), not a shell script.
+    let file = outcome.sources.next_id();
+    let (text, tree) = super::object::to_tree(file, &json);
+    drop(json);
     let ns = req.namespace.as_deref().unwrap_or("");
-    let name = format!("{}/{ns}/{}.json", req.kind.kind, req.name);
-    let file = outcome.sources.add(name, text);
-    outcome.check_file(file, &policy.options, None);
-    if outcome.launches.is_empty() {
-        return Verdict::untouched();
+    let file = outcome
+        .sources
+        .add(format!("{}/{ns}/{}.json", req.kind.kind, req.name), text);
+    let (launches, findings) = if k8s::is_object(&tree) {
+        k8s::read(file, outcome.sources.get(file), &tree)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    // What reading found (INP004 in a container script, INP006): judged with the launches.
+    outcome.findings.extend(findings);
+    drop(tree);
+    if launches.is_empty() {
+        return Ok(if cut > 0 {
+            Verdict::internal_error(policy, &too_deep(cut))
+        } else {
+            Verdict::untouched()
+        });
     }
+    for launch in launches {
+        in_time()?;
+        outcome.check_launch(launch, file, &policy.options, None);
+    }
+    in_time()?;
     outcome.finish();
     outcome.apply_suppressions(&policy.options.rules);
-    decide(
+    in_time()?;
+    let mut verdict = decide(
         &report::render_with(&outcome, &policy.options.rules),
         policy,
-        controller(object),
+        controller(object, req.user_info.username.as_deref().unwrap_or("")),
+    );
+    if cut > 0 {
+        let unread = Verdict::internal_error(policy, &too_deep(cut));
+        verdict.allowed &= unread.allowed;
+        if !unread.allowed {
+            verdict.message = join_messages(&unread.message, &verdict.message);
+        }
+        verdict.warnings.splice(0..0, unread.warnings);
+    }
+    Ok(verdict)
+}
+
+fn too_deep(cut: usize) -> String {
+    let s = if cut == 1 { "" } else { "s" };
+    format!(
+        "{cut} part{s} of the object nest deeper than {} levels and were not read",
+        super::prune::MAX_DEPTH
     )
 }
 
+fn join_messages(a: &str, b: &str) -> String {
+    if b.is_empty() {
+        return a.to_string();
+    }
+    truncate(&format!("{a}; {b}"), MESSAGE_MAX_CHARS)
+}
+
 /// The controller that owns the object (a ReplicaSet's Pod, a DisaggregatedSet's
-/// LeaderWorkerSet), if any.
-fn controller(object: &DynamicObject) -> Option<String> {
+/// LeaderWorkerSet), if it is a kind that creates pods and the request comes from a controller
+/// (a `system:` identity: kube-controller-manager, an operator's service account). Anyone can
+/// write an ownerReference; only the built-in and operator identities act for a controller.
+fn controller(object: &DynamicObject, username: &str) -> Option<String> {
+    if !username.starts_with("system:") {
+        return None;
+    }
     let owners = object.metadata.owner_references.as_ref()?;
-    owners
-        .iter()
-        .find(|o| o.controller == Some(true))
-        .map(|o| format!("{} {}", o.kind, o.name))
+    let owner = owners.iter().find(|o| o.controller == Some(true))?;
+    let group = owner.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    POD_CONTROLLERS
+        .contains(&(group, owner.kind.as_str()))
+        .then(|| format!("{} {}", owner.kind, owner.name))
 }
 
 /// Turns rendered findings into a verdict under the policy. A controller-owned object is only

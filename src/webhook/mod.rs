@@ -3,6 +3,8 @@
 
 pub mod admission;
 pub mod metrics;
+pub mod object;
+pub mod prune;
 pub mod server;
 pub mod tls;
 

@@ -4,10 +4,11 @@
 
 use super::admission::{self, Policy, Verdict};
 use super::metrics::Metrics;
+use super::prune;
 use super::tls::CertStore;
 use super::WebhookError;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
@@ -24,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsAcceptor;
 
 /// A TLS handshake or a request's headers that take longer than this are dropped.
@@ -42,8 +43,16 @@ pub struct Settings {
     /// Deadline for reading and answering one review, kept under the configuration's
     /// `timeoutSeconds` so kvlint answers before the API server gives up.
     pub request_timeout: Duration,
-    /// Reviews checked at once; more wait for a slot until the deadline.
+    /// Reviews checked at once (one blocking thread each); more wait for a slot until the
+    /// deadline. Default: the CPUs available.
     pub max_concurrency: usize,
+    /// Request bytes held at once, by bodies being read and reviewed: a review peaks at a small
+    /// multiple of its body, so this bounds the webhook's memory. A request waits for its share
+    /// (its Content-Length, else `body_limit`) until the deadline, then gets 503.
+    pub memory_budget: usize,
+    /// A connection with no request for this long is closed (keep-alive connections of
+    /// clients that went away).
+    pub idle_timeout: Duration,
     /// How often the certificate files are compared with the pair in service.
     pub reload_interval: Duration,
     /// After the shutdown signal, how long the webhook keeps accepting with `/readyz` at 503,
@@ -63,7 +72,9 @@ impl Settings {
             policy: Policy::default(),
             body_limit: 3 * 1024 * 1024,
             request_timeout: Duration::from_secs(3),
-            max_concurrency: 64,
+            max_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            memory_budget: 8 * 1024 * 1024,
+            idle_timeout: Duration::from_secs(20),
             reload_interval: Duration::from_secs(2),
             shutdown_delay: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(20),
@@ -76,6 +87,8 @@ struct State {
     settings: Settings,
     metrics: Metrics,
     permits: Arc<Semaphore>,
+    /// Units of [`MEMORY_UNIT`] bytes out of `memory_budget`.
+    memory: Arc<Semaphore>,
     draining: AtomicBool,
 }
 
@@ -100,6 +113,9 @@ impl Webhook {
                     source,
                 })?;
         let permits = Arc::new(Semaphore::new(settings.max_concurrency.max(1)));
+        let memory = Arc::new(Semaphore::new(memory_units(
+            settings.memory_budget.max(settings.body_limit),
+        )));
         Ok(Webhook {
             listener,
             acceptor,
@@ -108,6 +124,7 @@ impl Webhook {
                 settings,
                 metrics: Metrics::default(),
                 permits,
+                memory,
                 draining: AtomicBool::new(false),
             }),
         })
@@ -140,14 +157,23 @@ impl Webhook {
                         let _ = tcp.set_nodelay(true);
                         let watcher = graceful.watcher();
                         let (acceptor, state) = (acceptor.clone(), state.clone());
+                        let idle_timeout = state.settings.idle_timeout;
                         tokio::spawn(async move {
                             let Ok(Ok(tls)) =
                                 tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await
                             else {
                                 return;
                             };
+                            let idle = Arc::new(Idle::default());
+                            let seen = idle.clone();
                             let service = hyper::service::service_fn(move |req| {
-                                handle(req, state.clone())
+                                let busy = seen.busy();
+                                let state = state.clone();
+                                async move {
+                                    let reply = handle(req, state).await;
+                                    drop(busy);
+                                    reply
+                                }
                             });
                             let mut builder = auto::Builder::new(TokioExecutor::new());
                             builder
@@ -155,7 +181,10 @@ impl Webhook {
                                 .timer(TokioTimer::new())
                                 .header_read_timeout(HANDSHAKE_TIMEOUT);
                             let conn = builder.serve_connection(TokioIo::new(tls), service);
-                            let _ = watcher.watch(conn.into_owned()).await;
+                            tokio::select! {
+                                _ = watcher.watch(conn.into_owned()) => {}
+                                () = idle.expired(idle_timeout) => {}
+                            }
                         });
                     }
                     // Out of file descriptors and the like: back off instead of spinning.
@@ -259,8 +288,35 @@ impl Refusal {
 
 async fn validate(req: Request<Incoming>, state: &Arc<State>) -> Reply {
     let deadline = Instant::now() + state.settings.request_timeout;
-    let review = match tokio::time::timeout_at(deadline.into(), read_review(req, state)).await {
-        Ok(Ok(review)) => review,
+    let limit = state.settings.body_limit;
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        discard_later(req.version(), req.into_body());
+        return too_large(limit).reply(state);
+    }
+    let share = memory_units(declared.unwrap_or(limit).max(MEMORY_UNIT));
+    let memory = match tokio::time::timeout_at(
+        deadline.into(),
+        state.memory.clone().acquire_many_owned(share as u32),
+    )
+    .await
+    {
+        Ok(Ok(m)) => m,
+        _ => {
+            return Refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "too many reviews in progress".into(),
+            )
+            .reply(state)
+        }
+    };
+    let body = match tokio::time::timeout_at(deadline.into(), read_body(req, limit)).await {
+        Ok(Ok(body)) => body,
         Ok(Err(refusal)) => return refusal.reply(state),
         Err(_) => {
             return Refusal(
@@ -271,7 +327,25 @@ async fn validate(req: Request<Incoming>, state: &Arc<State>) -> Reply {
             .reply(state)
         }
     };
-    let verdict = check(&review, state, deadline).await;
+    let body = match prune::prune(&body, prune::MAX_DEPTH) {
+        Some((pruned, cut)) => (Bytes::from(pruned), cut),
+        None => (body, 0),
+    };
+    let Some(uid) = review_uid(&body.0) else {
+        return match parse_review(&body.0) {
+            Err(reason) => Refusal(StatusCode::BAD_REQUEST, "bad_request", reason).reply(state),
+            Ok(_) => Refusal(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                "the AdmissionReview request has no uid".into(),
+            )
+            .reply(state),
+        };
+    };
+    let verdict = match check(body, memory, state, deadline).await {
+        Ok(v) => v,
+        Err(reason) => return Refusal(StatusCode::BAD_REQUEST, "bad_request", reason).reply(state),
+    };
     for (rule, level) in &verdict.findings {
         state.metrics.finding(rule, level.name());
     }
@@ -282,49 +356,94 @@ async fn validate(req: Request<Incoming>, state: &Arc<State>) -> Reply {
             (true, true) => "allowed",
             (true, false) => "denied",
         });
-    let body = serde_json::to_vec(&verdict.respond(&review).into_review()).unwrap_or_default();
+    let body = serde_json::to_vec(&verdict.answer(&uid)).unwrap_or_default();
     Response::builder()
         .header(CONTENT_TYPE, "application/json")
         .body(Full::from(body))
         .unwrap_or_default()
 }
 
-/// Reads the body within the size limit and parses an admission.k8s.io/v1 AdmissionReview.
-async fn read_review(
-    req: Request<Incoming>,
-    state: &State,
-) -> Result<AdmissionRequest<DynamicObject>, Refusal> {
-    let limit = state.settings.body_limit;
-    let too_large = || {
-        Refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            format!("the request body exceeds {limit} bytes"),
-        )
-    };
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(too_large());
-    }
-    let body = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large()),
-        Err(e) => {
-            return Err(Refusal(
+/// Bytes of request body per permit of the memory budget.
+const MEMORY_UNIT: usize = 16 * 1024;
+
+fn memory_units(bytes: usize) -> usize {
+    bytes.div_ceil(MEMORY_UNIT).min(Semaphore::MAX_PERMITS)
+}
+
+fn too_large(limit: usize) -> Refusal {
+    Refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!("the request body exceeds {limit} bytes"),
+    )
+}
+
+/// Reads the body within the size limit.
+async fn read_body(req: Request<Incoming>, limit: usize) -> Result<Bytes, Refusal> {
+    let version = req.version();
+    let mut body = req.into_body();
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            Refusal(
                 StatusCode::BAD_REQUEST,
                 "bad_request",
                 format!("cannot read the request body: {e}"),
-            ))
+            )
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if bytes.len() + data.len() > limit {
+            discard_later(version, body);
+            return Err(too_large(limit));
         }
-    };
-    parse_review(&body).map_err(|reason| Refusal(StatusCode::BAD_REQUEST, "bad_request", reason))
+        bytes.extend_from_slice(&data);
+    }
+    Ok(Bytes::from(bytes))
 }
 
-/// An admission.k8s.io/v1 AdmissionReview with a request, or the reason it is not one.
+/// Keeps an HTTP/2 request body that will not be read alive, discarding what arrives, until the
+/// answer has gone out: a stream whose request side is dropped first is reset with CANCEL and
+/// the client never sees the 413; dropped after the answer it ends with NO_ERROR (RFC 9113
+/// §8.1). Bounded in time and bytes. HTTP/1.1 needs none of this.
+fn discard_later(version: hyper::Version, mut body: Incoming) {
+    if version != hyper::Version::HTTP_2 {
+        return;
+    }
+    tokio::spawn(async move {
+        let mut left: usize = 64 * 1024 * 1024;
+        let drain = async {
+            while let Some(Ok(frame)) = body.frame().await {
+                let n = frame.data_ref().map_or(0, Bytes::len);
+                left = left.saturating_sub(n);
+                if left == 0 {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+    });
+}
+
+/// The request's uid, read without building the object: every answer, even one given when the
+/// check cannot run, must carry it.
+fn review_uid(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Review {
+        request: Request,
+    }
+    #[derive(serde::Deserialize)]
+    struct Request {
+        uid: String,
+    }
+    serde_json::from_slice::<Review>(body)
+        .ok()
+        .map(|r| r.request.uid)
+}
+
+/// An admission.k8s.io/v1 AdmissionReview with a request, or the reason it is not one. The body
+/// must already be pruned to [`prune::MAX_DEPTH`] when it may nest deeper.
 pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, String> {
     let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body)
         .map_err(|e| format!("not an admission.k8s.io/v1 AdmissionReview: {e}"))?;
@@ -339,13 +458,16 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, Stri
         .map_err(|_| "the AdmissionReview has no request".to_string())
 }
 
-/// Runs the check on a blocking thread, within the concurrency limit and the deadline. A panic
-/// or a missed deadline is answered by the unknown policy, logged and counted; the process lives.
+/// Parses and reviews on a blocking thread, within the concurrency limit and the deadline, and
+/// holding the request's share of the memory budget until the work ends. A panic, a missed
+/// deadline or no free slot is answered by the unknown policy, logged and counted; the process
+/// lives. A body that is not an AdmissionReview is the error.
 async fn check(
-    req: &AdmissionRequest<DynamicObject>,
+    (body, cut): (Bytes, usize),
+    memory: OwnedSemaphorePermit,
     state: &Arc<State>,
     deadline: Instant,
-) -> Verdict {
+) -> Result<Verdict, String> {
     let policy = &state.settings.policy;
     let permit =
         match tokio::time::timeout_at(deadline.into(), state.permits.clone().acquire_owned()).await
@@ -353,31 +475,83 @@ async fn check(
             Ok(Ok(p)) => p,
             _ => {
                 state.metrics.error("overloaded");
-                return Verdict::internal_error(policy, "too many reviews in progress");
+                return Ok(Verdict::internal_error(
+                    policy,
+                    "too many reviews in progress",
+                ));
             }
         };
-    let (r, p) = (req.clone(), policy.clone());
+    let p = policy.clone();
     let task = tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        admission::review(&r, &p)
+        let _held = (permit, memory);
+        let req = parse_review(&body)?;
+        let verdict = admission::review(&req, cut, &p, Some(deadline));
+        Ok((req.kind.kind, req.name, verdict))
     });
     match tokio::time::timeout_at(deadline.into(), task).await {
-        Ok(Ok(verdict)) => verdict,
+        Ok(Ok(Ok((_, _, Ok(verdict))))) => Ok(verdict),
+        Ok(Ok(Ok((kind, name, Err(admission::Expired))))) => {
+            state.metrics.error("timeout");
+            eprintln!("kvlint webhook: review of {kind} {name} missed its deadline");
+            Ok(Verdict::internal_error(
+                policy,
+                "the check did not finish in time",
+            ))
+        }
+        Ok(Ok(Err(reason))) => Err(reason),
         Ok(Err(e)) => {
             state.metrics.error("internal");
-            eprintln!(
-                "kvlint webhook: internal error reviewing {} {}: {e}",
-                req.kind.kind, req.name
-            );
-            Verdict::internal_error(policy, "internal error")
+            eprintln!("kvlint webhook: internal error in a review: {e}");
+            Ok(Verdict::internal_error(policy, "internal error"))
         }
         Err(_) => {
             state.metrics.error("timeout");
-            eprintln!(
-                "kvlint webhook: review of {} {} missed its deadline",
-                req.kind.kind, req.name
-            );
-            Verdict::internal_error(policy, "the check did not finish in time")
+            eprintln!("kvlint webhook: a review missed its deadline");
+            Ok(Verdict::internal_error(
+                policy,
+                "the check did not finish in time",
+            ))
         }
+    }
+}
+
+/// When a connection last finished a request, and how many it has in flight.
+#[derive(Default)]
+struct Idle {
+    in_flight: std::sync::atomic::AtomicUsize,
+    last: std::sync::Mutex<Option<Instant>>,
+}
+
+impl Idle {
+    fn busy(self: &Arc<Self>) -> Busy {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        Busy(self.clone())
+    }
+
+    /// Completes once the connection has had no request in flight for `timeout`.
+    async fn expired(&self, timeout: Duration) {
+        let opened = Instant::now();
+        loop {
+            let last = self
+                .last
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or(opened);
+            let quiet_until = last + timeout;
+            if self.in_flight.load(Ordering::SeqCst) == 0 && Instant::now() >= quiet_until {
+                return;
+            }
+            let wake = quiet_until.max(Instant::now() + Duration::from_millis(100));
+            tokio::time::sleep_until(wake.into()).await;
+        }
+    }
+}
+
+struct Busy(Arc<Idle>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        *self.0.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -20,6 +20,8 @@ pub struct CertStore {
     /// The bytes the current pair was parsed from: comparing contents, not mtimes, catches a
     /// swap within the file system's timestamp granularity.
     loaded: Mutex<(Vec<u8>, Vec<u8>)>,
+    /// The last pair refused on reload, so that it is logged and counted once, not every tick.
+    refused: Mutex<Option<(Vec<u8>, Vec<u8>)>>,
 }
 
 impl std::fmt::Debug for CertStore {
@@ -41,20 +43,31 @@ impl CertStore {
             key_path: key_path.to_path_buf(),
             current: RwLock::new(Arc::new(pair)),
             loaded: Mutex::new((cert, key)),
+            refused: Mutex::new(None),
         })
     }
 
     /// Reloads the pair when either file's contents changed. Returns whether it did. A pair
-    /// that does not parse or match (one file written, the other not yet) is an error and the
-    /// previous pair stays in service.
+    /// that does not parse or match (one file written, the other not yet), or whose certificate
+    /// is expired or not yet valid, is an error, reported once, and the previous pair stays in
+    /// service.
     pub fn reload_if_changed(&self) -> Result<bool, WebhookError> {
         let (cert, key) = read_files(&self.cert_path, &self.key_path)?;
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         if loaded.0 == cert && loaded.1 == key {
             return Ok(false);
         }
-        let pair =
-            parse(&cert, &key).map_err(|e| tls_error(&self.cert_path, &self.key_path, &e))?;
+        let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        if refused.as_ref().is_some_and(|r| r.0 == cert && r.1 == key) {
+            return Ok(false);
+        }
+        let pair = match parse(&cert, &key) {
+            Ok(pair) => pair,
+            Err(e) => {
+                *refused = Some((cert, key));
+                return Err(tls_error(&self.cert_path, &self.key_path, &e));
+            }
+        };
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(pair);
         *loaded = (cert, key);
         Ok(true)
@@ -97,8 +110,28 @@ fn parse(cert: &[u8], key: &[u8]) -> Result<CertifiedKey, String> {
     if chain.is_empty() {
         return Err("the certificate file holds no PEM certificate".into());
     }
+    check_validity(&chain[0])?;
     let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| format!("private key: {e}"))?;
     CertifiedKey::from_der(chain, key, &ring::default_provider()).map_err(|e| e.to_string())
+}
+
+/// Refuses a serving certificate outside its validity period: the API server would refuse every
+/// handshake, and with `failurePolicy: Ignore` that lets every object in unchecked.
+fn check_validity(leaf: &CertificateDer<'_>) -> Result<(), String> {
+    let (_, cert) = x509_parser::parse_x509_certificate(leaf.as_ref())
+        .map_err(|e| format!("certificate: {e}"))?;
+    let validity = cert.validity();
+    let now = x509_parser::time::ASN1Time::now();
+    if now < validity.not_before {
+        return Err(format!(
+            "the certificate is not valid before {}",
+            validity.not_before
+        ));
+    }
+    if now > validity.not_after {
+        return Err(format!("the certificate expired at {}", validity.not_after));
+    }
+    Ok(())
 }
 
 fn tls_error(cert: &Path, key: &Path, e: &str) -> WebhookError {

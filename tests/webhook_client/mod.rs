@@ -20,6 +20,16 @@ use tokio_rustls::TlsConnector;
 /// Writes a new CA-signed serving pair for `localhost` and 127.0.0.1 and returns the CA
 /// certificate that verifies it.
 pub fn write_pair(cert_path: &Path, key_path: &Path) -> CertificateDer<'static> {
+    write_pair_valid(cert_path, key_path, None)
+}
+
+/// As [`write_pair`], with the serving certificate valid from one date to another
+/// (`(year, month, day)`), e.g. already expired.
+pub fn write_pair_valid(
+    cert_path: &Path,
+    key_path: &Path,
+    validity: Option<((i32, u8, u8), (i32, u8, u8))>,
+) -> CertificateDer<'static> {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("CA key"))
@@ -28,6 +38,10 @@ pub fn write_pair(cert_path: &Path, key_path: &Path) -> CertificateDer<'static> 
     params
         .subject_alt_names
         .push(SanType::IpAddress([127, 0, 0, 1].into()));
+    if let Some(((y0, m0, d0), (y1, m1, d1))) = validity {
+        params.not_before = rcgen::date_time_ymd(y0, m0, d0);
+        params.not_after = rcgen::date_time_ymd(y1, m1, d1);
+    }
     let key = KeyPair::generate().expect("serving key");
     let cert = params.signed_by(&key, &ca).expect("serving certificate");
     // Key first, so a reload between the two writes sees a mismatched pair, never a half file.
