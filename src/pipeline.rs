@@ -65,10 +65,23 @@ impl Outcome {
     /// Extracts and checks every launch of one loaded file.
     pub fn check_file(&mut self, file: FileId, opts: &Options, base_dir: Option<&Path>) {
         self.files_checked += 1;
+        let first = self.launches.len();
         let found = extract::extract(file, &self.sources);
-        self.findings.extend(found.findings);
         for launch in found.launches {
             self.check_launch(launch, file, opts, base_dir);
+        }
+        // What reading found inside one launch (INP004 on a `"$@"`, INP001 in its quotes) is
+        // that launch's: its verdict says so.
+        for mut f in found.findings {
+            let within = |lo: &LaunchOutcome| {
+                let (l, at) = (lo.launch.loc(), f.primary);
+                at.is_some_and(|a| a.file == l.file && l.start <= a.start && a.end <= l.end)
+            };
+            if let Some(i) = self.launches[first..].iter().position(within) {
+                f.launch = Some(first + i);
+                f.object = f.object.or_else(|| self.launches[first + i].launch.object.clone());
+            }
+            self.findings.push(f);
         }
     }
 
