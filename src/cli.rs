@@ -702,12 +702,16 @@ async fn terminated() {
 
 fn parse_args(version: Option<&str>) -> Run {
     let version = version.map(|v| {
-        Version::parse(v).ok_or_else(|| UsageError(format!("--engine-version {v:?} is not a version")))
+        Version::parse(v)
+            .ok_or_else(|| UsageError(format!("--engine-version {v:?} is not a version")))
     });
     let version = version.transpose()?;
     let base = std::env::current_dir().unwrap_or_default();
     for line in std::io::stdin().lines().map_while(Result::ok) {
-        println!("{}", crate::engine::dump::line(&line, version.as_ref(), &base));
+        println!(
+            "{}",
+            crate::engine::dump::line(&line, version.as_ref(), &base)
+        );
     }
     Ok(exit::CLEAN)
 }

@@ -183,7 +183,10 @@ impl Outcome {
             .engine_version
             .as_ref()
             .and_then(|(v, loc)| Some((Version::parse(v)?, *loc)));
-        let given = opts.engine_version.as_ref().and_then(|v| given_version(v, launch.engine));
+        let given = opts
+            .engine_version
+            .as_ref()
+            .and_then(|v| given_version(v, launch.engine));
         let (v, at, source) = match (given, from_image) {
             (Some(v), _) => (v, launch.command, "--engine-version"),
             (None, Some((v, loc))) => (v, loc, "image tag"),

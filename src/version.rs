@@ -104,14 +104,19 @@ impl EngineVersions {
                 Some((engine, v)) => {
                     let engine = engine.trim().to_ascii_lowercase();
                     if !matches!(engine.as_str(), "sglang" | "vllm" | "trtllm") {
-                        return Err(format!("{engine:?} is not an engine (sglang, vllm, trtllm)"));
+                        return Err(format!(
+                            "{engine:?} is not an engine (sglang, vllm, trtllm)"
+                        ));
                     }
                     if out.per_engine.iter().any(|(e, _)| *e == engine) {
                         return Err(format!("{engine} is given two versions"));
                     }
-                    out.per_engine.push((engine, Version::parse(v).ok_or_else(bad)?));
+                    out.per_engine
+                        .push((engine, Version::parse(v).ok_or_else(bad)?));
                 }
-                None if out.bare.is_none() => out.bare = Some(Version::parse(part).ok_or_else(bad)?),
+                None if out.bare.is_none() => {
+                    out.bare = Some(Version::parse(part).ok_or_else(bad)?)
+                }
                 None => return Err("give one bare version, or ENGINE=VERSION per engine".into()),
             }
         }
@@ -123,7 +128,10 @@ impl EngineVersions {
 
     /// The release given for `engine` by name.
     pub fn named(&self, engine: &str) -> Option<&Version> {
-        self.per_engine.iter().find(|(e, _)| e == engine).map(|(_, v)| v)
+        self.per_engine
+            .iter()
+            .find(|(e, _)| e == engine)
+            .map(|(_, v)| v)
     }
 }
 

@@ -368,13 +368,17 @@ fn vllm_config_equals_form_is_not_merged() {
     assert_eq!(p.args.int("max_model_len"), None);
     let p = cmd_in("vllm serve m --config c.yaml", Some(dir.path()));
     assert_eq!(p.args.int("max_model_len"), Some(4096));
-    let p = cmd_in("vllm serve m --config c.yaml --config c.yaml", Some(dir.path()));
+    let p = cmd_in(
+        "vllm serve m --config c.yaml --config c.yaml",
+        Some(dir.path()),
+    );
     assert_eq!(rules(&p), ["CFG006"]);
 }
 
 #[test]
 fn vllm_api_server_ignores_a_positional_model() {
-    let p = cmd("python3 -m vllm.entrypoints.openai.api_server Qwen/Qwen3-32B --max-model-len 8192");
+    let p =
+        cmd("python3 -m vllm.entrypoints.openai.api_server Qwen/Qwen3-32B --max-model-len 8192");
     assert_eq!(rules(&p), ["CFG004"]);
     assert_eq!(p.args.text("model"), None);
     let p = cmd("python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-32B");
@@ -471,15 +475,27 @@ fn config_yaml_reads_as_pyyaml() {
     let (p, _) = with_config(Engine::Sglang, "enable-metrics: yes\n", "--config c.yaml");
     assert!(p.args.flag("enable_metrics"), "{:?}", p.findings);
     // Two --config options: both engines refuse to start.
-    let (p, _) = with_config(Engine::Sglang, "tp-size: 2\n", "--config c.yaml --config c.yaml");
+    let (p, _) = with_config(
+        Engine::Sglang,
+        "tp-size: 2\n",
+        "--config c.yaml --config c.yaml",
+    );
     assert_eq!(rules(&p), ["CFG006"]);
 }
 
 #[test]
 fn sglang_refuses_deprecated_store_true_keys_in_config_files() {
-    let (p, _) = with_config(Engine::Sglang, "disable-cuda-graph: true\n", "--config c.yaml");
+    let (p, _) = with_config(
+        Engine::Sglang,
+        "disable-cuda-graph: true\n",
+        "--config c.yaml",
+    );
     assert_eq!(rules(&p), ["CFG006"]);
-    let (p, _) = with_config(Engine::Sglang, "enable-dp-attention: false\n", "--config c.yaml");
+    let (p, _) = with_config(
+        Engine::Sglang,
+        "enable-dp-attention: false\n",
+        "--config c.yaml",
+    );
     assert_eq!(rules(&p), ["CFG006"]);
     // On the command line they still work.
     let p = cmd("python3 -m sglang.launch_server --model-path m --disable-cuda-graph");
@@ -493,7 +509,10 @@ fn startup(line: &str) -> Vec<(String, String)> {
         .iter()
         .map(|f| {
             assert_eq!(f.rule, "CFG004");
-            (f.get("flag").unwrap().to_string(), f.get("value").unwrap().to_string())
+            (
+                f.get("flag").unwrap().to_string(),
+                f.get("value").unwrap().to_string(),
+            )
         })
         .collect()
 }
@@ -507,14 +526,25 @@ fn startup_validation_mirrors_the_engines_checks() {
         assert_eq!(got[0].0, "--mem-fraction-static");
     }
     assert!(startup(&format!("{sg} --mem-fraction-static 1")).is_empty());
-    let got = startup(&format!("{sg} --context-length 0 --tp 0 --dp-size -1 --page-size 0"));
-    let flags: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
-    assert_eq!(flags, ["--context-length", "--tp-size", "--dp-size", "--page-size"]);
-    let got = startup("vllm serve m --gpu-memory-utilization 2 --max-model-len 0 -pp 0 --block-size 0");
+    let got = startup(&format!(
+        "{sg} --context-length 0 --tp 0 --dp-size -1 --page-size 0"
+    ));
     let flags: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
     assert_eq!(
         flags,
-        ["--gpu-memory-utilization", "--max-model-len", "--pipeline-parallel-size", "--block-size"]
+        ["--context-length", "--tp-size", "--dp-size", "--page-size"]
+    );
+    let got =
+        startup("vllm serve m --gpu-memory-utilization 2 --max-model-len 0 -pp 0 --block-size 0");
+    let flags: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        flags,
+        [
+            "--gpu-memory-utilization",
+            "--max-model-len",
+            "--pipeline-parallel-size",
+            "--block-size"
+        ]
     );
     // vLLM 0.33 validates --kv-cache-dtype in CacheConfig; SGLang's argparse choices hold bf16.
     assert_eq!(startup("vllm serve m --kv-cache-dtype bf16").len(), 1);
@@ -529,7 +559,16 @@ fn startup_validation_mirrors_the_engines_checks() {
 /// `kvlint capacity --format json` for a launch, with `--engine-version V`: the version planned.
 fn planned_version(version: &str, launch: &[&str]) -> Result<String, String> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
-        .args(["capacity", "--gpu", "h100", "--format", "json", "--engine-version", version, "--"])
+        .args([
+            "capacity",
+            "--gpu",
+            "h100",
+            "--format",
+            "json",
+            "--engine-version",
+            version,
+            "--",
+        ])
         .args(launch)
         .output()
         .unwrap();
@@ -538,13 +577,22 @@ fn planned_version(version: &str, launch: &[&str]) -> Result<String, String> {
     }
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let one = if json.is_array() { &json[0] } else { &json };
-    Ok(one["engine_version"].as_str().unwrap_or_default().to_string())
+    Ok(one["engine_version"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string())
 }
 
 #[test]
 fn engine_version_is_given_per_engine() {
     let vllm = ["vllm", "serve", "Qwen/Qwen3-8B"];
-    let sglang = ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"];
+    let sglang = [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "Qwen/Qwen3-8B",
+    ];
     let both = "sglang=0.5.20,vllm=0.19.0";
     assert_eq!(planned_version(both, &vllm).unwrap(), "0.19.0");
     assert_eq!(planned_version(both, &sglang).unwrap(), "0.5.20");
@@ -552,6 +600,8 @@ fn engine_version_is_given_per_engine() {
     assert_eq!(planned_version("0.5.20", &sglang).unwrap(), "0.5.20");
     assert_ne!(planned_version("0.5.20", &vllm).unwrap(), "0.5.20");
     assert_eq!(planned_version("0.19.0", &vllm).unwrap(), "0.19.0");
-    assert!(planned_version("tgi=1.0", &vllm).unwrap_err().contains("not an engine"));
+    assert!(planned_version("tgi=1.0", &vllm)
+        .unwrap_err()
+        .contains("not an engine"));
     assert!(planned_version("vllm=x", &vllm).is_err());
 }

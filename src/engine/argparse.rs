@@ -74,6 +74,9 @@ fn in_range(f: &FlagDef, v: &Version) -> bool {
     since && until
 }
 
+/// An engine's rewriting of the tokens before argparse, with the errors it raises.
+pub type Rewrite = fn(&Spec, Vec<Arg>) -> (Vec<Arg>, Vec<Finding>);
+
 /// Engine conventions the generic parser needs.
 pub struct Spec<'t> {
     pub engine: Engine,
@@ -92,7 +95,7 @@ pub struct Spec<'t> {
     /// The engine's own token rewriting before argparse (vLLM `-O3`, dotted JSON keys).
     /// Only an exact `--config FILE` is merged (both engines test `"--config" in argv`);
     /// `--config=FILE` is stored by argparse and never read.
-    pub rewrite: Option<fn(&Spec, Vec<Arg>) -> (Vec<Arg>, Vec<Finding>)>,
+    pub rewrite: Option<Rewrite>,
     /// dests whose type accepts `""` and `"None"` as "not set" (vLLM `optional_type`).
     pub optional: &'static [&'static str],
     /// dests whose type builds a config object from a JSON object (vLLM `parse_type` of a
@@ -289,7 +292,11 @@ fn resolve<'t>(spec: &Spec<'t>, text: &str) -> (String, Option<String>, Lookup<'
         .collect();
     let short_hit = (!attached.is_empty()).then(|| spec.exact(short)).flatten();
     if let Some((f, neg)) = short_hit.filter(|_| hits.is_empty()) {
-        return (short.to_string(), Some(attached.to_string()), Lookup::Found(f, neg));
+        return (
+            short.to_string(),
+            Some(attached.to_string()),
+            Lookup::Found(f, neg),
+        );
     }
     hits.dedup();
     let found = match hits.as_slice() {
@@ -369,7 +376,8 @@ fn positional(spec: &Spec, tok: &Arg, after_flag: Option<&Arg>, out: &mut Outcom
                 .var("version", &spec.version)
                 .var("suggestion", ""),
         };
-        out.findings.push(stray.also(tok.loc, "unrecognized argument"));
+        out.findings
+            .push(stray.also(tok.loc, "unrecognized argument"));
         return;
     };
     let value = SettingValue::Text(tok.text.clone());
@@ -486,7 +494,8 @@ fn take_values(
         );
         return i;
     }
-    if !many && spec.optional.contains(&dest.as_str()) && matches!(last.text.as_str(), "" | "None") {
+    if !many && spec.optional.contains(&dest.as_str()) && matches!(last.text.as_str(), "" | "None")
+    {
         out.settings.remove(&dest);
         return i;
     }

@@ -32,7 +32,10 @@ pub fn config_args(
     // PyYAML builds a dict: a repeated key keeps its first place and its last value.
     let mut unique: Vec<(&crate::yaml::Node, &crate::yaml::Node)> = Vec::new();
     for (k, v) in entries {
-        match unique.iter_mut().find(|(u, _)| u.scalar_text() == k.scalar_text()) {
+        match unique
+            .iter_mut()
+            .find(|(u, _)| u.scalar_text() == k.scalar_text())
+        {
             Some(slot) => slot.1 = v,
             None => unique.push((k, v)),
         }
@@ -94,7 +97,10 @@ enum PyScalar {
 
 fn pyyaml_scalar(text: &str, v: &crate::yaml::Node) -> Option<PyScalar> {
     use crate::yaml::Value;
-    if !matches!(v.value, Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)) {
+    if !matches!(
+        v.value,
+        Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+    ) {
         return None;
     }
     let raw = text.get(v.loc.range())?.trim();
@@ -104,8 +110,12 @@ fn pyyaml_scalar(text: &str, v: &crate::yaml::Node) -> Option<PyScalar> {
             _ => None,
         };
     }
-    const TRUE: &[&str] = &["yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"];
-    const FALSE: &[&str] = &["no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"];
+    const TRUE: &[&str] = &[
+        "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
+    ];
+    const FALSE: &[&str] = &[
+        "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF",
+    ];
     if TRUE.contains(&raw) || FALSE.contains(&raw) {
         return Some(PyScalar::Bool(TRUE.contains(&raw)));
     }
@@ -204,6 +214,7 @@ pub fn load(
     let text = std::fs::read_to_string(&full)
         .map_err(|e| format!("cannot read {}: {e}", full.display()))?;
     let file = cx.sources.add(name, text);
-    let root = crate::yaml::parse_document_last_key_wins(file, cx.sources.get(file)).map_err(|e| e.message)?;
+    let root = crate::yaml::parse_document_last_key_wins(file, cx.sources.get(file))
+        .map_err(|e| e.message)?;
     config_args(spec, *style, &root, Some(&cx.sources.get(file).text))
 }

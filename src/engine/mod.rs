@@ -272,7 +272,9 @@ fn duplicate_finding(
         .find(|a| a.loc.file == second.file && a.loc.range().start == second.range().start)
         .and_then(|a| a.text.split('=').next())
         .unwrap_or(dest);
-    let value = args.get(dest).map_or(String::new(), |s| value_text(&s.value));
+    let value = args
+        .get(dest)
+        .map_or(String::new(), |s| value_text(&s.value));
     Finding::new("CFG003", Some(second))
         .var("flag", written)
         .var("value", value)

@@ -65,7 +65,8 @@ pub fn py_float(raw: &str) -> Option<f64> {
         c == '_' && {
             let before = s[..i].chars().next_back();
             let after = s[i + 1..].chars().next();
-            !(before.is_some_and(|b| b.is_ascii_digit()) && after.is_some_and(|a| a.is_ascii_digit()))
+            !(before.is_some_and(|b| b.is_ascii_digit())
+                && after.is_some_and(|a| a.is_ascii_digit()))
         }
     });
     let word = s.trim_start_matches(['+', '-']).to_ascii_lowercase();
@@ -89,7 +90,8 @@ pub fn human_int(flavor: HumanInt, raw: &str) -> Option<i64> {
     // The engines' regex: `(\d+(?:\.\d+)?)(suffix)`, else plain `int(value)`.
     let int_part = num.split('.').next().unwrap_or("");
     let frac = num.split_once('.').map(|(_, f)| f);
-    let well_formed = !int_part.is_empty() && frac.is_none_or(|f| !f.is_empty() && !f.contains('.'));
+    let well_formed =
+        !int_part.is_empty() && frac.is_none_or(|f| !f.is_empty() && !f.contains('.'));
     let mult = multiplier(flavor, suffix);
     let (Some((mult, decimals_ok)), true) = (mult, well_formed) else {
         return py_int(raw);

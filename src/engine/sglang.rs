@@ -34,7 +34,11 @@ fn config_refuses(spec: &Spec, key: &str) -> Option<String> {
     let deprecated = DEPRECATED_STORE_TRUE
         .iter()
         .any(|(o, since)| f.opts.iter().any(|x| x == o) && spec.version.release() >= *since);
-    let refused = deprecated || matches!(f.kind.as_str(), "store_false" | "store_const" | "bool_optional");
+    let refused = deprecated
+        || matches!(
+            f.kind.as_str(),
+            "store_false" | "store_const" | "bool_optional"
+        );
     refused.then(|| {
         format!(
             "SGLang {} refuses the key {key} in a config file (\"Unsupported config option\"): give {opt} on the command line",
@@ -61,7 +65,11 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
     // `sglang serve MODEL ...`: sglang/cli/serve.py::_normalize_positional_model_path turns a
     // leading positional into `--model-path MODEL`.
     let serve = super::command_text(&launch, cx).ends_with(" serve");
-    if let Some(first) = launch.args.first().filter(|a| serve && !a.text.starts_with('-')) {
+    if let Some(first) = launch
+        .args
+        .first()
+        .filter(|a| serve && !a.text.starts_with('-'))
+    {
         let flag = Arg::new("--model-path", first.loc);
         launch.args.insert(0, flag);
     }

@@ -72,7 +72,8 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
 /// `vllm serve`: the first `--model X` / `--model=X` becomes the positional model
 /// (FlexibleArgumentParser.parse_args), so with two `--model` options the first one is served.
 fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Vec<Arg> {
-    let is_model = |a: &Arg| a.text == "--model" || a.text.starts_with("--model=") && a.text.len() > 8;
+    let is_model =
+        |a: &Arg| a.text == "--model" || a.text.starts_with("--model=") && a.text.len() > 8;
     let Some(i) = args.iter().position(is_model) else {
         return args.to_vec();
     };
@@ -136,7 +137,7 @@ fn dotted(tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
             None => (t.text.clone(), None),
         };
-        if !(name.starts_with('-') && name.contains('.')) || !t.unresolved.is_empty() {
+        if !(name.starts_with('-') && name.contains('.') && t.unresolved.is_empty()) {
             out.push(t.clone());
             continue;
         }
@@ -160,7 +161,10 @@ fn dotted(tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
             },
         };
         let (name, value) = match name.strip_suffix('+') {
-            Some(n) => (n.to_string(), serde_json::json!(value.split(',').collect::<Vec<_>>())),
+            Some(n) => (
+                n.to_string(),
+                serde_json::json!(value.split(',').collect::<Vec<_>>()),
+            ),
             None => (name, json_value(&value)),
         };
         let mut keys = name.split('.');

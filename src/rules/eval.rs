@@ -231,6 +231,9 @@ pub fn evaluate_deployment(
             }
             "disaggregated_version" => out
                 .extend(members(d, launches).filter_map(|(i, lo)| disaggregated_version(r, i, lo))),
+            "unknown_version" => {
+                out.extend(members(d, launches).filter_map(|(i, lo)| unknown_version(r, i, lo)))
+            }
             "gpus_vs_parallelism" => {
                 out.extend(members(d, launches).filter_map(|(i, lo)| gpus_vs_parallelism(r, i, lo)))
             }
@@ -393,6 +396,34 @@ fn disaggregated_version(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Opti
     if let Some(mode) = a.get("disaggregation_mode") {
         f = f.also(mode.loc(), "prefill/decode disaggregation");
     }
+    f.launch = Some(i);
+    Some(f)
+}
+
+/// VER002: no `--engine-version` for this engine and no release in the image tag.
+fn unknown_version(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Finding> {
+    if lo.version_source != "latest known" {
+        return None;
+    }
+    let a = &lo.args;
+    let image = lo.launch.placement.image.as_ref();
+    let why = image.map_or_else(
+        || "no image and no --engine-version".to_string(),
+        |(name, _)| format!("the image {name} names no release"),
+    );
+    let pd = match (a.engine, deployment::engine_role(a)) {
+        (Engine::Sglang, Some(role)) => format!(
+            "; as an SGLang {} server it may run a release before 0.5.22, so VER001 cannot be ruled out",
+            role.name()
+        ),
+        _ => String::new(),
+    };
+    let mut f = Finding::new(&r.id, Some(image.map_or(lo.launch.command, |(_, l)| *l)))
+        .var("engine", a.engine.name())
+        .var("why", why)
+        .var("latest", &a.version)
+        .var("pd", pd)
+        .label("release unknown");
     f.launch = Some(i);
     Some(f)
 }
