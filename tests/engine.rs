@@ -605,3 +605,62 @@ fn engine_version_is_given_per_engine() {
         .contains("not an engine"));
     assert!(planned_version("vllm=x", &vllm).is_err());
 }
+
+fn capacity_json(args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args(["capacity", "--gpu", "h100", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    if json.is_array() {
+        json[0].clone()
+    } else {
+        json
+    }
+}
+
+#[test]
+fn dtype_float32_sets_weight_and_kv_bytes() {
+    // vLLM logs about 110,000 tokens for Llama-3.1-8B in float32 at util 0.75 on one H100 (issue 11).
+    let vllm = |extra: &[&str]| {
+        let mut a = vec!["--engine-version", "vllm=0.19.0", "--", "vllm", "serve"];
+        a.extend([
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu-memory-utilization",
+            "0.75",
+        ]);
+        a.extend(extra);
+        capacity_json(&a)
+    };
+    let f32 = vllm(&["--dtype", "float32"]);
+    let pool = f32["pool_tokens"].as_f64().unwrap();
+    assert!((pool / 110_000.0 - 1.0).abs() < 0.05, "{pool}");
+    let bf16 = vllm(&[]);
+    assert_eq!(
+        f32["kv_bytes_per_token"].as_u64().unwrap(),
+        2 * bf16["kv_bytes_per_token"].as_u64().unwrap()
+    );
+    // SGLang: float32 doubles the weights of an unquantized bf16 checkpoint, not only the KV.
+    let sglang = |extra: &[&str]| {
+        let mut a = vec!["--engine-version", "sglang=0.5.20", "--", "sglang", "serve"];
+        a.extend(["meta-llama/Llama-3.1-8B-Instruct"]);
+        a.extend(extra);
+        capacity_json(&a)
+    };
+    let (f32, bf16) = (
+        sglang(&["--dtype", "float32"]),
+        sglang(&["--dtype", "bfloat16"]),
+    );
+    let ratio = f32["weights_bytes"].as_f64().unwrap() / bf16["weights_bytes"].as_f64().unwrap();
+    assert!(ratio > 1.95 && ratio < 2.05, "{ratio}");
+    assert_eq!(
+        f32["kv_bytes_per_token"].as_u64().unwrap(),
+        2 * bf16["kv_bytes_per_token"].as_u64().unwrap()
+    );
+}
