@@ -664,3 +664,48 @@ fn dtype_float32_sets_weight_and_kv_bytes() {
         2 * bf16["kv_bytes_per_token"].as_u64().unwrap()
     );
 }
+
+/// Rule ids `kvlint check` reports for one command line.
+fn check_rules(args: &[&str], script: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.sh");
+    std::fs::write(&path, script).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args(["check", "--format", "json"])
+        .args(args)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn versions_that_do_not_exist_are_not_modelled_silently() {
+    let trt = "trtllm-serve Qwen/Qwen3-8B --max_seq_len 8192\n";
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "trtllm=5.0.0"], trt);
+    assert!(got.contains(&"INP005".to_string()), "{got:?}");
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "trtllm=1.0.0"], trt);
+    assert!(!got.contains(&"INP005".to_string()), "{got:?}");
+    let vllm = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "vllm=0.40"], vllm);
+    assert!(got.contains(&"INP005".to_string()), "{got:?}");
+}
+
+#[test]
+fn unknown_versions_say_so_and_pipeline_stages_need_layers() {
+    let vllm = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
+    let got = check_rules(&["--gpu", "h100"], vllm);
+    assert_eq!(got, ["VER002"]);
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "vllm=0.19.0"], vllm);
+    assert!(got.is_empty(), "{got:?}");
+    // Qwen3-8B has 36 decoder layers.
+    let pp = "vllm serve Qwen/Qwen3-8B --max-model-len 8192 -pp 40\n";
+    let got = check_rules(&["--gpu", "h100x40", "--engine-version", "vllm=0.19.0"], pp);
+    assert!(got.contains(&"CFG004".to_string()), "{got:?}");
+}
