@@ -709,3 +709,12 @@ fn unknown_versions_say_so_and_pipeline_stages_need_layers() {
     let got = check_rules(&["--gpu", "h100x40", "--engine-version", "vllm=0.19.0"], pp);
     assert!(got.contains(&"CFG004".to_string()), "{got:?}");
 }
+
+#[test]
+fn a_layout_larger_than_the_gpus_given_is_par002() {
+    let tp8 = "vllm serve Qwen/Qwen3-8B --max-model-len 8192 -tp 8\n";
+    let got = check_rules(&["--gpu", "l4x1", "--engine-version", "vllm=0.19.0"], tp8);
+    assert!(got.contains(&"PAR002".to_string()), "{got:?}");
+    let got = check_rules(&["--gpu", "h100x8", "--engine-version", "vllm=0.19.0"], tp8);
+    assert!(!got.contains(&"PAR002".to_string()), "{got:?}");
+}

@@ -474,9 +474,14 @@ fn gpus_needed(a: &EngineArgs) -> Option<(u32, bool)> {
 /// PAR002: the GPUs the input gives the launch differ from what its parallel layout asks for.
 fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Finding> {
     let pl = &lo.launch.placement;
-    let per_pod = pl.gpus_per_pod?;
-    let pods = pl.pods.unwrap_or(1);
     let (needed, per_pod_only) = gpus_needed(&lo.args)?;
+    // Without a count in the input, the count of `--gpu h200xN` (the plan's GPUs): a layout
+    // that needs more GPUs than that cannot start; fewer is a node with spare GPUs.
+    let Some(per_pod) = pl.gpus_per_pod else {
+        let given = lo.plan.as_ref()?.gpu_count;
+        return (given < needed).then(|| too_few(r, i, lo, given.to_string(), needed));
+    };
+    let pods = pl.pods.unwrap_or(1);
     let stated = if per_pod_only {
         per_pod
     } else {
@@ -485,12 +490,16 @@ fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option
     if stated == needed {
         return None;
     }
-    let layout = parallel_flags(&lo.args);
-    let at = layout.first().map_or(lo.launch.command, |(_, l)| *l);
     let given = match pods {
         p if p > 1 && !per_pod_only => format!("{per_pod} per pod × {p} pods = {stated}"),
         _ => stated.to_string(),
     };
+    Some(too_few(r, i, lo, given, needed))
+}
+
+fn too_few(r: &'static Rule, i: usize, lo: &LaunchOutcome, given: String, needed: u32) -> Finding {
+    let layout = parallel_flags(&lo.args);
+    let at = layout.first().map_or(lo.launch.command, |(_, l)| *l);
     let mut f = Finding::new(&r.id, Some(at))
         .var("given", given)
         .var("needed", needed)
@@ -499,7 +508,7 @@ fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option
         f = f.also(*l, "part of the layout");
     }
     f.launch = Some(i);
-    Some(f)
+    f
 }
 
 /// The parallel-size options a launch writes, with where.
