@@ -352,7 +352,9 @@ fn cmd_in(line: &str, dir: Option<&std::path::Path>) -> Parsed {
 #[test]
 fn vllm_serve_with_two_models_serves_the_first() {
     let p = cmd("vllm serve --model Qwen/Qwen3-32B --model Qwen/Qwen3-8B");
-    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(rules(&p), ["CFG003"]);
+    assert_eq!(p.findings[0].get("which"), Some("the first value"));
+    assert_eq!(p.findings[0].get("value"), Some("Qwen/Qwen3-32B"));
     assert_eq!(p.args.text("model"), Some("Qwen/Qwen3-32B"));
     // A positional and a `--model`: the moved `--model` makes two positionals, which argparse refuses.
     let p = cmd("vllm serve Qwen/Qwen3-8B --model Qwen/Qwen3-32B");

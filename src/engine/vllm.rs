@@ -95,6 +95,19 @@ fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Vec<Arg> {
         v.text = v.text["--model=".len()..].to_string();
         (v, 1)
     };
+    if let Some(again) = args[i + used..].iter().find(|a| is_model(a)) {
+        findings.push(
+            Finding::new("CFG003", Some(again.loc))
+                .var("flag", "--model")
+                .var("which", "the first value")
+                .var("value", &model.text)
+                .label("given again here; ignored")
+                .also(
+                    args[i].loc.join(model.loc),
+                    "first given here; this one is served",
+                ),
+        );
+    }
     let mut out = vec![model];
     out.extend(args[..i].iter().cloned());
     out.extend(args[i + used..].iter().cloned());
