@@ -94,7 +94,7 @@ fn time(label: &str, iters: u32, mut f: impl FnMut() -> usize) {
 fn main() {
     let opts = Options {
         gpu: Some(gpu::parse_spec("h200x8").expect("catalog GPU")),
-        engine_version: kvlint::version::Version::parse("0.5.20"),
+        engine_version: kvlint::version::EngineVersions::parse("0.5.20").ok(),
         ..Options::default()
     };
     let incident = include_str!("../fixtures/incident/prefill.sh");

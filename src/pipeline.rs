@@ -121,6 +121,10 @@ impl Outcome {
         findings.extend(engine::startup::check(&parsed.args));
         let args = parsed.args;
         let model = model::resolve::for_launch(&launch, &args, &opts.models, &mut findings);
+        let stages = model
+            .as_ref()
+            .map(|m| engine::startup::check_layers(&args, m.num_layers));
+        findings.extend(stages.flatten());
         let chosen = resolve_gpu(&launch, opts, &mut findings);
         let mut plan = None;
         if let (Some(m), Some(g)) = (&model, &chosen) {
@@ -200,13 +204,21 @@ impl Outcome {
             (None, Some((v, loc))) => (v, loc, "image tag"),
             (None, None) => return (latest, "latest known"),
         };
-        // TensorRT-LLM has no per-version table: a given version is taken as it is.
-        let modelled = launch.engine != Engine::Trtllm;
-        if modelled && (v.release() < oldest || v.release() > latest) {
+        // TensorRT-LLM has no per-version table: its math follows the 1.x sources, so any 1.x
+        // release is taken as it is; 5.0.0 or 0.x is not silently modelled as 1.x.
+        let outside = match launch.engine {
+            Engine::Trtllm => v.major != 1,
+            _ => v.release() < oldest || v.release() > latest,
+        };
+        if outside {
             let used = if v < oldest {
                 oldest.clone()
             } else {
                 latest.clone()
+            };
+            let latest = match launch.engine {
+                Engine::Trtllm => "1.x".to_string(),
+                _ => latest.to_string(),
             };
             findings.push(
                 Finding::new("INP005", Some(at))

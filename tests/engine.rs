@@ -353,7 +353,9 @@ fn cmd_in(line: &str, dir: Option<&std::path::Path>) -> Parsed {
 #[test]
 fn vllm_serve_with_two_models_serves_the_first() {
     let p = cmd("vllm serve --model Qwen/Qwen3-32B --model Qwen/Qwen3-8B");
-    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(rules(&p), ["CFG003"]);
+    assert_eq!(p.findings[0].get("which"), Some("the first value"));
+    assert_eq!(p.findings[0].get("value"), Some("Qwen/Qwen3-32B"));
     assert_eq!(p.args.text("model"), Some("Qwen/Qwen3-32B"));
     // A positional and a `--model`: the moved `--model` makes two positionals, which argparse refuses.
     let p = cmd("vllm serve Qwen/Qwen3-8B --model Qwen/Qwen3-32B");
@@ -605,4 +607,117 @@ fn engine_version_is_given_per_engine() {
         .unwrap_err()
         .contains("not an engine"));
     assert!(planned_version("vllm=x", &vllm).is_err());
+}
+
+fn capacity_json(args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args(["capacity", "--gpu", "h100", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    if json.is_array() {
+        json[0].clone()
+    } else {
+        json
+    }
+}
+
+#[test]
+fn dtype_float32_sets_weight_and_kv_bytes() {
+    // vLLM logs about 110,000 tokens for Llama-3.1-8B in float32 at util 0.75 on one H100 (issue 11).
+    let vllm = |extra: &[&str]| {
+        let mut a = vec!["--engine-version", "vllm=0.19.0", "--", "vllm", "serve"];
+        a.extend([
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu-memory-utilization",
+            "0.75",
+        ]);
+        a.extend(extra);
+        capacity_json(&a)
+    };
+    let f32 = vllm(&["--dtype", "float32"]);
+    let pool = f32["pool_tokens"].as_f64().unwrap();
+    assert!((pool / 110_000.0 - 1.0).abs() < 0.05, "{pool}");
+    let bf16 = vllm(&[]);
+    assert_eq!(
+        f32["kv_bytes_per_token"].as_u64().unwrap(),
+        2 * bf16["kv_bytes_per_token"].as_u64().unwrap()
+    );
+    // SGLang: float32 doubles the weights of an unquantized bf16 checkpoint, not only the KV.
+    let sglang = |extra: &[&str]| {
+        let mut a = vec!["--engine-version", "sglang=0.5.20", "--", "sglang", "serve"];
+        a.extend(["meta-llama/Llama-3.1-8B-Instruct"]);
+        a.extend(extra);
+        capacity_json(&a)
+    };
+    let (f32, bf16) = (
+        sglang(&["--dtype", "float32"]),
+        sglang(&["--dtype", "bfloat16"]),
+    );
+    let ratio = f32["weights_bytes"].as_f64().unwrap() / bf16["weights_bytes"].as_f64().unwrap();
+    assert!(ratio > 1.95 && ratio < 2.05, "{ratio}");
+    assert_eq!(
+        f32["kv_bytes_per_token"].as_u64().unwrap(),
+        2 * bf16["kv_bytes_per_token"].as_u64().unwrap()
+    );
+}
+
+/// Rule ids `kvlint check` reports for one command line.
+fn check_rules(args: &[&str], script: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.sh");
+    std::fs::write(&path, script).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args(["check", "--format", "json"])
+        .args(args)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn versions_that_do_not_exist_are_not_modelled_silently() {
+    let trt = "trtllm-serve Qwen/Qwen3-8B --max_seq_len 8192\n";
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "trtllm=5.0.0"], trt);
+    assert!(got.contains(&"INP005".to_string()), "{got:?}");
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "trtllm=1.0.0"], trt);
+    assert!(!got.contains(&"INP005".to_string()), "{got:?}");
+    let vllm = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "vllm=0.40"], vllm);
+    assert!(got.contains(&"INP005".to_string()), "{got:?}");
+}
+
+#[test]
+fn unknown_versions_say_so_and_pipeline_stages_need_layers() {
+    let vllm = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
+    let got = check_rules(&["--gpu", "h100"], vllm);
+    assert_eq!(got, ["VER002"]);
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "vllm=0.19.0"], vllm);
+    assert!(got.is_empty(), "{got:?}");
+    // Qwen3-8B has 36 decoder layers.
+    let pp = "vllm serve Qwen/Qwen3-8B --max-model-len 8192 -pp 40\n";
+    let got = check_rules(&["--gpu", "h100x40", "--engine-version", "vllm=0.19.0"], pp);
+    assert!(got.contains(&"CFG004".to_string()), "{got:?}");
+}
+
+#[test]
+fn a_layout_larger_than_the_gpus_given_is_par002() {
+    let tp8 = "vllm serve Qwen/Qwen3-8B --max-model-len 8192 -tp 8\n";
+    let got = check_rules(&["--gpu", "l4x1", "--engine-version", "vllm=0.19.0"], tp8);
+    assert!(got.contains(&"PAR002".to_string()), "{got:?}");
+    let got = check_rules(&["--gpu", "h100x8", "--engine-version", "vllm=0.19.0"], tp8);
+    assert!(!got.contains(&"PAR002".to_string()), "{got:?}");
 }

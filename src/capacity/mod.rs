@@ -232,6 +232,42 @@ pub fn kv_dtype_bytes(name: &str) -> Option<f64> {
     }
 }
 
+/// Bytes per parameter of unquantized weights as loaded: `--dtype` (`float32`/`float`, or a 16-bit
+/// type), else the checkpoint's dtype with float32 downcast to bfloat16
+/// (vllm/config/model.py::_resolve_auto_dtype "Downcast for float32 models"; sglang
+/// srt/configs/model_config.py::_get_and_verify_dtype does the same).
+pub fn model_dtype_bytes(args: &EngineArgs, m: &Geometry) -> f64 {
+    match args.text("dtype") {
+        Some("float32" | "float") => 4.0,
+        Some("float16" | "half" | "bfloat16") => 2.0,
+        _ if m.dtype == crate::model::Dtype::F32 => 2.0,
+        _ => m.dtype.bytes().max(2.0), // quantized checkpoints compute in 16 bits
+    }
+}
+
+/// The weight bytes per rank `--dtype` adds (or removes) when an unquantized checkpoint is
+/// loaded at another width than it is stored in; quantized weights keep their width.
+pub fn dtype_weights(
+    args: &EngineArgs,
+    m: &Geometry,
+    online_quant: Option<&str>,
+    ranks: u32,
+) -> Option<(Estimate, String)> {
+    if m.quantization.is_some() || online_quant.is_some() {
+        return None;
+    }
+    let (stored, loaded) = (m.dtype.bytes(), model_dtype_bytes(args, m));
+    if stored == loaded || stored < 2.0 {
+        return None;
+    }
+    let extra = m.weight_bytes as f64 / f64::from(ranks.max(1)) * (loaded / stored - 1.0);
+    let why = format!(
+        "unquantized weights loaded at {loaded} bytes per parameter (stored at {stored}; --dtype {})",
+        args.text("dtype").unwrap_or("auto")
+    );
+    Some((Estimate::exact(extra), why))
+}
+
 /// Bytes of weights a rank holds: the checkpoint (or its online-quantized form) split over
 /// TP × PP, plus the modules every TP rank holds whole (`WeightParts::replicated`), plus what
 /// the engine's own model code adds (`engine_extras`, bytes per rank with their reasons). What the

@@ -624,7 +624,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let quant = args.text("quantization");
     let extras = model_code_weights(m, &lay, v, part_scale(m, quant))
         .into_iter()
-        .chain(rope_tables(m, rope_elem_bytes(m, gpu)));
+        .chain(rope_tables(m, rope_elem_bytes(m, gpu)))
+        // model_config.py::_get_and_verify_dtype: `--dtype float32` loads weights at 4 bytes.
+        .chain(super::dtype_weights(args, m, quant, lay.tp * lay.pp));
     let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extras, &mut notes);
     if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);

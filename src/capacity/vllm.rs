@@ -104,7 +104,9 @@ fn kv_dtype(args: &EngineArgs, m: &Geometry) -> (String, f64) {
     if modelopt_fp8 {
         return ("fp8_e4m3".into(), 1.0);
     }
+    // cache.py: "auto" KV follows the model dtype (config/model.py::_get_and_verify_dtype).
     let name = match args.text("dtype") {
+        Some("float32" | "float") => return ("float32".into(), 4.0),
         Some("float16" | "half") => "float16",
         _ => "bfloat16",
     };
@@ -386,7 +388,14 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         args.text("quantization"),
         (tp, pp),
         // rotary_embedding/base.py :: RotaryEmbedding.__init__ casts the table to the model dtype.
-        super::rope_tables(m, m.dtype.bytes().max(2.0)),
+        super::rope_tables(m, super::model_dtype_bytes(args, m))
+            .into_iter()
+            .chain(super::dtype_weights(
+                args,
+                m,
+                args.text("quantization"),
+                tp * pp,
+            )),
         &mut notes,
     );
     let other = non_kv(args, m, gpu, tp, &mut notes);

@@ -74,6 +74,9 @@ fn in_range(f: &FlagDef, v: &Version) -> bool {
     since && until
 }
 
+/// An engine's rewriting of the tokens before argparse, with the errors it raises.
+pub type Rewrite = fn(&Spec, Vec<Arg>) -> (Vec<Arg>, Vec<Finding>);
+
 /// Engine conventions the generic parser needs.
 pub struct Spec<'t> {
     pub engine: Engine,
@@ -92,7 +95,7 @@ pub struct Spec<'t> {
     /// The engine's own token rewriting before argparse (vLLM `-O3`, dotted JSON keys).
     /// Only an exact `--config FILE` is merged (both engines test `"--config" in argv`);
     /// `--config=FILE` is stored by argparse and never read.
-    pub rewrite: Option<fn(&Spec, Vec<Arg>) -> (Vec<Arg>, Vec<Finding>)>,
+    pub rewrite: Option<Rewrite>,
     /// dests whose type accepts `""` and `"None"` as "not set" (vLLM `optional_type`).
     pub optional: &'static [&'static str],
     /// dests whose type builds a config object from a JSON object (vLLM `parse_type` of a

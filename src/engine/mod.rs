@@ -305,6 +305,7 @@ fn duplicate_finding(
         .map_or(String::new(), |s| value_text(&s.value));
     Finding::new("CFG003", Some(second))
         .var("flag", written)
+        .var("which", "the last value")
         .var("value", value)
         .label("given again here; this one wins")
         .also(first, "first given here")

@@ -201,3 +201,19 @@ fn written(dest: &str) -> String {
         format!("--{}", dest.replace('_', "-"))
     }
 }
+
+/// More pipeline stages than decoder layers leaves stages without a layer: both engines split
+/// layers with `get_pp_indices` (vllm/distributed/utils.py, sglang/srt/distributed/utils.py),
+/// which cannot give every stage one.
+pub fn check_layers(args: &EngineArgs, layers: u32) -> Option<Finding> {
+    let dest = match args.engine {
+        Engine::Sglang => "pp_size",
+        Engine::Vllm | Engine::Trtllm => "pipeline_parallel_size",
+    };
+    let s = args.get(dest)?;
+    let pp = number(s)?;
+    (layers > 0 && pp > f64::from(layers)).then(|| {
+        let expected = format!("at most {layers}, the model's decoder layers");
+        refused(s, dest, expected)
+    })
+}

@@ -95,6 +95,19 @@ fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Vec<Arg> {
         v.text = v.text["--model=".len()..].to_string();
         (v, 1)
     };
+    if let Some(again) = args[i + used..].iter().find(|a| is_model(a)) {
+        findings.push(
+            Finding::new("CFG003", Some(again.loc))
+                .var("flag", "--model")
+                .var("which", "the first value")
+                .var("value", &model.text)
+                .label("given again here; ignored")
+                .also(
+                    args[i].loc.join(model.loc),
+                    "first given here; this one is served",
+                ),
+        );
+    }
     let mut out = vec![model];
     out.extend(args[..i].iter().cloned());
     out.extend(args[i + used..].iter().cloned());
@@ -137,7 +150,7 @@ fn dotted(tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
             None => (t.text.clone(), None),
         };
-        if !(name.starts_with('-') && name.contains('.')) || !t.unresolved.is_empty() {
+        if !(name.starts_with('-') && name.contains('.') && t.unresolved.is_empty()) {
             out.push(t.clone());
             continue;
         }

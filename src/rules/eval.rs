@@ -344,6 +344,9 @@ pub fn evaluate_deployment(
             }
             "disaggregated_version" => out
                 .extend(members(d, launches).filter_map(|(i, lo)| disaggregated_version(r, i, lo))),
+            "unknown_version" => {
+                out.extend(members(d, launches).filter_map(|(i, lo)| unknown_version(r, i, lo)))
+            }
             "gpus_vs_parallelism" => {
                 out.extend(members(d, launches).filter_map(|(i, lo)| gpus_vs_parallelism(r, i, lo)))
             }
@@ -510,6 +513,34 @@ fn disaggregated_version(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Opti
     Some(f)
 }
 
+/// VER002: no `--engine-version` for this engine and no release in the image tag.
+fn unknown_version(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Finding> {
+    if lo.version_source != "latest known" {
+        return None;
+    }
+    let a = &lo.args;
+    let image = lo.launch.placement.image.as_ref();
+    let why = image.map_or_else(
+        || "no image and no --engine-version".to_string(),
+        |(name, _)| format!("the image {name} names no release"),
+    );
+    let pd = match (a.engine, deployment::engine_role(a)) {
+        (Engine::Sglang, Some(role)) => format!(
+            "; as an SGLang {} server it may run a release before 0.5.22, so VER001 cannot be ruled out",
+            role.name()
+        ),
+        _ => String::new(),
+    };
+    let mut f = Finding::new(&r.id, Some(image.map_or(lo.launch.command, |(_, l)| *l)))
+        .var("engine", a.engine.name())
+        .var("why", why)
+        .var("latest", &a.version)
+        .var("pd", pd)
+        .label("release unknown");
+    f.launch = Some(i);
+    Some(f)
+}
+
 /// GPUs the launch's parallel layout needs: per pod when the engine runs one process per pod
 /// (vLLM `--data-parallel-size-local`), else in total. None when a size is not known.
 fn gpus_needed(a: &EngineArgs) -> Option<(u32, bool)> {
@@ -556,9 +587,14 @@ fn gpus_needed(a: &EngineArgs) -> Option<(u32, bool)> {
 /// PAR002: the GPUs the input gives the launch differ from what its parallel layout asks for.
 fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Finding> {
     let pl = &lo.launch.placement;
-    let per_pod = pl.gpus_per_pod?;
-    let pods = pl.pods.unwrap_or(1);
     let (needed, per_pod_only) = gpus_needed(&lo.args)?;
+    // Without a count in the input, the count of `--gpu h200xN` (the plan's GPUs): a layout
+    // that needs more GPUs than that cannot start; fewer is a node with spare GPUs.
+    let Some(per_pod) = pl.gpus_per_pod else {
+        let given = lo.plan.as_ref()?.gpu_count;
+        return (given < needed).then(|| too_few(r, i, lo, gpus(given), needed));
+    };
+    let pods = pl.pods.unwrap_or(1);
     let stated = if per_pod_only {
         per_pod
     } else {
@@ -567,27 +603,34 @@ fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option
     if stated == needed {
         return None;
     }
+    let given = if pods > 1 && !per_pod_only {
+        format!("{per_pod} per pod × {pods} pods = {}", gpus(stated))
+    } else {
+        gpus(stated)
+    };
+    Some(too_few(r, i, lo, given, needed))
+}
+
+/// `1 GPU`, `8 GPUs`.
+fn gpus(n: u32) -> String {
+    match n {
+        1 => "1 GPU".to_string(),
+        n => format!("{n} GPUs"),
+    }
+}
+
+fn too_few(r: &'static Rule, i: usize, lo: &LaunchOutcome, given: String, needed: u32) -> Finding {
     let layout = parallel_flags(&lo.args);
     let at = layout.first().map_or(lo.launch.command, |(_, l)| *l);
-    let given = if pods > 1 && !per_pod_only {
-        format!("{per_pod} per pod × {pods} pods = {stated} GPUs")
-    } else if stated == 1 {
-        "1 GPU".to_string()
-    } else {
-        format!("{stated} GPUs")
-    };
     let mut f = Finding::new(&r.id, Some(at))
         .var("given", given)
         .var("needed", needed)
-        .label(match needed {
-            1 => "the layout needs 1 GPU".to_string(),
-            n => format!("the layout needs {n} GPUs"),
-        });
+        .label(format!("the layout needs {}", gpus(needed)));
     for (_, l) in layout.iter().skip(1) {
         f = f.also(*l, "part of the layout");
     }
     f.launch = Some(i);
-    Some(f)
+    f
 }
 
 /// The parallel-size options a launch writes, with where.
