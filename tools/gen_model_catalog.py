@@ -38,6 +38,12 @@ SAME_GEOMETRY = {
 }
 
 
+# Old names of reference rows (repositories renamed on the Hub).
+ALIASES = {
+    "meta-llama/Llama-3.1-8B-Instruct": ["meta-llama/Meta-Llama-3.1-8B-Instruct"],
+}
+
+
 def entry(row):
     config = {k: v for k, v in row.items() if k not in META}
     assumed = []
@@ -46,7 +52,10 @@ def entry(row):
             continue
         config[k] = v
         assumed.append(k)
-    out = {"id": row["hf_id"], "source": row["source"], "source_kind": row.get("source_kind")}
+    out = {"id": row["hf_id"]}
+    if row["hf_id"] in ALIASES:
+        out["aliases"] = ALIASES[row["hf_id"]]
+    out.update(source=row["source"], source_kind=row.get("source_kind"))
     total = (row.get("total_params") or {}).get("total")
     if total:
         out["public_total_params"] = total
