@@ -6,8 +6,9 @@ Two inputs, both facts with their public source:
   public parameter totals). Fields the reference marks as assumed (`assumed_not_in_source`)
   are merged in and listed under `assumed`.
 - tools/model_catalog/*.jsonl: catalog rows as they go into catalog.json (`id`, optional
-  `aliases`, `source` as `github:owner/repo@<commit>:path`, `source_kind`, `config`). A row
-  whose id is a reference id replaces that reference row.
+  `aliases`, `source` as `github:owner/repo@<commit>:path`, `source_kind`, optional
+  `same_geometry` ids with `same_geometry_why`, `config`). A row whose id is a reference id
+  replaces that reference row.
 
 Usage: python3 tools/gen_model_catalog.py [JSONL] [OUT]
 """
@@ -28,14 +29,6 @@ META = {"hf_id", "computed", "total_params", "source", "source_kind", "notes",
 # A public copy at a fixed revision: a GitHub commit, or a Hugging Face commit in the URL.
 PINNED = re.compile(r"^(github:[\w.-]+/[\w.-]+@[0-9a-f]{40}:\S+"
                     r"|https://huggingface\.co/\S+/(blob|blame|commit)/[0-9a-f]{40}(/\S*)?)$")
-
-
-# Checkpoints that share a catalog entry's config.json geometry, with the reason. Only ids whose
-# sameness the reference states are listed: kvlint never guesses a model.
-SAME_GEOMETRY = {
-    "mistralai/Mixtral-8x7B-v0.1": (["mistralai/Mixtral-8x7B-Instruct-v0.1"],
-                                    "the Instruct fine-tune keeps the base config (source_kind)"),
-}
 
 
 # Old names of reference rows (repositories renamed on the Hub).
@@ -61,8 +54,6 @@ def entry(row):
         out["public_total_params"] = total
     if assumed:
         out["assumed"] = assumed
-    if row["hf_id"] in SAME_GEOMETRY:
-        out["same_geometry"], out["same_geometry_why"] = SAME_GEOMETRY[row["hf_id"]]
     out["config"] = config
     return out
 
