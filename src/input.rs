@@ -214,8 +214,10 @@ fn kind(t: &std::fs::FileType) -> &'static str {
 fn checkable(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let ext = lower.rsplit_once('.').map(|(_, e)| e);
-    matches!(ext, Some("sh" | "bash" | "zsh" | "ksh" | "yaml" | "yml" | "json"))
-        || lower.starts_with("dockerfile")
+    matches!(
+        ext,
+        Some("sh" | "bash" | "zsh" | "ksh" | "yaml" | "yml" | "json")
+    ) || lower.starts_with("dockerfile")
 }
 
 /// `256M`, `1G`, `4096`: a size in bytes with an optional binary suffix.

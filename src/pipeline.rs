@@ -79,7 +79,9 @@ impl Outcome {
             };
             if let Some(i) = self.launches[first..].iter().position(within) {
                 f.launch = Some(first + i);
-                f.object = f.object.or_else(|| self.launches[first + i].launch.object.clone());
+                f.object = f
+                    .object
+                    .or_else(|| self.launches[first + i].launch.object.clone());
             }
             self.findings.push(f);
         }

@@ -537,7 +537,8 @@ fn a_launch_without_a_plan_keeps_every_parsed_setting() {
     ]);
     assert_eq!(run.code, 1);
     let doc = json_of(&run);
-    assert_eq!(rules_of(&doc), ["INP002"]);
+    // No image and no --engine-version: the release is unknown too (VER002).
+    assert_eq!(rules_of(&doc), ["INP002", "VER002"]);
     let l = &doc["launches"][0];
     let expect = serde_json::json!({
         "engine": "vllm", "engine_version": "0.33.0", "role": "unified",
