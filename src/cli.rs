@@ -1,22 +1,20 @@
 //! Command line: clap arguments, subcommands and exit codes (DESIGN.md "CLI contract").
 
-use crate::config::{self, Config};
 use crate::extract;
 use crate::gpu;
-use crate::input::Input;
 use crate::pipeline::{Options, Outcome};
 use crate::probe;
-use crate::report::{self, github, human, json, sarif, summary, Rendered};
-use crate::rules::{self, select::Selection};
+use crate::report::{self, human, json};
 use crate::version::Version;
-use clap::{
-    ArgAction, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum,
-};
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::io::IsTerminal;
+use std::path::PathBuf;
 
 mod catalogs;
+mod check;
+mod docs;
+mod serve;
 
 /// Exit codes of the contract.
 pub mod exit {
@@ -317,7 +315,7 @@ pub fn run_from(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> 
         Err(e) => e.exit(),
     };
     if let (Command::Check(a), Some(("check", m))) = (&mut cli.command, matches.subcommand()) {
-        match targets(m) {
+        match check::targets(m) {
             Ok(t) => a.targets = t,
             Err(UsageError(msg)) => {
                 eprintln!("kvlint: {msg}");
@@ -328,78 +326,11 @@ pub fn run_from(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> 
     run(cli)
 }
 
-/// Pairs outputs with formats: an `--output` writes the report of the nearest `--format` before
-/// it; one `--format` and one `--output` pair in any order; at most one report goes to stdout.
-fn targets(m: &ArgMatches) -> Result<Vec<Target>, UsageError> {
-    let indexed =
-        |id: &str| -> Vec<usize> { m.indices_of(id).map(Iterator::collect).unwrap_or_default() };
-    let formats: Vec<Format> = m
-        .get_many::<Format>("format")
-        .map(|v| v.copied().collect())
-        .unwrap_or_default();
-    let outputs: Vec<PathBuf> = m
-        .get_many::<PathBuf>("output")
-        .map(|v| v.cloned().collect())
-        .unwrap_or_default();
-    pair(
-        &indexed("format")
-            .into_iter()
-            .zip(formats)
-            .collect::<Vec<_>>(),
-        &indexed("output")
-            .into_iter()
-            .zip(outputs)
-            .collect::<Vec<_>>(),
-    )
-}
-
-fn pair(
-    formats: &[(usize, Format)],
-    outputs: &[(usize, PathBuf)],
-) -> Result<Vec<Target>, UsageError> {
-    let mut out: Vec<Target> = formats
-        .iter()
-        .map(|(_, f)| Target {
-            format: *f,
-            output: None,
-        })
-        .collect();
-    if out.is_empty() {
-        out.push(Target {
-            format: Format::Human,
-            output: None,
-        });
-    }
-    if out.len() == 1 && outputs.len() <= 1 {
-        out[0].output = outputs.first().map(|(_, p)| p.clone());
-        return Ok(out);
-    }
-    for (at, path) in outputs {
-        let slot = formats
-            .iter()
-            .rposition(|(i, _)| i < at)
-            .filter(|&k| out[k].output.is_none());
-        let k = slot.ok_or_else(|| {
-            UsageError(format!(
-                "--output {} must follow the --format it writes, one --output per --format",
-                path.display()
-            ))
-        })?;
-        out[k].output = Some(path.clone());
-    }
-    if out.iter().filter(|t| t.output.is_none()).count() > 1 {
-        return Err(UsageError(
-            "only one --format can write to stdout; give the others --output FILE".into(),
-        ));
-    }
-    Ok(out)
-}
-
 /// Runs the parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> i32 {
     let color = cli.color.enabled();
     let result = match cli.command {
-        Command::Check(a) => check(a, color),
+        Command::Check(a) => check::check(a, color),
         Command::Capacity(a) => capacity(a, color),
         Command::Gpus {
             format,
@@ -411,14 +342,14 @@ pub fn run(cli: Cli) -> i32 {
         },
         Command::Models(a) => catalogs::models(&a),
         Command::Probe(a) => probe(a),
-        Command::Explain { rule } => explain(&rule),
-        Command::Rules { format } => list_rules(format),
-        Command::Webhook(a) => webhook(a),
+        Command::Explain { rule } => docs::explain(&rule),
+        Command::Rules { format } => docs::list_rules(format),
+        Command::Webhook(a) => serve::webhook(a),
         Command::ParseArgs { engine_version } => parse_args(engine_version.as_deref()),
         Command::Verify(a) => verify(a),
         Command::Canary(a) => crate::canary::run(&a).map_err(|e| UsageError(e).into()),
-        Command::Completions { shell } => completions(shell),
-        Command::Man => man(),
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man => docs::man(),
     };
     result.unwrap_or_else(|failure| match failure {
         Failure::Usage(UsageError(msg)) => {
@@ -446,7 +377,7 @@ impl Hardware {
 }
 
 /// The run's options; `config_gpu` is kvlint.toml's `gpu`.
-fn options(h: &Hardware, config_gpu: Option<&String>) -> Result<Options, Failure> {
+pub(super) fn options(h: &Hardware, config_gpu: Option<&String>) -> Result<Options, Failure> {
     // `auto` names this node's GPUs: NVML must answer (exit 4 when it cannot).
     let (gpu, gpu_source, node_gpu) = match h.gpu_default(config_gpu) {
         Some((spec, _)) if spec.eq_ignore_ascii_case("auto") => {
@@ -501,147 +432,6 @@ fn node_gpus() -> Result<gpu::GpuSelection, NoHardware> {
     })
 }
 
-/// The configuration of a check: `--config FILE`, else the nearest kvlint.toml, else defaults.
-fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
-    let path = match &a.config {
-        Some(p) => Some(p.clone()),
-        None => {
-            let first = a
-                .paths
-                .iter()
-                .find(|p| *p != "-")
-                .map_or_else(|| PathBuf::from("."), PathBuf::from);
-            config::discover(&first)
-        }
-    };
-    path.map_or_else(
-        || Ok(Config::default()),
-        |p| config::load(&p).map_err(|e| UsageError(e.to_string())),
-    )
-}
-
-fn check(mut a: CheckArgs, color: bool) -> Run {
-    let cfg = std::sync::Arc::new(load_config(&a)?);
-    gpu::catalog::add_local(cfg.gpus.clone());
-    let selection = Selection {
-        select: a.select.take(),
-        extend_select: std::mem::take(&mut a.extend_select),
-        ignore: std::mem::take(&mut a.ignore),
-    };
-    selection
-        .validate()
-        .map_err(|e| UsageError(e.to_string()))?;
-    let h = &mut a.hardware;
-    h.engine_version = h
-        .engine_version
-        .take()
-        .or_else(|| cfg.engine_version.clone());
-    let mut opts = Options {
-        rules: cfg.rule_settings(&selection),
-        ..options(h, cfg.gpu.as_ref())?
-    };
-    opts.models.table = cfg.models.clone();
-    let mut outcome = Outcome::default();
-    for input in &a.paths {
-        for Input { name, text, base } in read_input(input, &a, &cfg)? {
-            let file = outcome.sources.add(name, text);
-            outcome.check_file(file, &opts, base.as_deref());
-        }
-    }
-    outcome.finish();
-    if !a.no_ignore {
-        outcome.apply_suppressions(&opts.rules);
-    }
-    let findings = report::render_with(&outcome, &opts.rules);
-    let targets = if a.targets.is_empty() {
-        pair(&[], &[])?
-    } else {
-        a.targets.clone()
-    };
-    for t in &targets {
-        let text = match t.format {
-            Format::Human if a.statistics => report::statistics(&findings),
-            Format::Human if a.quiet => {
-                human::render_findings(&outcome, &findings, t.output.is_none() && color)
-            }
-            Format::Human => human::render(&outcome, &findings, t.output.is_none() && color),
-            Format::Json => format!("{:#}\n", json::check(&outcome, &findings)),
-            Format::Sarif => {
-                let hidden = report::render_suppressed(&outcome, &opts.rules);
-                sarif::render(&outcome, &findings, &hidden)
-            }
-            Format::Github => github::render(&outcome, &findings),
-        };
-        write_report(t.output.as_deref(), &text)?;
-    }
-    write_summary(&a, &targets, &outcome, &findings)?;
-    let fail_on = a.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Deny);
-    Ok(report::exit_code(&findings, fail_on.level()))
-}
-
-/// `--summary FILE` (overwritten), else `$GITHUB_STEP_SUMMARY` (appended) with `--format github`.
-fn write_summary(
-    a: &CheckArgs,
-    targets: &[Target],
-    outcome: &Outcome,
-    findings: &[Rendered],
-) -> Result<(), UsageError> {
-    let github = targets.iter().any(|t| t.format == Format::Github);
-    let (path, append) = match &a.summary {
-        Some(p) => (p.clone(), false),
-        None => match std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| github && !v.is_empty()) {
-            Some(p) => (PathBuf::from(p), true),
-            None => return Ok(()),
-        },
-    };
-    let text = summary::render(outcome, findings);
-    let written = if append {
-        use std::io::Write;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-    } else {
-        std::fs::write(&path, text)
-    };
-    written.map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))
-}
-
-fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
-    match path {
-        Some(p) => std::fs::write(p, text)
-            .map_err(|e| UsageError(format!("cannot write {}: {e}", p.display()))),
-        None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                // The reader went away (`| head`): stop writing, as other tools do.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(UsageError(format!(
-                    "cannot write the report to stdout: {e}"
-                ))),
-                Ok(()) => Ok(()),
-            }
-        }
-    }
-}
-
-/// Files an input names: itself, every checkable file below a directory, or stdin.
-fn read_input(
-    input: &str,
-    a: &CheckArgs,
-    cfg: &std::sync::Arc<Config>,
-) -> Result<Vec<Input>, UsageError> {
-    let limits = crate::input::Limits {
-        max_size: a.max_input_size,
-        vcs_ignores: !a.no_ignore_vcs,
-        stdin_name: a.stdin_filename.clone(),
-    };
-    let cfg = cfg.clone();
-    crate::input::read(input, &limits, move |p| cfg.excluded(p))
-        .map_err(|e| UsageError(e.to_string()))
-}
-
 /// Plans the one launch given after `--`, or says in one line why it cannot be planned.
 fn plan_launch(a: &CapacityArgs) -> Result<(Outcome, Vec<report::Rendered>), Failure> {
     let opts = options(&a.hardware, None)?;
@@ -677,7 +467,7 @@ fn capacity(a: CapacityArgs, color: bool) -> Run {
         ListFormat::Human => print!("{}", human::capacity(&outcome, &findings, color)),
     }
     // A refused launch fails, as in `check`.
-    Ok(report::exit_code(&findings, rules::Level::Deny))
+    Ok(report::exit_code(&findings, crate::rules::Level::Deny))
 }
 
 fn gpus(format: ListFormat) -> Run {
@@ -734,73 +524,6 @@ fn probe(mut a: CapacityArgs) -> Run {
     Ok(report.exit_code())
 }
 
-fn webhook(mut a: WebhookArgs) -> Run {
-    use crate::webhook::{Policy, Settings, Unknown, Webhook};
-    let cfg = match &a.config {
-        Some(p) => config::load(p).map_err(|e| UsageError(e.to_string()))?,
-        None => Config::default(),
-    };
-    gpu::catalog::add_local(cfg.gpus.clone());
-    a.hardware.gpu_source = gpu::GpuSource::Webhook;
-    a.hardware.engine_version = a
-        .hardware
-        .engine_version
-        .take()
-        .or_else(|| cfg.engine_version.clone());
-    let mut settings = Settings::new(a.listen, a.tls_cert, a.tls_key);
-    // The webhook's own node says nothing about where admitted pods run: no NVML fallback.
-    let mut options = Options {
-        rules: cfg.rule_settings(&Selection::default()),
-        node_gpu: None,
-        ..options(&a.hardware, cfg.gpu.as_ref())?
-    };
-    options.models.table = cfg.models.clone();
-    options.models.hub = catalogs::webhook_hub(a.hub, &a.hardware);
-    settings.policy = Policy {
-        options,
-        unknown: match a.unknown {
-            UnknownPolicy::Warn => Unknown::Warn,
-            UnknownPolicy::Deny => Unknown::Deny,
-        },
-    };
-    // Threads stay bounded: async workers for I/O, one blocking thread per review slot and one
-    // for certificate reloads.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(settings.max_concurrency.clamp(1, 4))
-        .max_blocking_threads(settings.max_concurrency.max(1) + 1)
-        .enable_all()
-        .build()
-        .map_err(|e| UsageError(format!("cannot start the runtime: {e}")))?;
-    runtime.block_on(async {
-        let hook = Webhook::bind(settings)
-            .await
-            .map_err(|e| UsageError(e.to_string()))?;
-        if let Some(addr) = hook.local_addr() {
-            eprintln!("kvlint webhook: listening on https://{addr}");
-        }
-        hook.serve(terminated())
-            .await
-            .map_err(|e| UsageError(e.to_string()))
-    })?;
-    Ok(exit::CLEAN)
-}
-
-/// SIGTERM (what the kubelet sends) or Ctrl-C.
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
-}
-
 fn parse_args(version: Option<&str>) -> Run {
     let version = version.map(|v| {
         Version::parse(v)
@@ -824,58 +547,4 @@ fn verify(a: crate::verify::VerifyArgs) -> Run {
         None
     };
     crate::verify::run(&a, opts).map_err(|e| UsageError(e).into())
-}
-
-fn completions(shell: clap_complete::Shell) -> Run {
-    clap_complete::generate(shell, &mut Cli::command(), "kvlint", &mut std::io::stdout());
-    Ok(exit::CLEAN)
-}
-
-fn man() -> Run {
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut std::io::stdout())
-        .map_err(|e| UsageError(format!("cannot write the man page: {e}")))?;
-    Ok(exit::CLEAN)
-}
-
-fn explain(key: &str) -> Run {
-    let rule = rules::find(key).ok_or_else(|| {
-        let hint = rules::select::suggest(key)
-            .map_or(String::new(), |m| format!(" (did you mean `{m}`?)"));
-        UsageError(format!("no rule {key:?}{hint}; `kvlint rules` lists them"))
-    })?;
-    print!("{}", rules::explain(rule));
-    Ok(exit::CLEAN)
-}
-
-fn list_rules(format: ListFormat) -> Run {
-    match format {
-        ListFormat::Json => println!(
-            "{:#}",
-            serde_json::to_value(rules::all()).unwrap_or_default()
-        ),
-        ListFormat::Human => {
-            let width = terminal_size::terminal_size_of(std::io::stdout())
-                .map_or(100, |(w, _)| usize::from(w.0))
-                .max(40);
-            let indent = " ".repeat(8);
-            // Break at spaces only: `--tp-size` stays whole.
-            let wrap = textwrap::Options::new(width)
-                .initial_indent(&indent)
-                .subsequent_indent(&indent)
-                .word_splitter(textwrap::WordSplitter::NoHyphenation)
-                .break_words(false);
-            for r in rules::all() {
-                println!(
-                    "{:<7} {:<30} {:<5} {}",
-                    r.id,
-                    r.name,
-                    r.level.name(),
-                    r.category
-                );
-                println!("{}", textwrap::fill(&rules::description(r), &wrap));
-            }
-        }
-    }
-    Ok(exit::CLEAN)
 }

@@ -1,0 +1,220 @@
+//! `kvlint check`: reading the inputs, pairing `--format` with `--output`, and writing each report.
+
+use super::{options, CheckArgs, FailOn, Format, Run, Target, UsageError};
+use crate::config::{self, Config};
+use crate::gpu;
+use crate::input::Input;
+use crate::pipeline::{Options, Outcome};
+use crate::report::{self, github, human, json, sarif, summary, Rendered};
+use crate::rules::select::Selection;
+use clap::ArgMatches;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Pairs outputs with formats: an `--output` writes the report of the nearest `--format` before
+/// it; one `--format` and one `--output` pair in any order; at most one report goes to stdout.
+pub(super) fn targets(m: &ArgMatches) -> Result<Vec<Target>, UsageError> {
+    let indexed =
+        |id: &str| -> Vec<usize> { m.indices_of(id).map(Iterator::collect).unwrap_or_default() };
+    let formats: Vec<Format> = m
+        .get_many::<Format>("format")
+        .map(|v| v.copied().collect())
+        .unwrap_or_default();
+    let outputs: Vec<PathBuf> = m
+        .get_many::<PathBuf>("output")
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default();
+    pair(
+        &indexed("format")
+            .into_iter()
+            .zip(formats)
+            .collect::<Vec<_>>(),
+        &indexed("output")
+            .into_iter()
+            .zip(outputs)
+            .collect::<Vec<_>>(),
+    )
+}
+
+pub(super) fn pair(
+    formats: &[(usize, Format)],
+    outputs: &[(usize, PathBuf)],
+) -> Result<Vec<Target>, UsageError> {
+    let mut out: Vec<Target> = formats
+        .iter()
+        .map(|(_, f)| Target {
+            format: *f,
+            output: None,
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(Target {
+            format: Format::Human,
+            output: None,
+        });
+    }
+    if out.len() == 1 && outputs.len() <= 1 {
+        out[0].output = outputs.first().map(|(_, p)| p.clone());
+        return Ok(out);
+    }
+    for (at, path) in outputs {
+        let slot = formats
+            .iter()
+            .rposition(|(i, _)| i < at)
+            .filter(|&k| out[k].output.is_none());
+        let k = slot.ok_or_else(|| {
+            UsageError(format!(
+                "--output {} must follow the --format it writes, one --output per --format",
+                path.display()
+            ))
+        })?;
+        out[k].output = Some(path.clone());
+    }
+    if out.iter().filter(|t| t.output.is_none()).count() > 1 {
+        return Err(UsageError(
+            "only one --format can write to stdout; give the others --output FILE".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// The configuration of a check: `--config FILE`, else the nearest kvlint.toml, else defaults.
+fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
+    let path = match &a.config {
+        Some(p) => Some(p.clone()),
+        None => {
+            let first = a
+                .paths
+                .iter()
+                .find(|p| *p != "-")
+                .map_or_else(|| PathBuf::from("."), PathBuf::from);
+            config::discover(&first)
+        }
+    };
+    path.map_or_else(
+        || Ok(Config::default()),
+        |p| config::load(&p).map_err(|e| UsageError(e.to_string())),
+    )
+}
+
+pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
+    let cfg = std::sync::Arc::new(load_config(&a)?);
+    gpu::catalog::add_local(cfg.gpus.clone());
+    let selection = Selection {
+        select: a.select.take(),
+        extend_select: std::mem::take(&mut a.extend_select),
+        ignore: std::mem::take(&mut a.ignore),
+    };
+    selection
+        .validate()
+        .map_err(|e| UsageError(e.to_string()))?;
+    let h = &mut a.hardware;
+    h.engine_version = h
+        .engine_version
+        .take()
+        .or_else(|| cfg.engine_version.clone());
+    let mut opts = Options {
+        rules: cfg.rule_settings(&selection),
+        ..options(h, cfg.gpu.as_ref())?
+    };
+    opts.models.table = cfg.models.clone();
+    let mut outcome = Outcome::default();
+    for input in &a.paths {
+        for Input { name, text, base } in read_input(input, &a, &cfg)? {
+            let file = outcome.sources.add(name, text);
+            outcome.check_file(file, &opts, base.as_deref());
+        }
+    }
+    outcome.finish();
+    if !a.no_ignore {
+        outcome.apply_suppressions(&opts.rules);
+    }
+    let findings = report::render_with(&outcome, &opts.rules);
+    let targets = if a.targets.is_empty() {
+        pair(&[], &[])?
+    } else {
+        a.targets.clone()
+    };
+    for t in &targets {
+        let text = match t.format {
+            Format::Human if a.statistics => report::statistics(&findings),
+            Format::Human if a.quiet => {
+                human::render_findings(&outcome, &findings, t.output.is_none() && color)
+            }
+            Format::Human => human::render(&outcome, &findings, t.output.is_none() && color),
+            Format::Json => format!("{:#}\n", json::check(&outcome, &findings)),
+            Format::Sarif => {
+                let hidden = report::render_suppressed(&outcome, &opts.rules);
+                sarif::render(&outcome, &findings, &hidden)
+            }
+            Format::Github => github::render(&outcome, &findings),
+        };
+        write_report(t.output.as_deref(), &text)?;
+    }
+    write_summary(&a, &targets, &outcome, &findings)?;
+    let fail_on = a.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Deny);
+    Ok(report::exit_code(&findings, fail_on.level()))
+}
+
+/// `--summary FILE` (overwritten), else `$GITHUB_STEP_SUMMARY` (appended) with `--format github`.
+fn write_summary(
+    a: &CheckArgs,
+    targets: &[Target],
+    outcome: &Outcome,
+    findings: &[Rendered],
+) -> Result<(), UsageError> {
+    let github = targets.iter().any(|t| t.format == Format::Github);
+    let (path, append) = match &a.summary {
+        Some(p) => (p.clone(), false),
+        None => match std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| github && !v.is_empty()) {
+            Some(p) => (PathBuf::from(p), true),
+            None => return Ok(()),
+        },
+    };
+    let text = summary::render(outcome, findings);
+    let written = if append {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+    } else {
+        std::fs::write(&path, text)
+    };
+    written.map_err(|e| UsageError(format!("cannot write {}: {e}", path.display())))
+}
+
+fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
+    match path {
+        Some(p) => std::fs::write(p, text)
+            .map_err(|e| UsageError(format!("cannot write {}: {e}", p.display()))),
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                // The reader went away (`| head`): stop writing, as other tools do.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(UsageError(format!(
+                    "cannot write the report to stdout: {e}"
+                ))),
+                Ok(()) => Ok(()),
+            }
+        }
+    }
+}
+
+/// Files an input names: itself, every checkable file below a directory, or stdin.
+fn read_input(
+    input: &str,
+    a: &CheckArgs,
+    cfg: &std::sync::Arc<Config>,
+) -> Result<Vec<Input>, UsageError> {
+    let limits = crate::input::Limits {
+        max_size: a.max_input_size,
+        vcs_ignores: !a.no_ignore_vcs,
+        stdin_name: a.stdin_filename.clone(),
+    };
+    let cfg = cfg.clone();
+    crate::input::read(input, &limits, move |p| cfg.excluded(p))
+        .map_err(|e| UsageError(e.to_string()))
+}

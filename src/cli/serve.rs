@@ -1,0 +1,74 @@
+//! `kvlint webhook`: the admission webhook's settings from the command line and kvlint.toml.
+
+use super::{catalogs, exit, options, Run, UnknownPolicy, UsageError, WebhookArgs};
+use crate::config::{self, Config};
+use crate::gpu;
+use crate::pipeline::Options;
+use crate::rules::select::Selection;
+
+pub(super) fn webhook(mut a: WebhookArgs) -> Run {
+    use crate::webhook::{Policy, Settings, Unknown, Webhook};
+    let cfg = match &a.config {
+        Some(p) => config::load(p).map_err(|e| UsageError(e.to_string()))?,
+        None => Config::default(),
+    };
+    gpu::catalog::add_local(cfg.gpus.clone());
+    a.hardware.gpu_source = gpu::GpuSource::Webhook;
+    a.hardware.engine_version = a
+        .hardware
+        .engine_version
+        .take()
+        .or_else(|| cfg.engine_version.clone());
+    let mut settings = Settings::new(a.listen, a.tls_cert, a.tls_key);
+    // The webhook's own node says nothing about where admitted pods run: no NVML fallback.
+    let mut options = Options {
+        rules: cfg.rule_settings(&Selection::default()),
+        node_gpu: None,
+        ..options(&a.hardware, cfg.gpu.as_ref())?
+    };
+    options.models.table = cfg.models.clone();
+    options.models.hub = catalogs::webhook_hub(a.hub, &a.hardware);
+    settings.policy = Policy {
+        options,
+        unknown: match a.unknown {
+            UnknownPolicy::Warn => Unknown::Warn,
+            UnknownPolicy::Deny => Unknown::Deny,
+        },
+    };
+    // Threads stay bounded: async workers for I/O, one blocking thread per review slot and one
+    // for certificate reloads.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.max_concurrency.clamp(1, 4))
+        .max_blocking_threads(settings.max_concurrency.max(1) + 1)
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError(format!("cannot start the runtime: {e}")))?;
+    runtime.block_on(async {
+        let hook = Webhook::bind(settings)
+            .await
+            .map_err(|e| UsageError(e.to_string()))?;
+        if let Some(addr) = hook.local_addr() {
+            eprintln!("kvlint webhook: listening on https://{addr}");
+        }
+        hook.serve(terminated())
+            .await
+            .map_err(|e| UsageError(e.to_string()))
+    })?;
+    Ok(exit::CLEAN)
+}
+
+/// SIGTERM (what the kubelet sends) or Ctrl-C.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
