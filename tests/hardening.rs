@@ -305,3 +305,23 @@ fn escape_sequences_from_the_input_never_reach_the_terminal() {
         assert!(!out.stdout.contains(c), "{c:?} reached stdout");
     }
 }
+
+/// A flag repeated 20,000 times is one CFG003 (from its first place to its last), found in
+/// linear time: a lookup per repetition made this quadratic.
+#[test]
+fn a_flag_repeated_many_times_is_one_finding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("repeated.sh");
+    let flags = " --max-model-len 4096".repeat(20_000);
+    std::fs::write(&path, format!("vllm serve Qwen/Qwen3-8B{flags}\n")).expect("write");
+    let out = check_json(&path, &[]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("json");
+    let cfg003: Vec<&serde_json::Value> = doc["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == "CFG003")
+        .collect();
+    assert_eq!(cfg003.len(), 1, "{}", out.stdout);
+    assert!(cfg003[0]["column"].as_u64() > Some(400_000));
+}

@@ -280,8 +280,21 @@ fn run_engine(
             .entry((a.loc.file, a.loc.start))
             .or_insert(a.text.as_str());
     }
+    // One CFG003 per option however often it repeats, from its first place to its last:
+    // 60,000 repetitions made 60,000 findings.
+    let mut repeated: Vec<(String, Loc, Loc)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (dest, first, second) in out.duplicates {
+        match index.get(&dest) {
+            Some(&i) => repeated[i].2 = second,
+            None => {
+                index.insert(dest.clone(), repeated.len());
+                repeated.push((dest, first, second));
+            }
+        }
+    }
     findings.extend(
-        out.duplicates
+        repeated
             .into_iter()
             .map(|(dest, first, second)| duplicate_finding(&tokens, &args, &dest, first, second)),
     );

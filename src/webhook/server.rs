@@ -73,7 +73,7 @@ impl Settings {
             body_limit: 3 * 1024 * 1024,
             request_timeout: Duration::from_secs(3),
             max_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            memory_budget: 8 * 1024 * 1024,
+            memory_budget: 3 * 1024 * 1024,
             idle_timeout: Duration::from_secs(20),
             reload_interval: Duration::from_secs(2),
             shutdown_delay: Duration::from_secs(5),

@@ -23,12 +23,15 @@ pub fn write_pair(cert_path: &Path, key_path: &Path) -> CertificateDer<'static> 
     write_pair_valid(cert_path, key_path, None)
 }
 
-/// As [`write_pair`], with the serving certificate valid from one date to another
-/// (`(year, month, day)`), e.g. already expired.
+/// A calendar date: year, month, day.
+pub type Date = (i32, u8, u8);
+
+/// As [`write_pair`], with the serving certificate valid from one date to another, e.g. already
+/// expired.
 pub fn write_pair_valid(
     cert_path: &Path,
     key_path: &Path,
-    validity: Option<((i32, u8, u8), (i32, u8, u8))>,
+    validity: Option<(Date, Date)>,
 ) -> CertificateDer<'static> {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
