@@ -615,8 +615,9 @@ fn capacity_json(args: &[&str]) -> serde_json::Value {
         .args(args)
         .output()
         .unwrap();
+    // 0 passes, 1 refused: either way the plan is printed.
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 1)),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -158,7 +158,8 @@ fn model_config_says_when_it_is_applied_to_a_launch_naming_another_model() {
     let line = run
         .stdout
         .lines()
-        .find(|l| l.contains("two.sh:2:"))
+        // The launch line, not a code frame's `two.sh:2:1` header.
+        .find(|l| l.contains("two.sh:2: "))
         .unwrap();
     assert!(
         line.ends_with(
