@@ -108,13 +108,6 @@ const KNOWN_WRONG: &[(&str, &str, &str, &str)] = &[
         "--num-scheduler-steps",
         "version unknown: latest assumed",
     ),
-    // vLLM's dotted `--attention-config.x=y` sets one field of a JSON option.
-    (
-        "inferencex-script-vllm.sh",
-        "CFG001",
-        "--attention-config.use-fp4-indexer-cache",
-        "dotted JSON-field options",
-    ),
     // The script writes the YAML with a heredoc before the launch reads it.
     (
         "inferencex-script-trtllm.sh",
