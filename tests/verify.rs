@@ -127,6 +127,13 @@ fn both_halves_of_a_pair_get_the_pd_rules() {
     let run = kvlint(&args);
     assert_eq!(run.code, 1);
     assert!(run.stdout.contains("PD001"), "{}", run.stdout);
+    // The prefill log's server_args say mooncake, the decode log's nixl.
+    assert!(
+        run.stdout
+            .contains("prefill transfers KV with mooncake, decode with nixl"),
+        "{}",
+        run.stdout
+    );
     insta::assert_snapshot!(run.transcript(&args));
 }
 

@@ -47,6 +47,7 @@ struct Scan {
     model: Option<Fact<String>>,
     page_size: Option<Fact<u64>>,
     kv_cache_dtype: Option<Fact<String>>,
+    transfer_backend: Option<Fact<String>>,
     /// vLLM's `Maximum concurrency for L tokens per request: Xx` (V0, no token count logged).
     concurrency: Option<(f64, u64, Range<usize>, usize)>,
 }
@@ -218,6 +219,7 @@ fn reading(name: &str, text: String, engine: Engine, scan: Scan) -> Result<Readi
         model: scan.model,
         page_size: scan.page_size,
         kv_cache_dtype: scan.kv_cache_dtype,
+        transfer_backend: scan.transfer_backend,
         notes,
         text,
     })
@@ -304,6 +306,15 @@ fn server_args(line: &str, off: usize, s: &mut Scan) {
     }
     if let Some((v, at)) = txt(regex!(r"kv_cache_dtype'?(?:=|: )'([^']+)'")) {
         s.kv_cache_dtype = Some(Fact::new(v, at, "server_args kv_cache_dtype"));
+    }
+    if let Some((v, at)) = txt(regex!(
+        r"disaggregation_transfer_backend'?(?:=|: )'([^']+)'"
+    )) {
+        s.transfer_backend = Some(Fact::new(
+            v,
+            at,
+            "server_args disaggregation_transfer_backend",
+        ));
     }
     if let Some((v, at)) = regex!(r"\bpage_size'?(?:=|: )(\d+)")
         .captures(line)

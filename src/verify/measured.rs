@@ -53,6 +53,8 @@ pub struct Reading {
     pub model: Option<Fact<String>>,
     pub page_size: Option<Fact<u64>>,
     pub kv_cache_dtype: Option<Fact<String>>,
+    /// SGLang's `disaggregation_transfer_backend` (mooncake, nixl, ...), for PD005.
+    pub transfer_backend: Option<Fact<String>>,
     /// What kvlint could not read and says so.
     pub notes: Vec<String>,
 }
@@ -189,7 +191,7 @@ pub fn findings(m: &Measurement) -> Vec<Finding> {
         .collect()
 }
 
-/// PD001–PD004 between every measured prefill server and every measured decode server.
+/// PD001–PD005 between every measured prefill server and every measured decode server.
 pub fn pd_findings(ms: &[Measurement]) -> Vec<Finding> {
     let mut out = Vec::new();
     let half = |role: Role| ms.iter().filter(move |m| m.role() == role);
@@ -213,11 +215,16 @@ pub fn pd_findings(ms: &[Measurement]) -> Vec<Finding> {
                 let f = m.reading.model.as_ref()?;
                 Some((f.value.trim_end_matches('/').to_string(), m.loc(f)))
             };
+            let backend = |m: &Measurement| {
+                let f = m.reading.transfer_backend.as_ref()?;
+                Some((f.value.clone(), m.loc(f)))
+            };
             let pairs = [
                 ("PD001", ctx(p), ctx(d)),
                 ("PD002", page(p), page(d)),
                 ("PD003", dtype(p), dtype(d)),
                 ("PD004", model(p), model(d)),
+                ("PD005", backend(p), backend(d)),
             ];
             for (rule, a, b) in pairs {
                 let (Some((pv, pat)), Some((dv, dat))) = (a, b) else {

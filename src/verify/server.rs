@@ -217,6 +217,8 @@ fn sglang(c: &Client, t: &mut Transcript) -> Result<Reading, String> {
         model: text_fact("model_path"),
         page_size: num_fact("page_size"),
         kv_cache_dtype: text_fact("kv_cache_dtype"),
+        // server_args.py ServerArgs.disaggregation_transfer_backend, served whole by /server_info.
+        transfer_backend: text_fact("disaggregation_transfer_backend"),
         notes,
     })
 }
@@ -318,6 +320,7 @@ fn vllm(c: &Client, t: &mut Transcript) -> Result<Reading, String> {
         }),
         kv_cache_dtype: label("cache_dtype")
             .map(|(_, v, r)| Fact::new(v, r, "cache_config_info cache_dtype")),
+        transfer_backend: None,
         notes,
     })
 }
