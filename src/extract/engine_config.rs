@@ -5,7 +5,7 @@
 //! (`extra_llm_api_options`, the wide-EP engine configs) is told by the LLM-API fields only it has,
 //! and is read as the `trtllm-serve --extra_llm_api_options FILE` launch it configures.
 
-use crate::launch::{Arg, Engine, Launch, LaunchFile, Placement};
+use crate::launch::{Arg, Engine, Launch, LaunchFile};
 use crate::source::{Loc, SourceFile};
 use crate::yaml::{Node, Value};
 
@@ -99,18 +99,7 @@ pub fn launch(src: &SourceFile, node: &Node) -> Option<Result<Launch, String>> {
         end: node.loc.start,
         ..node.loc
     };
-    Some(Ok(Launch {
-        engine,
-        command: start,
-        args,
-        env: Vec::new(),
-        object: None,
-        placement: Placement::default(),
-        role_hint: None,
-        group: None,
-        engine_version: None,
-        files: Vec::new(),
-    }))
+    Some(Ok(Launch::new(engine, start, args)))
 }
 
 /// `trtllm-serve --extra_llm_api_options FILE` with FILE this very file, given to the engine as

@@ -4,7 +4,7 @@
 use super::placement::{count_of, items};
 use super::{arg_of, entries, named_or_first, scalar, Cx, Group};
 use crate::extract::shell::{self, MappedWord};
-use crate::launch::{Engine, Launch, Placement};
+use crate::launch::{Engine, Launch};
 use crate::yaml::Node;
 
 fn text(node: Option<&Node>, key: &str) -> Option<String> {
@@ -237,16 +237,8 @@ impl Cx<'_> {
         }
         args.extend(self.words(main.get("args"), &env).iter().map(arg_of));
         Some(Launch {
-            engine: Engine::Vllm,
-            command,
-            args,
             env: env.iter().map(|(n, w)| (n.clone(), arg_of(w))).collect(),
-            object: None,
-            placement: Placement::default(),
-            role_hint: None,
-            group: None,
-            engine_version: None,
-            files: Vec::new(),
+            ..Launch::new(Engine::Vllm, command, args)
         })
     }
 }

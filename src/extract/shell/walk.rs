@@ -6,7 +6,7 @@ use super::expand::{is_identifier, Field, Scope, Splat, Value, Var};
 use super::lex::{self, literal_text, Ch, Sep, Tok, Word, MAX_DEPTH};
 use crate::extract::k8s::placement;
 use crate::finding::Finding;
-use crate::launch::{Arg, Engine, Launch, Placement};
+use crate::launch::{Arg, Engine, Launch};
 use crate::source::{FileId, Loc};
 
 /// Walks a script's commands, tracking variables, and collects launches and findings.
@@ -467,17 +467,10 @@ impl Walker {
             .into_iter()
             .filter_map(|(name, value)| Some((name, env_arg(value)?)))
             .collect();
+        let args = args.iter().map(Field::arg).collect();
         self.launches.push(Launch {
-            engine,
-            command,
-            args: args.iter().map(Field::arg).collect(),
             env,
-            object: None,
-            placement: Placement::default(),
-            role_hint: None,
-            group: None,
-            engine_version: None,
-            files: Vec::new(),
+            ..Launch::new(engine, command, args)
         });
     }
 
