@@ -1,5 +1,7 @@
-//! Accuracy against real engine startup logs (`../shared/validation/observed-public.jsonl`):
-//! runs `kvlint capacity` on every record and compares the predicted pool with the logged one.
+//! Accuracy against real engine startup logs: `../shared/validation/observed-public.jsonl` (the
+//! set the math was tuned on) and our own public records in `fixtures/validation/*.jsonl` (same
+//! format). Runs `kvlint capacity` on every record and compares the predicted pool with the
+//! logged one.
 //! Run with `cargo test --test accuracy -- --ignored --nocapture` (CI does).
 
 mod common;
@@ -95,11 +97,21 @@ fn run(rec: &Value) -> Result<Row, String> {
 #[test]
 #[ignore = "reads ../shared"]
 fn capacity_against_observed_startup_logs() {
-    let text = std::fs::read_to_string(format!(
-        "{}/{SHARED}/validation/observed-public.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("../shared/validation/observed-public.jsonl");
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut text =
+        std::fs::read_to_string(format!("{root}/{SHARED}/validation/observed-public.jsonl"))
+            .expect("../shared/validation/observed-public.jsonl");
+    let mut own: Vec<_> = std::fs::read_dir(format!("{root}/fixtures/validation"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    own.sort();
+    for path in own
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+    {
+        text.push('\n');
+        text.push_str(&std::fs::read_to_string(path).expect("readable record file"));
+    }
     let mut rows = Vec::new();
     println!(
         "{:<58} {:>10} {:>10} {:>7}  band",
