@@ -1,0 +1,133 @@
+//! What the pool budget subtracts: the free-memory baseline, SGLang's own additions to the
+//! weights, and the linear-attention state.
+
+use super::{Layout, V0_5_7};
+use crate::capacity::{unsplit_share, Estimate, Notes, GIB};
+use crate::engine::EngineArgs;
+use crate::gpu::{GpuSpec, Vendor};
+use crate::model::{Geometry, LayerKind};
+use crate::version::Version;
+
+/// SGLang keeps rotary tables in fp32 on CUDA and casts them to the model dtype elsewhere
+/// (layers/rotary_embedding/base.py :: RotaryEmbedding.__init__, `if not _is_cuda`).
+pub(super) fn rope_elem_bytes(m: &Geometry, gpu: &GpuSpec) -> f64 {
+    match gpu.vendor {
+        Vendor::Nvidia => 4.0,
+        Vendor::Amd => m.dtype.bytes().max(2.0),
+    }
+}
+
+/// Weight bytes per rank that SGLang's own model classes add to the even TP split.
+pub(super) fn model_code_weights(
+    m: &Geometry,
+    lay: &Layout,
+    v: &Version,
+    scale: f64,
+) -> Option<(Estimate, String)> {
+    let (tp, pp) = (f64::from(lay.tp.max(1)), f64::from(lay.pp.max(1)));
+    let parts = &m.weight_parts;
+    let text = m.text_model_type.as_str();
+    if text.starts_with("gemma3") || text.starts_with("gemma4") {
+        // models/gemma3_causal.py, gemma4_causal.py :: *TextModel.__init__: the token
+        // embeddings are a plain nn.Embedding (`Gemma3TextScaledWordEmbedding`), whole on
+        // every TP rank rather than a VocabParallelEmbedding.
+        let x = unsplit_share(parts.embedding as f64, tp, pp);
+        return (x > 0.0).then(|| {
+            (
+                Estimate::exact(x),
+                "the Gemma token embedding is whole on every rank".into(),
+            )
+        });
+    }
+    if text == "ministral3" && *v >= V0_5_7 {
+        // models/ministral3.py (0.5.7+): `Ministral3Model.__init__` lets `LlamaModel` build
+        // every decoder layer, then builds them again; each `Ministral3DecoderLayer` also
+        // replaces the `LlamaAttention` its parent built. The discarded modules sit in
+        // reference cycles (parameters hold their module's bound `weight_loader`), so they
+        // stay allocated until a full garbage collection; the load-time measurement counts
+        // them. The band's low end assumes they were collected.
+        let x = (parts.layers + parts.attention) as f64 * scale / (tp * pp);
+        return Some((
+            Estimate::range(x, 0.0, x),
+            "decoder layers that Ministral3Model builds twice and discards".into(),
+        ));
+    }
+    None
+}
+
+/// Free bytes per GPU when SGLang takes its memory baseline: CUDA's total less the CUDA
+/// context and the distributed set-up, which the engine measures and kvlint can only estimate.
+pub(super) fn baseline(
+    gpu: &GpuSpec,
+    lay: &Layout,
+    args: &EngineArgs,
+    notes: &mut Notes,
+) -> Estimate {
+    let total = gpu.cuda_total_bytes as f64;
+    let multi = lay.tp * lay.pp > 1;
+    // Observed: H100 TP1 0.71 GiB, RTX 3090 TP2 0.67 GiB below CUDA's total; MI355X TP8 4.5 to
+    // 11 GiB (ROCm's distributed init takes far more).
+    let (point, low, high) = match (gpu.vendor, multi) {
+        (Vendor::Nvidia, false) => (0.7, 0.4, 1.5),
+        (Vendor::Nvidia, true) => (0.7, 0.4, 2.5),
+        (Vendor::Amd, false) => (1.5, 0.5, 4.0),
+        (Vendor::Amd, true) => (8.0, 3.5, 12.0),
+    };
+    let symm = if args.flag("enable_symm_mem") {
+        4.0
+    } else {
+        0.0
+    };
+    let e = Estimate::range(
+        total - (point + symm) * GIB,
+        total - (high + symm) * GIB,
+        total - (low + symm) * GIB,
+    );
+    notes.estimate(
+        "baseline_free_bytes",
+        e,
+        format!("CUDA total {:.2} GiB less an estimated {point} GiB (range {low}–{high}) for the CUDA context and distributed set-up{}", total / GIB, if symm > 0.0 { " and 4 GiB of symmetric memory" } else { "" }),
+    );
+    e
+}
+
+/// Bytes per request of the linear-attention state (`Mamba2CacheParams.mamba_cache_per_req`,
+/// Qwen3-Next GDN shapes in `configs/qwen3_next.py`), fp32 SSM state by default.
+pub(super) fn mamba_per_request(m: &Geometry, tp: u32) -> f64 {
+    let Some(lin) = &m.linear else { return 0.0 };
+    let tp = f64::from(tp.max(1));
+    let conv_dim = f64::from(
+        lin.num_value_heads * lin.value_head_dim + 2 * lin.num_key_heads * lin.key_head_dim,
+    );
+    let conv = conv_dim / tp * f64::from(lin.conv_kernel.saturating_sub(1)) * 2.0;
+    let ssm = f64::from(lin.num_value_heads) / tp
+        * f64::from(lin.value_head_dim * lin.key_head_dim)
+        * 4.0;
+    let n_linear = m
+        .layers
+        .iter()
+        .filter(|l| matches!(l, LayerKind::Linear))
+        .count() as f64;
+    (conv + ssm) * n_linear
+}
+
+/// KV bytes left after the mamba state is carved out (`_handle_max_mamba_cache`, ratio path).
+pub(super) fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u32) -> f64 {
+    if per_req <= 0.0 || rest <= 0.0 {
+        return rest;
+    }
+    let slots = if let Some(n) = args.int("max_mamba_cache_size") {
+        n as f64
+    } else if let (true, Some(mrr)) = (
+        args.flag("disable_radix_cache"),
+        args.int("max_running_requests"),
+    ) {
+        (mrr / i64::from(attn_dp.max(1))) as f64
+    } else {
+        let r = args.float("mamba_full_memory_ratio").unwrap_or(0.9);
+        ((rest * r / (1.0 + r) - per_req) / per_req)
+            .floor()
+            .max(0.0)
+    };
+    rest - (slots + 1.0) * per_req
+}

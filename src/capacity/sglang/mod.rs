@@ -1,0 +1,244 @@
+//! SGLang's KV pool, mirroring `python/sglang/srt/model_executor/pool_configurator.py`
+//! (`DefaultPoolConfigurator`, `HybridSWAPoolConfigurator`), `mem_cache/kv_cache_configurator.py`
+//! (`_profile_available_bytes`, `calculate_mla_kv_cache_dim`) and
+//! `arg_groups/memory_hook.py :: handle_gpu_memory_settings` of 0.5.23, with the older
+//! versions' differences (0.5.9 `model_runner_kv_cache_mixin.py`, 0.4.6 `model_runner.py`).
+//! Reference: `sglang-capacity.md`.
+
+mod budget;
+mod cell;
+mod fraction;
+#[cfg(test)]
+mod tests;
+
+use super::{
+    int_or, page_floor, part_scale, rope_tables, unresolved, weights_per_rank, ContextSource,
+    Estimate, Inputs, Notes, Plan, Role,
+};
+use crate::engine::EngineArgs;
+use crate::finding::Finding;
+use crate::launch::Engine;
+use crate::version::Version;
+use budget::{after_mamba, baseline, mamba_per_request, model_code_weights, rope_elem_bytes};
+use cell::{cell, kv_dtype, page_size, Cell};
+use fraction::{default_fraction, speculative};
+
+const V0_5_0: Version = Version::new(0, 5, 0);
+const V0_5_7: Version = Version::new(0, 5, 7);
+const V0_5_10: Version = Version::new(0, 5, 10);
+const V0_5_18: Version = Version::new(0, 5, 18);
+const V0_5_22: Version = Version::new(0, 5, 22);
+
+/// Settings the pool math reads; an unresolved variable in any of them stops the plan.
+const NEEDED: &[&str] = &[
+    "model_path",
+    "tp_size",
+    "pp_size",
+    "dp_size",
+    "attn_dp_size",
+    "context_length",
+    "mem_fraction_static",
+    "kv_cache_dtype",
+    "page_size",
+    "max_total_tokens",
+    "chunked_prefill_size",
+    "max_running_requests",
+    "disaggregation_mode",
+    "swa_full_tokens_ratio",
+    "dcp_size",
+];
+
+/// Parallel layout of one SGLang server.
+struct Layout {
+    tp: u32,
+    pp: u32,
+    dp: u32,
+    attn_dp: u32,
+    attn_tp: u32,
+    dcp: u32,
+}
+
+impl Layout {
+    /// GPUs of one server: attention-DP ranks live inside the TP group, while plain
+    /// `--dp-size` starts `dp` copies of the TP×PP group
+    /// (managers/data_parallel_controller.py :: DataParallelController).
+    fn gpus(&self) -> u32 {
+        let replicas = if self.attn_dp > 1 { 1 } else { self.dp };
+        self.tp * self.pp * replicas
+    }
+}
+
+fn layout(args: &EngineArgs) -> Layout {
+    let tp = int_or(args, "tp_size", 1);
+    let pp = int_or(args, "pp_size", 1);
+    let dp = int_or(args, "dp_size", 1);
+    // 0.5.22 added --attn-dp-size; --enable-dp-attention means attention-DP over dp_size.
+    let attn_dp = match args.int("attn_dp_size") {
+        Some(n) if n > 1 && args.version >= V0_5_22 => n as u32,
+        _ if args.flag("enable_dp_attention") => dp,
+        _ => 1,
+    };
+    let dcp = int_or(args, "dcp_size", 1);
+    Layout {
+        tp,
+        pp,
+        dp,
+        attn_dp,
+        attn_tp: (tp / attn_dp).max(1),
+        dcp,
+    }
+}
+
+fn role(args: &EngineArgs) -> Role {
+    match args.text("disaggregation_mode") {
+        Some("prefill") => Role::Prefill,
+        Some("decode") => Role::Decode,
+        _ => Role::Unified,
+    }
+}
+
+/// Tokens the pool holds for a KV budget, after page alignment and `--max-total-tokens`.
+fn tokens(rest: f64, cell: &Cell, page: u32, cap: Option<u64>) -> u64 {
+    if rest <= 0.0 || cell.bytes <= 0.0 {
+        return 0;
+    }
+    let t = page_floor((rest.floor() / cell.bytes).floor() as u64, page);
+    cap.map_or(t, |c| t.min(page_floor(c, page)))
+}
+
+pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+    let args = inp.args;
+    let missing = unresolved(args, NEEDED);
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    let (m, gpu) = (inp.model, inp.gpu);
+    let v = &args.version;
+    let mut notes = Notes::default();
+    let lay = layout(args);
+    let role = role(args);
+
+    let (kv_name, kvb) = kv_dtype(args, m, gpu, &mut notes);
+    let page = page_size(args, m, gpu);
+    let mut cell = cell(args, m, gpu, &lay, kvb, &kv_name);
+    let spec = speculative(args);
+    let eagle_like = spec.is_some_and(|a| {
+        ["eagle", "eagle3", "nextn", "mtp", "standalone"].contains(&a.to_ascii_lowercase().as_str())
+    });
+    if eagle_like && *v >= V0_5_18 {
+        // 0.5.18+: the draft KV shares the budget, so the cell grows by draft/target layers.
+        let draft_layers = if m.nextn_layers > 0 {
+            m.nextn_layers
+        } else {
+            1
+        };
+        let grow = (cell.bytes * f64::from(draft_layers) / f64::from(m.num_layers.max(1))).floor();
+        cell.bytes += grow;
+        cell.how
+            .push_str(&format!(" + {grow} B for {draft_layers} draft layer(s)"));
+    }
+    notes.exact("kv_bytes_per_token", cell.bytes, cell.how.clone());
+
+    let (fraction, fraction_how, fraction_loc) = match args.float("mem_fraction_static") {
+        Some(f) => (
+            f,
+            "--mem-fraction-static".to_string(),
+            args.get("mem_fraction_static").map(|s| s.loc()),
+        ),
+        None => {
+            let (f, how) = default_fraction(args, m, gpu, &lay, role);
+            (f, how, None)
+        }
+    };
+    notes.exact("mem_fraction_static", fraction, fraction_how);
+
+    let b = baseline(gpu, &lay, args, &mut notes);
+    let quant = args.text("quantization");
+    let extras = model_code_weights(m, &lay, v, part_scale(m, quant))
+        .into_iter()
+        .chain(rope_tables(m, rope_elem_bytes(m, gpu)))
+        // model_config.py::_get_and_verify_dtype: `--dtype float32` loads weights at 4 bytes.
+        .chain(super::dtype_weights(args, m, quant, lay.tp * lay.pp));
+    let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extras, &mut notes);
+    if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 {
+        let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
+        notes.estimate(
+            "draft_weights_bytes",
+            Estimate::rel(draft, 0.1),
+            "MTP layers load before profiling (0.5.18+)",
+        );
+        w = Estimate::range(w.point + draft, w.low + draft * 0.9, w.high + draft * 1.1);
+    }
+    let per_req = mamba_per_request(m, lay.attn_tp);
+    if per_req > 0.0 {
+        notes.exact(
+            "mamba_state_bytes_per_request",
+            per_req,
+            "conv + fp32 SSM state of the linear-attention layers",
+        );
+    }
+
+    let rest_at = |b: f64, w: f64| after_mamba(fraction * b - w, per_req, args, lay.attn_dp);
+    let cap = args.int("max_total_tokens").map(|t| t.max(0) as u64);
+    let logical = |t: u64| t * u64::from(lay.dcp.max(1));
+    let pool = |rest: f64| logical(tokens(rest, &cell, page, cap));
+    let rest = rest_at(b.point, w.point);
+    let (pool_point, pool_low, pool_high) = (
+        pool(rest),
+        pool(rest_at(b.low, w.high)),
+        pool(rest_at(b.high, w.low)),
+    );
+
+    // 0.5.9 and older used min(swa, full) tokens as the request capacity for hybrid SWA.
+    let usable = |t: u64| match cell.swa_ratio {
+        Some(r) if *v < V0_5_18 => page_floor((t as f64 * r) as u64, page).min(t),
+        _ => t,
+    };
+
+    let model_max = crate::model::derived_context_length_sglang(m);
+    let (context_length, context_source) = match args.int("context_length") {
+        Some(c) => (
+            c.max(0) as u64,
+            ContextSource::Flag(args.get("context_length").map_or(inp.at, |s| s.loc())),
+        ),
+        None => (model_max, ContextSource::Model),
+    };
+
+    // Fraction at which the low end of the band holds the context.
+    let need_tokens = context_length.div_ceil(u64::from(lay.dcp.max(1))) + u64::from(page);
+    let needed = (need_tokens as f64 * cell.bytes + w.high) / b.low;
+    let needed_fraction = (per_req == 0.0 && cell.swa_ratio.is_none() && needed < 0.99)
+        .then_some((needed * 1000.0).ceil() / 1000.0);
+
+    Ok(Plan {
+        engine: Engine::Sglang,
+        engine_version: v.to_string(),
+        role,
+        model: m.id.clone(),
+        gpu: gpu.name.clone(),
+        gpu_count: inp.gpu_count.unwrap_or(lay.gpus()),
+        tp: lay.tp,
+        pp: lay.pp,
+        dp: lay.dp,
+        context_length,
+        context_source,
+        model_max_context: model_max,
+        kv_cache_dtype: kv_name,
+        page_size: page,
+        kv_bytes_per_token: cell.bytes.round() as u64,
+        pool_tokens: pool_point,
+        pool_tokens_low: pool_low,
+        pool_tokens_high: pool_high,
+        usable_tokens: usable(pool_point),
+        usable_tokens_low: usable(pool_low),
+        usable_tokens_high: usable(pool_high),
+        budget_bytes: rest.round() as i64,
+        weights_bytes: w.point.round() as u64,
+        memory_fraction: fraction,
+        memory_fraction_loc: fraction_loc,
+        memory_fraction_flag: "--mem-fraction-static",
+        needed_fraction,
+        max_context_fit: usable(pool_low),
+        assumptions: notes.0,
+    })
+}

@@ -1,0 +1,174 @@
+//! Expected values are the worked examples of sglang-capacity.md §2.1 and §7, computed
+//! there from the engine's formulas.
+use super::*;
+use crate::capacity::testing::{args, deepseek_v3, deepseek_v32, dense};
+use crate::engine::SettingValue::{Flag, Int, Text};
+use crate::gpu;
+use crate::gpu::GpuSpec;
+use crate::model::{Geometry, LayerKind};
+
+fn gpu(name: &str) -> GpuSpec {
+    gpu::lookup(name).unwrap().clone()
+}
+
+fn fraction(g: &str, m: &Geometry, pairs: &[(&str, crate::engine::SettingValue)]) -> f64 {
+    let a = args(Engine::Sglang, "0.5.23", pairs);
+    default_fraction(&a, m, &gpu(g), &layout(&a), role(&a)).0
+}
+
+#[test]
+fn default_mem_fraction_matches_the_heuristic_table() {
+    let llama = dense(80, 64, 8, 128);
+    let ds = deepseek_v3();
+    assert_eq!(fraction("H100-80GB", &llama, &[("tp_size", Int(8))]), 0.812);
+    assert_eq!(fraction("H100-80GB", &llama, &[]), 0.830);
+    assert_eq!(fraction("H200", &llama, &[("tp_size", Int(8))]), 0.893);
+    assert_eq!(fraction("H200", &ds, &[("tp_size", Int(8))]), 0.886);
+    let prefill = ("disaggregation_mode", Text("prefill".into()));
+    let decode = ("disaggregation_mode", Text("decode".into()));
+    assert_eq!(
+        fraction("H200", &ds, &[("tp_size", Int(8)), prefill.clone()]),
+        0.893
+    );
+    assert_eq!(
+        fraction("H200", &ds, &[("tp_size", Int(8)), decode.clone()]),
+        0.929
+    );
+    let dp_attn = [
+        ("tp_size", Int(8)),
+        ("dp_size", Int(8)),
+        ("enable_dp_attention", Flag(true)),
+        decode,
+    ];
+    assert_eq!(fraction("H200", &ds, &dp_attn), 0.833);
+    assert_eq!(
+        fraction("B200", &ds, &[("tp_size", Int(8)), prefill]),
+        0.849
+    );
+}
+
+fn cell_of(m: &Geometry, gpu_name: &str, pairs: &[(&str, crate::engine::SettingValue)]) -> f64 {
+    let a = args(Engine::Sglang, "0.5.23", pairs);
+    let mut notes = Notes::default();
+    let g = gpu(gpu_name);
+    let (kv, kvb) = kv_dtype(&a, m, &g, &mut notes);
+    cell(&a, m, &g, &layout(&a), kvb, &kv).bytes
+}
+
+fn weights(m: &Geometry, version: &str, pairs: &[(&str, crate::engine::SettingValue)]) -> Estimate {
+    let a = args(Engine::Sglang, version, pairs);
+    let lay = layout(&a);
+    let extras = model_code_weights(m, &lay, &a.version, 1.0);
+    weights_per_rank(m, None, (lay.tp, lay.pp), extras, &mut Notes::default())
+}
+
+#[test]
+fn replicated_modules_and_model_code_add_to_the_even_split() {
+    let tp2 = [("tp_size", Int(2))];
+    let mut m = dense(4, 8, 8, 128);
+    m.weight_bytes = 10_000;
+    m.weight_parts.replicated = 1_000;
+    m.weight_parts.embedding = 2_000;
+    m.weight_parts.layers = 6_000;
+    m.weight_parts.attention = 1_000;
+    // 10,000 / 2 + 1,000 · (1 − 1/2).
+    assert_eq!(weights(&m, "0.5.23", &tp2).point, 5_500.0);
+    // Gemma 3/4: the nn.Embedding is whole on every rank: + 2,000 · (1 − 1/2).
+    m.text_model_type = "gemma4_text".into();
+    assert_eq!(weights(&m, "0.5.23", &tp2).point, 6_500.0);
+    // Ministral 3 from 0.5.7: a second copy of the layers and of their attention.
+    m.text_model_type = "ministral3".into();
+    let w = weights(&m, "0.5.12", &tp2);
+    assert_eq!((w.point, w.low), (5_500.0 + 3_500.0, 5_500.0 * 0.98));
+    assert_eq!(weights(&m, "0.5.6", &tp2).point, 5_500.0);
+}
+
+#[test]
+fn attention_dp_runs_inside_the_tp_group() {
+    let a = args(
+        Engine::Sglang,
+        "0.5.23",
+        &[
+            ("tp_size", Int(8)),
+            ("dp_size", Int(8)),
+            ("enable_dp_attention", Flag(true)),
+        ],
+    );
+    assert_eq!(layout(&a).gpus(), 8);
+    let a = args(
+        Engine::Sglang,
+        "0.5.23",
+        &[("tp_size", Int(2)), ("dp_size", Int(4))],
+    );
+    assert_eq!(layout(&a).gpus(), 8);
+}
+
+#[test]
+fn cell_sizes_match_the_worked_examples() {
+    let llama70 = dense(80, 64, 8, 128);
+    assert_eq!(
+        cell_of(&llama70, "H100-80GB", &[("tp_size", Int(8))]),
+        40_960.0
+    );
+    assert_eq!(
+        cell_of(&llama70, "H100-80GB", &[("tp_size", Int(16))]),
+        40_960.0
+    );
+    let fp8 = ("kv_cache_dtype", Text("fp8_e4m3".into()));
+    assert_eq!(
+        cell_of(&llama70, "H100-80GB", &[("tp_size", Int(8)), fp8.clone()]),
+        20_480.0
+    );
+    assert_eq!(cell_of(&dense(28, 28, 4, 128), "H100-80GB", &[]), 57_344.0);
+    assert_eq!(
+        cell_of(&deepseek_v3(), "H200", &[("tp_size", Int(8))]),
+        70_272.0
+    );
+    assert_eq!(
+        cell_of(&deepseek_v32(), "H200", &[("tp_size", Int(8))]),
+        78_324.0
+    );
+    assert_eq!(
+        cell_of(&deepseek_v32(), "B200", &[("tp_size", Int(8))]),
+        48_068.0
+    );
+}
+
+#[test]
+fn gpt_oss_hybrid_swa_cell_counts_window_layers_at_the_ratio() {
+    let mut m = dense(36, 64, 8, 64);
+    m.architectures = vec!["GptOssForCausalLM".into()];
+    m.layers = (0..36)
+        .map(|i| {
+            if i % 2 == 0 {
+                LayerKind::Sliding { window: 128 }
+            } else {
+                LayerKind::Full
+            }
+        })
+        .collect();
+    let c = cell_of(&m, "H100-80GB", &[("tp_size", Int(8))]);
+    assert!((c - 8_294.4).abs() < 1e-6, "{c}");
+}
+
+#[test]
+fn nextn_draft_grows_the_cell_by_its_layer_share() {
+    let m = deepseek_v3();
+    let a = args(
+        Engine::Sglang,
+        "0.5.23",
+        &[
+            ("tp_size", Int(8)),
+            ("speculative_algorithm", Text("NEXTN".into())),
+        ],
+    );
+    let g = gpu("H200");
+    let inputs = Inputs {
+        args: &a,
+        model: &m,
+        gpu: &g,
+        gpu_count: None,
+        at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+    };
+    assert_eq!(plan(&inputs).unwrap().kv_bytes_per_token, 71_424);
+}
