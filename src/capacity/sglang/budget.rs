@@ -1,6 +1,7 @@
 //! What the pool budget subtracts: the free-memory baseline, SGLang's own additions to the
 //! weights, and the linear-attention state.
 
+use super::cell::stage_layers;
 use super::{Layout, V0_5_7};
 use crate::capacity::{unsplit_share, Estimate, Notes, GIB};
 use crate::engine::EngineArgs;
@@ -53,6 +54,34 @@ pub(super) fn model_code_weights(
         ));
     }
     None
+}
+
+/// `models/deepseek_common/deepseek_weight_loader.py :: post_load_weights`: every MLA layer
+/// splits `kv_b_proj` into `w_kc` and `w_vc` with `.contiguous()` copies and keeps `kv_b_proj`
+/// for the prefill path, so those bytes count twice at "Load weight end". The copies are bf16
+/// (FP8 128×128 blocks are dequantized with `block_quant_dequant` on CUDA, AWQ and int8
+/// likewise), except on ROCm, where FP8 blocks are requantized to per-tensor FP8
+/// (`block_quant_to_tensor_quant`). Heads split over the attention TP group.
+pub(super) fn mla_absorbed_copies(
+    m: &Geometry,
+    lay: &Layout,
+    gpu: &GpuSpec,
+) -> Option<(Estimate, String)> {
+    let mla = m.mla.as_ref()?;
+    let fp8 = m.quantization.as_ref().is_some_and(|q| q.method == "fp8");
+    let bytes = if fp8 && gpu.vendor == Vendor::Amd {
+        1.0
+    } else {
+        2.0
+    };
+    let nope = m.head_dim.saturating_sub(mla.qk_rope_head_dim);
+    let heads = (m.num_attention_heads / lay.attn_tp.max(1)).max(1);
+    let per_layer = f64::from(mla.kv_lora_rank) * f64::from(heads) * f64::from(nope + m.v_head_dim);
+    let x = per_layer * f64::from(stage_layers(m.num_layers, lay.pp)) * bytes;
+    Some((
+        Estimate::exact(x),
+        format!("w_kc/w_vc copies of kv_b_proj at {bytes} B (post_load_weights)"),
+    ))
 }
 
 /// Free bytes per GPU when SGLang takes its memory baseline: CUDA's total less the CUDA

@@ -19,7 +19,10 @@ use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
 use crate::version::Version;
-use budget::{after_mamba, baseline, mamba_per_request, model_code_weights, rope_elem_bytes};
+use budget::{
+    after_mamba, baseline, mamba_per_request, mla_absorbed_copies, model_code_weights,
+    rope_elem_bytes,
+};
 use cell::{cell, kv_dtype, page_size, Cell};
 use fraction::{default_fraction, speculative};
 
@@ -156,6 +159,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let quant = args.text("quantization");
     let extras = model_code_weights(m, &lay, v, part_scale(m, quant))
         .into_iter()
+        .chain(mla_absorbed_copies(m, &lay, gpu))
         .chain(rope_tables(m, rope_elem_bytes(m, gpu)))
         // model_config.py::_get_and_verify_dtype: `--dtype float32` loads weights at 4 bytes.
         .chain(super::dtype_weights(args, m, quant, lay.tp * lay.pp));

@@ -172,3 +172,26 @@ fn nextn_draft_grows_the_cell_by_its_layer_share() {
     };
     assert_eq!(plan(&inputs).unwrap().kv_bytes_per_token, 71_424);
 }
+
+#[test]
+fn mla_layers_hold_kv_b_twice() {
+    // DeepSeek-V3 at TP8: 512 latent × 16 heads × (128 nope + 128 v) × 61 layers × 2 B.
+    let mut m = deepseek_v3();
+    m.head_dim = 192;
+    let a = args(Engine::Sglang, "0.5.12", &[("tp_size", Int(8))]);
+    let (x, _) = budget::mla_absorbed_copies(&m, &layout(&a), &gpu("H200")).unwrap();
+    assert_eq!(x.point, 255_852_544.0);
+    // DP attention over 8 ranks leaves every head on every rank.
+    let dp = args(
+        Engine::Sglang,
+        "0.5.12",
+        &[
+            ("tp_size", Int(8)),
+            ("dp_size", Int(8)),
+            ("enable_dp_attention", Flag(true)),
+        ],
+    );
+    let (x, _) = budget::mla_absorbed_copies(&m, &layout(&dp), &gpu("H200")).unwrap();
+    assert_eq!(x.point, 255_852_544.0 * 8.0);
+    assert!(budget::mla_absorbed_copies(&dense(4, 8, 8, 128), &layout(&a), &gpu("H200")).is_none());
+}
