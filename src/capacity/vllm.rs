@@ -433,11 +433,12 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         _ => (model_max, ContextSource::Model),
     };
 
-    // "GPU KV cache size": concurrency × max_model_len from 0.21 (the 0.19 logs agree);
-    // num_blocks // groups × block_size before.
+    // "GPU KV cache size": concurrency × max_model_len from 0.21
+    // (`kv_cache_utils.py :: _report_kv_cache_config`); up to 0.20 the same function logs
+    // num_blocks // groups × min block size (read in the 0.19.0 and 0.20.0 wheels).
     let logged = |kv: f64| {
         let blocks = block_count(kv);
-        if *v >= V0_17 {
+        if *v >= V0_21 {
             let per_req =
                 blocks_per_request(&g, context_length.max(1), bs, in_flight, v, prefix).max(1);
             (blocks as f64 / per_req as f64 * context_length as f64) as u64
