@@ -17,6 +17,7 @@ use crate::version::Version;
 
 const V0_16: Version = Version::new(0, 16, 0);
 const V0_17: Version = Version::new(0, 17, 0);
+const V0_20: Version = Version::new(0, 20, 0);
 const V0_21: Version = Version::new(0, 21, 0);
 const V0_33: Version = Version::new(0, 33, 0);
 
@@ -52,21 +53,15 @@ fn role(args: &EngineArgs) -> Role {
     }
 }
 
-/// `--gpu-memory-utilization`: 0.9 up to 0.16 (confirmed in the wheels), 0.92 from 0.21;
-/// releases between were not inspected and the validation logs of 0.19 fit 0.9.
+/// `--gpu-memory-utilization`: `CacheConfig.gpu_memory_utilization` (`config/cache.py`) is 0.9 in
+/// the 0.16 and 0.19 wheels and 0.92 in the 0.20, 0.21 and 0.28 wheels; 0.17 and 0.18 (not read)
+/// are taken to match their neighbours.
 fn utilization(args: &EngineArgs, notes: &mut Notes) -> Estimate {
     if let Some(u) = args.float("gpu_memory_utilization") {
         notes.exact("gpu_memory_utilization", u, "--gpu-memory-utilization");
         return Estimate::exact(u);
     }
-    let v = &args.version;
-    let e = if *v >= V0_21 {
-        Estimate::exact(0.92)
-    } else if *v >= V0_17 {
-        Estimate::range(0.9, 0.9, 0.92)
-    } else {
-        Estimate::exact(0.9)
-    };
+    let e = Estimate::exact(if args.version >= V0_20 { 0.92 } else { 0.9 });
     notes.estimate(
         "gpu_memory_utilization",
         e,
@@ -273,6 +268,78 @@ fn blocks_per_request(
         .sum()
 }
 
+/// Catalog GPUs sold only as PCIe cards (no NVSwitch fabric).
+const PCIE_ONLY: &[&str] = &[
+    "L4",
+    "L40S",
+    "L20",
+    "A10",
+    "A10G",
+    "T4",
+    "RTX-3090",
+    "RTX-4090",
+    "RTX-PRO-6000-Blackwell",
+    "H100-PCIe",
+    "H100-NVL",
+];
+
+/// NCCL buffers of the TP group that the profile run counts. `gpu_worker.py :: init_device`
+/// takes the memory snapshot after `init_worker_distributed_environment`, so only buffers NCCL
+/// creates lazily at the first large collectives land in the non-torch increase
+/// (`utils/mem_utils.py :: memory_profiling`). Measured: about 1.8 GiB per rank at TP 2 and 4 on
+/// H100 SXM (NVSwitch, where NCCL sets up NVLink SHARP), none visible on PCIe-only L4 at TP 2
+/// and 4 (vLLM 0.28 logs). Parts whose links are not known keep 1.8 GiB; PCIe parts keep it
+/// only on the pessimistic side of the range.
+fn tp_comm(gpu: &GpuSpec, tp: u32) -> Estimate {
+    if tp <= 1 {
+        return Estimate::exact(0.0);
+    }
+    let full = 1.8 * GIB;
+    if PCIE_ONLY.contains(&gpu.name.as_str()) {
+        Estimate::range(0.0, 0.0, full)
+    } else {
+        Estimate::exact(full)
+    }
+}
+
+/// Extra weight bytes on the heaviest pipeline stage over an even split: `get_pp_indices`
+/// (`distributed/utils.py`) gives the remainder layers to the middle stages, the first stage
+/// holds the embedding and the last the head and final norm; the pool is sized by the stage
+/// with the fewest free blocks.
+fn pp_stage_extra(m: &Geometry, tp: u32, pp: u32) -> f64 {
+    let (pp, w) = (pp.max(1), m.weight_bytes as f64);
+    if pp == 1 || w <= 0.0 || m.num_layers == 0 {
+        return 0.0;
+    }
+    let parts = &m.weight_parts;
+    let per_layer = parts.layers as f64 / f64::from(m.num_layers);
+    let rest = (w - parts.layers as f64 - parts.embedding as f64).max(0.0);
+    let mut layers = vec![m.num_layers / pp; pp as usize];
+    for i in 2..(m.num_layers % pp + 2) as usize {
+        layers[pp as usize - i] += 1;
+    }
+    let heaviest = layers
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let ends = if i == 0 { parts.embedding as f64 } else { 0.0 }
+                + if i + 1 == pp as usize { rest } else { 0.0 };
+            f64::from(*n) * per_layer + ends
+        })
+        .fold(0.0, f64::max);
+    ((heaviest - w / f64::from(pp)) / f64::from(tp.max(1))).max(0.0)
+}
+
+fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
+    let extra = pp_stage_extra(m, tp, pp);
+    (extra > 0.0).then(|| {
+        (
+            Estimate::exact(extra),
+            "the heaviest pipeline stage (get_pp_indices) over an even split".to_string(),
+        )
+    })
+}
+
 /// Memory the profile run takes besides weights: activation peak, sampler buffers, NCCL and
 /// CUDA-graph pools. vLLM measures these; kvlint estimates them from the shapes the dummy run
 /// uses (`max_num_batched_tokens` tokens through the model, `max_num_seqs` rows of logits).
@@ -289,8 +356,7 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut N
         13.6
     };
     let sampler = seqs * m.vocab_size as f64 * per_entry;
-    // Custom all-reduce and NCCL buffers of the TP group; pipeline stages only send and receive.
-    let comm = if tp > 1 { 1.8 * GIB } else { 0.0 };
+    let comm = tp_comm(gpu, tp);
     // Multimodal models also run the vision encoder on its token budget in the profile run.
     let encoder = if m.multimodal { 1.0 * GIB } else { 0.0 };
     let moe = if m.moe { 0.5 * GIB } else { 0.0 };
@@ -300,15 +366,19 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut N
     } else {
         0.0
     };
-    let point = act + sampler + comm + moe + encoder + graphs + 0.1 * GIB;
-    let e = Estimate::range(point, point * 0.6, point * 1.6 + 0.3 * GIB);
+    let base = act + sampler + moe + encoder + graphs + 0.1 * GIB;
+    let e = Estimate::range(
+        base + comm.point,
+        (base + comm.low) * 0.6,
+        (base + comm.high) * 1.6 + 0.3 * GIB,
+    );
     notes.estimate(
         "non_kv_bytes",
         e,
         format!(
             "estimated profile-run peak: activations for {tokens} batched tokens, sampler over {seqs} sequences × {} vocabulary, {}{}{}{}",
             m.vocab_size,
-            if comm > 0.0 { "NCCL/all-reduce buffers, " } else { "" },
+            if comm.high > 0.0 { "NCCL buffers of the TP group, " } else { "" },
             if encoder > 0.0 { "vision encoder, " } else { "" },
             if moe > 0.0 { "MoE workspace, " } else { "" },
             if graphs > 0.0 { "CUDA-graph estimate" } else { "no CUDA graphs counted" },
@@ -390,6 +460,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         // rotary_embedding/base.py :: RotaryEmbedding.__init__ casts the table to the model dtype.
         super::rope_tables(m, super::model_dtype_bytes(args, m))
             .into_iter()
+            .chain(pp_stage(m, tp, pp))
             .chain(super::dtype_weights(
                 args,
                 m,
@@ -433,11 +504,12 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         _ => (model_max, ContextSource::Model),
     };
 
-    // "GPU KV cache size": concurrency × max_model_len from 0.21 (the 0.19 logs agree);
-    // num_blocks // groups × block_size before.
+    // "GPU KV cache size": concurrency × max_model_len from 0.21
+    // (`kv_cache_utils.py :: _report_kv_cache_config`); up to 0.20 the same function logs
+    // num_blocks // groups × min block size (read in the 0.19.0 and 0.20.0 wheels).
     let logged = |kv: f64| {
         let blocks = block_count(kv);
-        if *v >= V0_17 {
+        if *v >= V0_21 {
             let per_req =
                 blocks_per_request(&g, context_length.max(1), bs, in_flight, v, prefix).max(1);
             (blocks as f64 / per_req as f64 * context_length as f64) as u64
@@ -521,6 +593,44 @@ mod tests {
 
     fn near(got: u64, want: u64) -> bool {
         (got as f64 - want as f64).abs() <= want as f64 * 0.002
+    }
+
+    #[test]
+    fn pipeline_stages_take_the_remainder_layers_in_the_middle() {
+        // 94 layers over 4 stages: get_pp_indices gives [23, 24, 24, 23]; at 1 GiB per layer
+        // with a 1 GiB embedding on the first stage and a 1 GiB head on the last, every stage
+        // holds 24 GiB: the even share.
+        let mut m = dense(94, 64, 4, 128);
+        let g = GIB as u64;
+        m.weight_parts.layers = 94 * g;
+        m.weight_parts.embedding = g;
+        m.weight_bytes = 96 * g;
+        assert_eq!(pp_stage_extra(&m, 1, 4), 0.0);
+        // 10 layers over 4 stages: [2, 3, 3, 2]; the middle stages hold 3 GiB against 12 / 4.
+        let mut m = dense(10, 32, 8, 128);
+        m.weight_parts.layers = 10 * g;
+        m.weight_parts.embedding = 0;
+        m.weight_bytes = 10 * g;
+        assert!((pp_stage_extra(&m, 1, 4) - 0.5 * GIB).abs() < 1.0);
+        // Split again over 2 TP ranks, and nothing without pipeline stages.
+        assert!((pp_stage_extra(&m, 2, 4) - 0.25 * GIB).abs() < 1.0);
+        assert_eq!(pp_stage_extra(&m, 1, 1), 0.0);
+    }
+
+    #[test]
+    fn nccl_buffers_count_on_nvswitch_parts_only() {
+        let h100 = crate::gpu::lookup("H100-80GB").unwrap();
+        let l4 = crate::gpu::lookup("L4").unwrap();
+        assert_eq!(tp_comm(h100, 1).high, 0.0);
+        assert_eq!(tp_comm(h100, 2).point, 1.8 * GIB);
+        let pcie = tp_comm(l4, 4);
+        assert_eq!((pcie.point, pcie.high), (0.0, 1.8 * GIB));
+        for name in PCIE_ONLY {
+            assert!(
+                crate::gpu::lookup(name).is_some(),
+                "{name} is not a catalog name"
+            );
+        }
     }
 
     #[test]
