@@ -119,6 +119,25 @@ pub fn bytes_per_token(m: &Geometry, l: &Layout) -> f64 {
     per_layer * f64::from(layers)
 }
 
+/// Under attention DP every rank holds the attention modules whole: `Attention.__init__` and
+/// `MLA.__init__` (tensorrt_llm/_torch/modules/attention.py) set `tp_size = 1` for their
+/// projections when `mapping.enable_attention_dp`. The split estimate counted `1/tp` of them;
+/// the rest (less the MLA down-projections already held whole) is added here.
+fn attention_dp_weights(m: &Geometry, l: &Layout, pp: u32) -> Option<(Estimate, String)> {
+    if !l.attention_dp || l.tp <= 1 {
+        return None;
+    }
+    let whole = m
+        .weight_parts
+        .attention
+        .saturating_sub(m.weight_parts.replicated) as f64;
+    let extra = super::unsplit_share(whole, f64::from(l.tp), f64::from(pp.max(1)));
+    Some((
+        Estimate::exact(extra),
+        "attention weights every attention-DP rank holds whole (attention.py: tp_size = 1 under enable_attention_dp)".into(),
+    ))
+}
+
 /// Draft layers of MTP speculative decoding (`speculative_config.decoding_type: MTP`).
 fn draft_layers(args: &EngineArgs, m: &Geometry, notes: &mut Notes) -> u32 {
     let mtp = args
@@ -310,7 +329,13 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     );
 
     let f = fraction(args, &mut notes);
-    let w = weights_per_rank(m, None, (tp, pp), None, &mut notes);
+    let w = weights_per_rank(
+        m,
+        None,
+        (tp, pp),
+        attention_dp_weights(m, &layout, pp),
+        &mut notes,
+    );
     let other = non_kv(args, m, tp, &mut notes);
     let caps = caps(args, b_tok, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
@@ -554,6 +579,22 @@ mod tests {
         let low_gap = (t.pool_tokens_low - v.pool_tokens_low) as f64 * b;
         assert!((low_gap - 0.9 * 3.0 * GIB).abs() < 64.0 * b, "{low_gap}");
         assert_eq!(t.pool_tokens_high, v.pool_tokens_high);
+    }
+
+    #[test]
+    fn attention_dp_ranks_hold_the_attention_weights_whole() {
+        // 8 ranks: the split estimate counted 1/8 of the attention modules; attention DP adds
+        // the other 7/8 of what is not already held whole.
+        let mut m = deepseek_v3();
+        m.weight_parts.attention = 8_000;
+        m.weight_parts.replicated = 800;
+        let on = Layout {
+            attention_dp: true,
+            ..layout(8, KvElem::Bytes(1.0))
+        };
+        let (e, _) = attention_dp_weights(&m, &on, 1).unwrap();
+        assert_eq!(e.point, 7_200.0 * 7.0 / 8.0);
+        assert!(attention_dp_weights(&m, &layout(8, KvElem::Bytes(1.0)), 1).is_none());
     }
 
     #[test]
