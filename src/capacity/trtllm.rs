@@ -119,22 +119,39 @@ pub fn bytes_per_token(m: &Geometry, l: &Layout) -> f64 {
     per_layer * f64::from(layers)
 }
 
-/// Under attention DP every rank holds the attention modules whole: `Attention.__init__` and
-/// `MLA.__init__` (tensorrt_llm/_torch/modules/attention.py) set `tp_size = 1` for their
-/// projections when `mapping.enable_attention_dp`. The split estimate counted `1/tp` of them;
-/// the rest (less the MLA down-projections already held whole) is added here.
+/// Under attention DP every rank holds all but the routed experts whole: the attention
+/// projections (tensorrt_llm/_torch/modules/attention.py :: Attention.__init__, MLA.__init__:
+/// `tp_size = 1` when `mapping.enable_attention_dp`), the dense MLPs and shared experts
+/// (_torch/models/modeling_deepseekv3.py :: DeepseekV3DecoderLayer._compute_mlp_tp_size,
+/// Deepseekv3MoE._compute_shared_expert_tp_size: 1 under attention DP) and the LM head
+/// (sharded only with `enable_lm_head_tp_in_adp`, default off). The split estimate counted
+/// `1/tp` of them; the rest (less what is already held whole) is added here.
 fn attention_dp_weights(m: &Geometry, l: &Layout, pp: u32) -> Option<(Estimate, String)> {
     if !l.attention_dp || l.tp <= 1 {
         return None;
     }
+    let parts = &m.weight_parts;
     let whole = m
-        .weight_parts
-        .attention
-        .saturating_sub(m.weight_parts.replicated) as f64;
+        .weight_bytes
+        .saturating_sub(parts.routed_experts + parts.replicated) as f64;
     let extra = super::unsplit_share(whole, f64::from(l.tp), f64::from(pp.max(1)));
     Some((
         Estimate::exact(extra),
-        "attention weights every attention-DP rank holds whole (attention.py: tp_size = 1 under enable_attention_dp)".into(),
+        "weights besides the routed experts, whole on every attention-DP rank (attention.py, modeling_deepseekv3.py: tp_size 1 under enable_attention_dp)".into(),
+    ))
+}
+
+/// MTP decoding loads the checkpoint's MTP layers next to the target
+/// (_torch/models/modeling_deepseekv3.py :: DeepseekV3ForCausalLM.__init__ extends the model's
+/// layers with `draft_model.mtp_layers`); `weight_bytes` leaves them out.
+fn mtp_weights(m: &Geometry, l: &Layout) -> Option<(Estimate, String)> {
+    if l.draft_layers == 0 || m.nextn_weight_bytes == 0 {
+        return None;
+    }
+    let per = m.nextn_weight_bytes as f64 / f64::from(l.tp.max(1));
+    Some((
+        Estimate::exact(per),
+        "the checkpoint's MTP layers, loaded for MTP decoding".into(),
     ))
 }
 
@@ -333,7 +350,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         m,
         None,
         (tp, pp),
-        attention_dp_weights(m, &layout, pp),
+        attention_dp_weights(m, &layout, pp)
+            .into_iter()
+            .chain(mtp_weights(m, &layout)),
         &mut notes,
     );
     let other = non_kv(args, m, tp, &mut notes);
@@ -582,11 +601,12 @@ mod tests {
     }
 
     #[test]
-    fn attention_dp_ranks_hold_the_attention_weights_whole() {
-        // 8 ranks: the split estimate counted 1/8 of the attention modules; attention DP adds
-        // the other 7/8 of what is not already held whole.
+    fn attention_dp_ranks_hold_all_but_the_routed_experts_whole() {
+        // 8 ranks: the split estimate counted 1/8 of everything; attention DP adds the other 7/8
+        // of what is neither a routed expert nor already held whole.
         let mut m = deepseek_v3();
-        m.weight_parts.attention = 8_000;
+        m.weight_bytes = 100_000;
+        m.weight_parts.routed_experts = 92_000;
         m.weight_parts.replicated = 800;
         let on = Layout {
             attention_dp: true,
