@@ -1,11 +1,16 @@
-//! TensorRT-LLM's KV pool, mirroring (vllm-trtllm-capacity.md §0 and §8, sources of 2026):
-//! tensorrt_llm/_torch/pyexecutor/_util.py :: KvCacheCreator.configure_kv_cache_capacity and
-//! _cal_max_memory (the budget), and _torch/pyexecutor/resource_manager.py ::
-//! KVCacheManager.get_cache_size_per_token / calculate_max_num_blocks (bytes per token, blocks).
+//! TensorRT-LLM's KV pool (PyTorch backend, 1.0 and later), mirroring (vllm-trtllm-capacity.md
+//! §0 and §8) tensorrt_llm/_torch/pyexecutor/_util.py :: KvCacheCreator and
+//! _torch/pyexecutor/resource_manager.py :: KVCacheManager.
 //!
-//! The fraction is of the memory left after the profile run, not of the whole GPU:
-//! `KV = free_gpu_memory_fraction × (total − peak_non_kv)`, then `min()` with
-//! `kv_cache_config.max_tokens × bytes_per_token` and `max_gpu_total_bytes`. The engine never
+//! Every 1.x release sizes the pool the same way: a profile run of dummy context requests
+//! totalling `max_num_tokens` (`_create_dummy_context_requests`) on a temporary KV cache, then
+//! `KV = free_gpu_memory_fraction × (total − peak + temporary KV)`, where `peak` is torch's peak
+//! plus what torch does not own (NCCL, CUDA graphs): 1.0–1.1 `_cal_max_tokens` turns it into
+//! `kv_cache_config.max_tokens`, 1.2+ `_cal_max_memory` into `max_gpu_total_bytes` (and
+//! `max_tokens` for the V1 manager). The result is `min()`-ed with a given
+//! `kv_cache_config.max_tokens × bytes_per_token` and `max_gpu_total_bytes`, and cut into
+//! blocks of `tokens_per_block` (C++ `KVCacheManager::calculateMaxNumBlocks` up to 1.1, Python
+//! `KVCacheManager.calculate_max_num_blocks` after: one block apart at most). The engine never
 //! refuses a `max_seq_len` the pool cannot hold: it lowers it with a warning (§8.3).
 
 use super::{
@@ -114,6 +119,42 @@ pub fn bytes_per_token(m: &Geometry, l: &Layout) -> f64 {
     per_layer * f64::from(layers)
 }
 
+/// Under attention DP every rank holds all but the routed experts whole: the attention
+/// projections (tensorrt_llm/_torch/modules/attention.py :: Attention.__init__, MLA.__init__:
+/// `tp_size = 1` when `mapping.enable_attention_dp`), the dense MLPs and shared experts
+/// (_torch/models/modeling_deepseekv3.py :: DeepseekV3DecoderLayer._compute_mlp_tp_size,
+/// Deepseekv3MoE._compute_shared_expert_tp_size: 1 under attention DP) and the LM head
+/// (sharded only with `enable_lm_head_tp_in_adp`, default off). The split estimate counted
+/// `1/tp` of them; the rest (less what is already held whole) is added here.
+fn attention_dp_weights(m: &Geometry, l: &Layout, pp: u32) -> Option<(Estimate, String)> {
+    if !l.attention_dp || l.tp <= 1 {
+        return None;
+    }
+    let parts = &m.weight_parts;
+    let whole = m
+        .weight_bytes
+        .saturating_sub(parts.routed_experts + parts.replicated) as f64;
+    let extra = super::unsplit_share(whole, f64::from(l.tp), f64::from(pp.max(1)));
+    Some((
+        Estimate::exact(extra),
+        "weights besides the routed experts, whole on every attention-DP rank (attention.py, modeling_deepseekv3.py: tp_size 1 under enable_attention_dp)".into(),
+    ))
+}
+
+/// MTP decoding loads the checkpoint's MTP layers next to the target
+/// (_torch/models/modeling_deepseekv3.py :: DeepseekV3ForCausalLM.__init__ extends the model's
+/// layers with `draft_model.mtp_layers`); `weight_bytes` leaves them out.
+fn mtp_weights(m: &Geometry, l: &Layout) -> Option<(Estimate, String)> {
+    if l.draft_layers == 0 || m.nextn_weight_bytes == 0 {
+        return None;
+    }
+    let per = m.nextn_weight_bytes as f64 / f64::from(l.tp.max(1));
+    Some((
+        Estimate::exact(per),
+        "the checkpoint's MTP layers, loaded for MTP decoding".into(),
+    ))
+}
+
 /// Draft layers of MTP speculative decoding (`speculative_config.decoding_type: MTP`).
 fn draft_layers(args: &EngineArgs, m: &Geometry, notes: &mut Notes) -> u32 {
     let mtp = args
@@ -172,9 +213,10 @@ fn role(args: &EngineArgs) -> Role {
     }
 }
 
-/// Memory the profile run leaves taken besides the weights: the activation peak of a
-/// `max_num_tokens` forward pass, logits of up to `max_batch_size` rows, and what torch does not
-/// own (CUDA context and cuBLAS workspaces, NCCL and all-reduce buffers, CUDA graphs).
+/// Memory the profile run leaves taken besides the weights (`peak − weights` in
+/// `KvCacheCreator`): the activation peak of a `max_num_tokens` forward pass, logits, a VLM's
+/// encoder, and what torch does not own (CUDA context and cuBLAS workspaces, NCCL and
+/// all-reduce buffers, CUDA graphs).
 fn non_kv(args: &EngineArgs, m: &Geometry, tp: u32, notes: &mut Notes) -> Estimate {
     let tokens = args.int("max_num_tokens").unwrap_or(MAX_NUM_TOKENS).max(1) as f64;
     // Logits are gathered for the last token of each request; CUDA-graph warm-up runs decode
@@ -193,14 +235,29 @@ fn non_kv(args: &EngineArgs, m: &Geometry, tp: u32, notes: &mut Notes) -> Estima
     // plugins), which the serve command does not show: a wider band above.
     let engine = matches!(args.text("backend"), Some("tensorrt" | "trt"));
     let high = if engine { 3.0 } else { 1.6 };
-    let e = Estimate::range(point, point * 0.6, point * high + 0.3 * GIB);
+    // A VLM's vision encoder runs on its own worst-case dummy batch inside the profile run, and
+    // recent releases reserve an encoder-embedding cache before sizing the pool
+    // (KvCacheCreator.configure_kv_cache_capacity: _encode_dummy_inputs,
+    // _reserve_multimodal_encoder_cache_memory). config.json sizes neither: 1 GiB at the point
+    // (as vLLM's encoder profile), 0 to 3 GiB in the band.
+    let encoder = if m.multimodal {
+        Estimate::range(GIB, 0.0, 3.0 * GIB)
+    } else {
+        Estimate::exact(0.0)
+    };
+    let e = Estimate::range(
+        point + encoder.point,
+        point * 0.6 + encoder.low,
+        point * high + 0.3 * GIB + encoder.high,
+    );
     notes.estimate(
         "non_kv_bytes",
         e,
         format!(
-            "estimated profile-run peak besides weights: activations for {tokens} tokens, logits of {rows} rows, CUDA context{}, CUDA graphs{}{}",
+            "estimated profile-run peak besides weights: activations for {tokens} tokens, logits of {rows} rows, CUDA context{}, CUDA graphs{}{}{}",
             if comm > 0.0 { ", NCCL/all-reduce buffers" } else { "" },
             if moe > 0.0 { ", MoE workspace" } else { "" },
+            if m.multimodal { ", vision encoder profile and cache" } else { "" },
             if engine { "; TRT engine buffers sized at build time widen the band" } else { "" },
         ),
     );
@@ -245,7 +302,7 @@ fn version_notes(args: &EngineArgs, notes: &mut Notes) {
         "engine_version",
         0.0,
         format!(
-            "TensorRT-LLM {}: no per-version table (a given version is taken as it is, none is reported as 1.0.0); the math follows TensorRT-LLM's 2026 sources: tensorrt_llm/_torch/pyexecutor/_util.py KvCacheCreator, tensorrt_llm/llmapi/llm_args.py KvCacheConfig",
+            "TensorRT-LLM {}: one budget for every 1.x release (a given version is taken as it is, none is reported as 1.0.0): tensorrt_llm/_torch/pyexecutor/_util.py KvCacheCreator (_cal_max_tokens up to 1.1, _cal_max_memory after), tensorrt_llm/llmapi/llm_args.py KvCacheConfig",
             args.version
         ),
     );
@@ -289,7 +346,15 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     );
 
     let f = fraction(args, &mut notes);
-    let w = weights_per_rank(m, None, (tp, pp), None, &mut notes);
+    let w = weights_per_rank(
+        m,
+        None,
+        (tp, pp),
+        attention_dp_weights(m, &layout, pp)
+            .into_iter()
+            .chain(mtp_weights(m, &layout)),
+        &mut notes,
+    );
     let other = non_kv(args, m, tp, &mut notes);
     let caps = caps(args, b_tok, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
@@ -503,6 +568,53 @@ mod tests {
             r.rope_type = "yarn".into();
         }
         assert_eq!(derived_max_seq_len(&m), 32768);
+    }
+
+    #[test]
+    fn a_vlm_gives_its_encoder_profile_a_gib_and_the_band_three() {
+        // KvCacheCreator.configure_kv_cache_capacity profiles the vision encoder before the pool
+        // is sized: 0.9 × 1 GiB less KV at the point, the low end 0.9 × 3 GiB lower still.
+        let text = dense(32, 32, 8, 128);
+        let vlm = Geometry {
+            multimodal: true,
+            ..text.clone()
+        };
+        let gpu = crate::gpu::lookup("h100-80gb").cloned().unwrap();
+        let a = args(Engine::Trtllm, "1.2.1", &[]);
+        let plan_of = |m: &Geometry| {
+            plan(&Inputs {
+                args: &a,
+                model: m,
+                gpu: &gpu,
+                gpu_count: None,
+                at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+            })
+            .unwrap()
+        };
+        let (t, v) = (plan_of(&text), plan_of(&vlm));
+        let less = (t.budget_bytes - v.budget_bytes) as f64;
+        assert!((less - 0.9 * GIB).abs() < 2.0, "{less}");
+        let b = t.kv_bytes_per_token as f64;
+        let low_gap = (t.pool_tokens_low - v.pool_tokens_low) as f64 * b;
+        assert!((low_gap - 0.9 * 3.0 * GIB).abs() < 64.0 * b, "{low_gap}");
+        assert_eq!(t.pool_tokens_high, v.pool_tokens_high);
+    }
+
+    #[test]
+    fn attention_dp_ranks_hold_all_but_the_routed_experts_whole() {
+        // 8 ranks: the split estimate counted 1/8 of everything; attention DP adds the other 7/8
+        // of what is neither a routed expert nor already held whole.
+        let mut m = deepseek_v3();
+        m.weight_bytes = 100_000;
+        m.weight_parts.routed_experts = 92_000;
+        m.weight_parts.replicated = 800;
+        let on = Layout {
+            attention_dp: true,
+            ..layout(8, KvElem::Bytes(1.0))
+        };
+        let (e, _) = attention_dp_weights(&m, &on, 1).unwrap();
+        assert_eq!(e.point, 7_200.0 * 7.0 / 8.0);
+        assert!(attention_dp_weights(&m, &layout(8, KvElem::Bytes(1.0)), 1).is_none());
     }
 
     #[test]

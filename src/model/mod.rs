@@ -151,6 +151,9 @@ pub struct WeightParts {
     pub layers: u64,
     /// The attention share of `layers`.
     pub attention: u64,
+    /// The routed experts' share of `layers` (MoE): the only weights every engine splits over all
+    /// ranks (expert parallelism) even where it replicates the rest.
+    pub routed_experts: u64,
 }
 
 /// Where the weight byte count came from.

@@ -48,6 +48,7 @@ pub(crate) fn count(g: &Geometry, c: &Cfg) -> Result<Counts, ModelError> {
             embedding: main.embedding.ceil() as u64,
             layers: main.layers.ceil() as u64,
             attention: main.attention.ceil() as u64,
+            routed_experts: main.routed_experts.ceil() as u64,
         },
     })
 }
@@ -61,6 +62,7 @@ struct Tally<'f> {
     embedding: f64,
     layers: f64,
     attention: f64,
+    routed_experts: f64,
 }
 
 impl<'f> Tally<'f> {
@@ -73,6 +75,7 @@ impl<'f> Tally<'f> {
             embedding: 0.0,
             layers: 0.0,
             attention: 0.0,
+            routed_experts: 0.0,
         }
     }
     /// Bytes that the calls in `f` add.
@@ -407,10 +410,13 @@ impl Mlp {
         }
         // The router is replicated (SGLang deepseek_v2.py :: MoEGate, ReplicatedLinear elsewhere).
         t.replicated(|t| t.dense(h * self.experts));
-        t.linear(
-            &format!("{p}.mlp.experts.0.gate_proj"),
-            self.experts * 3 * h * self.expert_inter,
-        );
+        let routed = t.measure(|t| {
+            t.linear(
+                &format!("{p}.mlp.experts.0.gate_proj"),
+                self.experts * 3 * h * self.expert_inter,
+            )
+        });
+        t.routed_experts += routed;
         if self.shared_inter > 0 {
             t.linear(
                 &format!("{p}.mlp.{}.gate_proj", self.shared_name),
