@@ -637,6 +637,27 @@ mod tests {
     }
 
     #[test]
+    fn graph_profile_follows_the_rank_width_from_0_21() {
+        // 40 heads of 128: a 5120-wide rank at TP 1 (or a PP stage) takes 1 GiB, TP 2 half.
+        let m = dense(40, 40, 8, 128);
+        let v28 = args(Engine::Vllm, "0.28.0", &[]);
+        assert!((graph_profile(&v28, &m, 1).point - GIB).abs() < 1.0);
+        assert!((graph_profile(&v28, &m, 2).point - 0.5 * GIB).abs() < 1.0);
+        assert_eq!(graph_profile(&v28, &m, 1).low, 0.0);
+        // Not counted before 0.21; eager launches keep it on the pessimistic side only.
+        let v19 = args(Engine::Vllm, "0.19.0", &[]);
+        assert_eq!(graph_profile(&v19, &m, 1).high, 0.0);
+        let eager = args(
+            Engine::Vllm,
+            "0.28.0",
+            &[("enforce_eager", SettingValue::Flag(true))],
+        );
+        let e = graph_profile(&eager, &m, 1);
+        assert_eq!(e.point, 0.0);
+        assert!((e.high - GIB).abs() < 1.0);
+    }
+
+    #[test]
     fn nccl_buffers_count_on_nvswitch_parts_only() {
         let h100 = crate::gpu::lookup("H100-80GB").unwrap();
         let l4 = crate::gpu::lookup("L4").unwrap();
