@@ -343,12 +343,12 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
 /// What the 0.21+ profile adds for CUDA graphs: `gpu_worker.py :: determine_available_memory`
 /// subtracts `profile_cudagraph_memory` (`gpu_model_runner.py`: the first capture of each mode
 /// plus the second capture's increase times the remaining graphs) unless
-/// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0`. The engine measures it; its size follows the
-/// per-rank width of the captured layers, so it is taken per channel of the rank's attention
-/// width (`num_attention_heads × head_dim / tp`; a pipeline stage captures its layers at full
-/// width): about 0.2 MiB per channel, from the 0.27/0.28 logs of three dense models at TP 1, 2
-/// and 4 and PP 2 on L4 and L40S (about 1 GiB at TP 1 for a 5120-wide model, half at TP 2,
-/// the PP 2 stages as TP 1). The same launch measured 9.10 and 10.33 GiB of KV cache in two
+/// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0`. The engine measures it, so its size is not in
+/// the code; the 0.27/0.28 logs of three dense models at TP 1, 2 and 4 and PP 2 on L4 and L40S
+/// show the non-KV memory shrinking with TP and a PP 2 stage matching TP 1 (a stage runs its
+/// layers at full width), so kvlint takes it per channel of the rank's attention width
+/// (`num_attention_heads × head_dim / tp`): about 0.2 MiB per channel, 1 GiB at TP 1 for a
+/// 5120-wide model, half at TP 2. The same launch measured 9.10 and 10.33 GiB of KV cache in two
 /// runs (capstone L4 records), so the optimistic side keeps none of it. Eager launches capture
 /// nothing (`cudagraph_mode` NONE) but keep it on the pessimistic side.
 fn graph_profile(args: &EngineArgs, m: &Geometry, tp: u32) -> Estimate {
