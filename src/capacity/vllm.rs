@@ -340,6 +340,30 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
     })
 }
 
+/// What the 0.21+ profile adds for CUDA graphs: `gpu_worker.py :: determine_available_memory`
+/// subtracts `profile_cudagraph_memory` (`gpu_model_runner.py`: the first capture of each mode
+/// plus the second capture's increase times the remaining graphs) unless
+/// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0`. The engine measures it, so its size is not in
+/// the code; the 0.27/0.28 logs of three dense models at TP 1, 2 and 4 and PP 2 on L4 and L40S
+/// show the non-KV memory shrinking with TP and a PP 2 stage matching TP 1 (a stage runs its
+/// layers at full width), so kvlint takes it per channel of the rank's attention width
+/// (`num_attention_heads × head_dim / tp`): about 0.2 MiB per channel, 1 GiB at TP 1 for a
+/// 5120-wide model, half at TP 2. The same launch measured 9.10 and 10.33 GiB of KV cache in two
+/// runs (capstone L4 records), so the optimistic side keeps none of it. Eager launches capture
+/// nothing (`cudagraph_mode` NONE) but keep it on the pessimistic side.
+fn graph_profile(args: &EngineArgs, m: &Geometry, tp: u32) -> Estimate {
+    if args.version < V0_21 {
+        return Estimate::exact(0.0);
+    }
+    let width = f64::from(m.num_attention_heads) * f64::from(m.head_dim) / f64::from(tp.max(1));
+    let est = width * 0.2 * 1024.0 * 1024.0;
+    if args.flag("enforce_eager") {
+        Estimate::range(0.0, 0.0, est)
+    } else {
+        Estimate::range(est, 0.0, est)
+    }
+}
+
 /// Memory the profile run takes besides weights: activation peak, sampler buffers, NCCL and
 /// CUDA-graph pools. vLLM measures these; kvlint estimates them from the shapes the dummy run
 /// uses (`max_num_batched_tokens` tokens through the model, `max_num_seqs` rows of logits).
@@ -360,17 +384,12 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut N
     // Multimodal models also run the vision encoder on its token budget in the profile run.
     let encoder = if m.multimodal { 1.0 * GIB } else { 0.0 };
     let moe = if m.moe { 0.5 * GIB } else { 0.0 };
-    let eager = args.flag("enforce_eager");
-    let graphs = if !eager && args.version >= V0_21 {
-        0.5 * GIB
-    } else {
-        0.0
-    };
-    let base = act + sampler + moe + encoder + graphs + 0.1 * GIB;
+    let graphs = graph_profile(args, m, tp);
+    let base = act + sampler + moe + encoder + 0.1 * GIB;
     let e = Estimate::range(
-        base + comm.point,
-        (base + comm.low) * 0.6,
-        (base + comm.high) * 1.6 + 0.3 * GIB,
+        base + comm.point + graphs.point,
+        (base + comm.low) * 0.6 + graphs.low,
+        (base + comm.high + graphs.high) * 1.6 + 0.3 * GIB,
     );
     notes.estimate(
         "non_kv_bytes",
@@ -381,7 +400,7 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut N
             if comm.high > 0.0 { "NCCL buffers of the TP group, " } else { "" },
             if encoder > 0.0 { "vision encoder, " } else { "" },
             if moe > 0.0 { "MoE workspace, " } else { "" },
-            if graphs > 0.0 { "CUDA-graph estimate" } else { "no CUDA graphs counted" },
+            if graphs.point > 0.0 { "CUDA-graph estimate" } else { "no CUDA graphs counted" },
         ),
     );
     e
@@ -615,6 +634,27 @@ mod tests {
         // Split again over 2 TP ranks, and nothing without pipeline stages.
         assert!((pp_stage_extra(&m, 2, 4) - 0.25 * GIB).abs() < 1.0);
         assert_eq!(pp_stage_extra(&m, 1, 1), 0.0);
+    }
+
+    #[test]
+    fn graph_profile_follows_the_rank_width_from_0_21() {
+        // 40 heads of 128: a 5120-wide rank at TP 1 (or a PP stage) takes 1 GiB, TP 2 half.
+        let m = dense(40, 40, 8, 128);
+        let v28 = args(Engine::Vllm, "0.28.0", &[]);
+        assert!((graph_profile(&v28, &m, 1).point - GIB).abs() < 1.0);
+        assert!((graph_profile(&v28, &m, 2).point - 0.5 * GIB).abs() < 1.0);
+        assert_eq!(graph_profile(&v28, &m, 1).low, 0.0);
+        // Not counted before 0.21; eager launches keep it on the pessimistic side only.
+        let v19 = args(Engine::Vllm, "0.19.0", &[]);
+        assert_eq!(graph_profile(&v19, &m, 1).high, 0.0);
+        let eager = args(
+            Engine::Vllm,
+            "0.28.0",
+            &[("enforce_eager", SettingValue::Flag(true))],
+        );
+        let e = graph_profile(&eager, &m, 1);
+        assert_eq!(e.point, 0.0);
+        assert!((e.high - GIB).abs() < 1.0);
     }
 
     #[test]
