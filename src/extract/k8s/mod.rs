@@ -77,7 +77,13 @@ impl<'a> Cx<'a> {
         let g = Group::default();
         let kind = self.kind.clone();
         match kind.as_str() {
-            "Pod" => self.pod_spec(spec, &g),
+            "Pod" => {
+                let g = Group {
+                    role: super::roles::from_labels(doc.get("metadata")),
+                    ..g
+                };
+                self.pod_spec(spec, &g)
+            }
             "Deployment" | "StatefulSet" | "Job" | "DaemonSet" | "ReplicaSet" => {
                 self.pod_template(spec.and_then(|s| s.get("template")), &g)
             }
@@ -120,7 +126,11 @@ impl<'a> Cx<'a> {
     }
 
     fn pod_template(&mut self, template: Option<&Node>, g: &Group) {
-        self.pod_spec(template.and_then(|t| t.get("spec")), g);
+        let mut g = g.clone();
+        if g.role.is_none() {
+            g.role = super::roles::from_labels(template.and_then(|t| t.get("metadata")));
+        }
+        self.pod_spec(template.and_then(|t| t.get("spec")), &g);
     }
 
     fn pod_spec(&mut self, spec: Option<&Node>, g: &Group) {
@@ -201,7 +211,7 @@ impl<'a> Cx<'a> {
             .and_then(Node::scalar_text)
             .or_else(|| g.service.clone());
         l.object = Some(self.object_ref(container));
-        l.role_hint = dynamo_vllm_role(&l, self.src).or_else(|| g.role.clone());
+        l.role_hint = g.role.clone();
         l.group = Some(self.group_id());
         l
     }
@@ -221,20 +231,6 @@ impl<'a> Cx<'a> {
             None => format!("{}/{}", self.kind, self.name),
         }
     }
-}
-
-/// Dynamo's vLLM worker takes its role from its own flags (ai-dynamo/dynamo
-/// components/src/dynamo/vllm/backend_args.py: `--is-prefill-worker`, `--is-decode-worker`).
-fn dynamo_vllm_role(l: &Launch, src: &SourceFile) -> Option<String> {
-    let command = src.text.get(l.command.range())?;
-    if !command.contains("dynamo.vllm") {
-        return None;
-    }
-    l.args.iter().find_map(|a| match a.text.as_str() {
-        "--is-prefill-worker" => Some("prefill".to_string()),
-        "--is-decode-worker" => Some("decode".to_string()),
-        _ => None,
-    })
 }
 
 /// Kubernetes `$(VAR)` expansion (kubernetes `third_party/forked/golang/expansion`): a defined
