@@ -222,6 +222,7 @@ fn what_a_script_hides_is_inp004_and_what_it_breaks_inp001() {
     for (path, rule) in [
         ("fixtures/INP004/fire-trailing-args.sh", "INP004"),
         ("fixtures/INP004/fire-extra-args.sh", "INP004"),
+        ("fixtures/INP004/fire-unknown-array.sh", "INP004"),
         ("fixtures/INP004/fire-branch-context.sh", "INP004"),
         ("fixtures/INP004/fire-default-from-caller.sh", "INP004"),
         ("fixtures/INP001/fire-unterminated-quote.sh", "INP001"),

@@ -173,8 +173,15 @@ impl<'a> Cx<'a> {
         env
     }
 
-    /// The scalars of a `command` / `args` list with `$(VAR)` expanded.
+    /// The scalars of a `command` / `args` list with `$(VAR)` expanded. A string where a list
+    /// belongs (`command: vllm serve m`, as hand-written manifests and chart values give it) is
+    /// read as the words a shell splits it into.
     fn words(&self, list: Option<&Node>, env: &[(String, MappedWord)]) -> Vec<MappedWord> {
+        if let Some(line) = list.filter(|n| matches!(n.value, Value::Str(_))) {
+            return scalar::word(self.src, line)
+                .map(|w| shell::split_words(self.file, &expand(&w, env)))
+                .unwrap_or_default();
+        }
         items(list)
             .filter_map(|n| scalar::word(self.src, n))
             .map(|w| expand(&w, env))
