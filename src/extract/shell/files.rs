@@ -26,10 +26,33 @@ pub struct Written {
 
 /// Written text, preceded by newlines so each block sits at the line it is written at, and the
 /// variables left in it with where they are referenced.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Body {
     pub text: String,
     pub unknown: Vec<(String, Loc)>,
+    /// Newlines in `text`.
+    lines: usize,
+}
+
+/// Files and unknowns kept per script, so that a hostile script cannot grow them without bound.
+const MAX_FILES: usize = 256;
+const MAX_UNKNOWN: usize = 64;
+
+impl Body {
+    /// This text with `b` written after it, at `b`'s own line when that is further down.
+    fn with(mut self, b: Block) -> Body {
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push('\n');
+            self.lines += 1;
+        }
+        let pad = b.line.saturating_sub(self.lines);
+        self.text.extend(std::iter::repeat_n('\n', pad));
+        self.lines += pad + b.text.matches('\n').count();
+        self.text += &b.text;
+        let room = MAX_UNKNOWN.saturating_sub(self.unknown.len());
+        self.unknown.extend(b.unknown.into_iter().take(room));
+        self
+    }
 }
 
 /// What one command writes: the text, the script line its first character is at, the unknowns.
@@ -83,36 +106,32 @@ impl Walker {
     }
 
     fn record(&mut self, path: &str, block: Result<Block, String>, append: bool) {
-        let old = self.files.iter().position(|w| w.path == path);
-        let content = match (old.map(|i| &self.files[i].content), block, append) {
-            (_, Err(why), _) => Err(why),
-            (_, Ok(b), false) => Ok(Body {
-                text: "\n".repeat(b.line) + &b.text,
-                unknown: b.unknown,
-            }),
-            (Some(Ok(body)), Ok(b), true) => {
-                let mut body = body.clone();
-                if !body.text.is_empty() && !body.text.ends_with('\n') {
-                    body.text.push('\n');
-                }
-                let lines = body.text.matches('\n').count();
-                body.text += &"\n".repeat(b.line.saturating_sub(lines));
-                body.text += &b.text;
-                body.unknown.extend(b.unknown);
-                Ok(body)
+        let Some(i) = self.files.iter().position(|w| w.path == path) else {
+            if self.files.len() >= MAX_FILES {
+                return;
             }
-            (Some(Err(why)), Ok(_), true) => Err(why.clone()),
-            (None, Ok(_), true) => Err(format!(
-                "{path} is appended to, and what it held before is not in the script"
-            )),
+            let content = match (block, append) {
+                (Ok(_), true) => Err(format!(
+                    "{path} is appended to, and what it held before is not in the script"
+                )),
+                (block, _) => block.map(|b| Body::default().with(b)),
+            };
+            self.files.push(Written {
+                path: path.to_string(),
+                content,
+            });
+            return;
         };
-        let written = Written {
-            path: path.to_string(),
-            content,
-        };
-        match old {
-            Some(i) => self.files[i] = written,
-            None => self.files.push(written),
+        let content = &mut self.files[i].content;
+        match (content.as_mut(), block, append) {
+            (_, Err(why), _) => *content = Err(why),
+            (_, Ok(b), false) => *content = Ok(Body::default().with(b)),
+            (Ok(body), Ok(b), true) => {
+                let body = std::mem::take(body);
+                *content = Ok(body.with(b));
+            }
+            // Appending to a file whose content is unknown leaves it unknown.
+            (Err(_), Ok(_), true) => {}
         }
     }
 
