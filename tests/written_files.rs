@@ -154,3 +154,18 @@ fn a_finding_inside_a_written_file_points_at_the_scripts_line() {
         )]
     );
 }
+
+/// In a container's `sh -c` script, the file the script writes is read, not looked for among the
+/// pod's ConfigMap mounts (CFG006 before).
+#[test]
+fn a_container_script_that_writes_its_config_is_read_like_a_script() {
+    let path = format!("{DIR}/pod-sh-c.yaml");
+    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", &path]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
+    assert_eq!(doc["findings"], serde_json::json!([]));
+    let l = &doc["launches"][0];
+    // `$(CTX)` is the container env's, expanded by Kubernetes before the shell runs.
+    assert_eq!(l["context_length"], 16384);
+    assert_eq!(l["memory_fraction"], 0.8);
+    assert_eq!(run.code, 0);
+}

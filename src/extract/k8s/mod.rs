@@ -152,7 +152,12 @@ impl<'a> Cx<'a> {
         self.findings.extend(found.findings);
         for launch in found.launches {
             let mut launch = self.finish(launch, c, pod, g);
-            launch.files = mounts::launch_files(self.file, self.src, &launch);
+            // A file the container's own script writes is that; the others come from mounts.
+            for f in mounts::launch_files(self.file, self.src, &launch) {
+                if !launch.files.iter().any(|w| w.path == f.path) {
+                    launch.files.push(f);
+                }
+            }
             self.out.push(launch);
         }
     }
