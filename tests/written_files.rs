@@ -169,3 +169,21 @@ fn a_container_script_that_writes_its_config_is_read_like_a_script() {
     assert_eq!(l["memory_fraction"], 0.8);
     assert_eq!(run.code, 0);
 }
+
+/// A file replaced with other text on another path of the script is unknown (CFG006 that says
+/// so), never the last text written; the same text on every path is known.
+#[test]
+fn a_file_written_differently_in_branches_is_unknown() {
+    let (code, findings, launches) = check("branches.sh");
+    assert_eq!(
+        findings,
+        [("CFG006".to_string(), "branches.sh".to_string(), 12)]
+    );
+    let files = written("branches.sh");
+    let [(_, Err(why))] = files[0].as_slice() else {
+        panic!("{files:?}")
+    };
+    assert!(why.contains("different texts on different paths"), "{why}");
+    assert_eq!(launches[1].0, 4096);
+    assert_eq!(code, 1);
+}

@@ -5,8 +5,10 @@
 //!
 //! An unquoted heredoc is expanded like a double-quoted word; a variable the script does not set
 //! stays as written and is `INP004` on the launch that reads the file. A block appended inside a
-//! branch is read as present (the union of what the branches write). Output of any other command
-//! makes the file's content unknown, said as the reason the engine cannot read it.
+//! branch is read as present (the union of what the branches write); a file replaced with other
+//! text where that may not run (an `if`, a `case`, `&&`) is unknown. Output of any other command
+//! makes the file's content unknown. Unknown content is said as the reason the engine cannot read
+//! the file (CFG006), never guessed.
 
 use super::commands;
 use super::expand::Field;
@@ -53,6 +55,11 @@ impl Body {
         self.unknown.extend(b.unknown.into_iter().take(room));
         self
     }
+}
+
+/// The same text, wherever in the script it is written (leading line padding aside).
+fn same_text(a: &str, b: &str) -> bool {
+    a.trim_start_matches('\n') == b.trim_start_matches('\n')
 }
 
 /// What one command writes: the text, the script line its first character is at, the unknowns.
@@ -122,9 +129,17 @@ impl Walker {
             });
             return;
         };
+        let branch = self.in_compound();
         let content = &mut self.files[i].content;
         match (content.as_mut(), block, append) {
             (_, Err(why), _) => *content = Err(why),
+            // Replaced with other text where it may not run: which text the file holds is
+            // decided at run time.
+            (Ok(body), Ok(b), false) if branch && !same_text(&body.text, &b.text) => {
+                *content = Err(format!(
+                    "{path} is written with different texts on different paths of the script"
+                ))
+            }
             (_, Ok(b), false) => *content = Ok(Body::default().with(b)),
             (Ok(body), Ok(b), true) => {
                 let body = std::mem::take(body);

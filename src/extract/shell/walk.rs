@@ -75,6 +75,11 @@ impl Walker {
         inner
     }
 
+    /// Inside an `if`, loop, `case` or `&&`/`||` list: what runs here may not run.
+    pub(super) fn in_compound(&self) -> bool {
+        !self.frames.is_empty()
+    }
+
     fn adopt(&mut self, inner: Walker) {
         // The inner shell started from this one's files: what it wrote is on the same disk.
         self.files = inner.files;
