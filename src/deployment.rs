@@ -70,12 +70,12 @@ impl Deployment {
     }
 }
 
-/// The role the engine settings give a launch: SGLang `--disaggregation-mode`, vLLM
-/// `--kv-transfer-config` `kv_role` (`kv_producer` prefills, `kv_consumer` decodes; `kv_both`
-/// says nothing about which half).
+/// The role the engine settings give a launch: SGLang and TensorRT-LLM (Dynamo's `dynamo.trtllm`)
+/// `--disaggregation-mode`, vLLM `--kv-transfer-config` `kv_role` (`kv_producer` prefills,
+/// `kv_consumer` decodes; `kv_both` says nothing about which half).
 pub fn engine_role(args: &EngineArgs) -> Option<Role> {
     match args.engine {
-        Engine::Sglang => match args.text("disaggregation_mode")? {
+        Engine::Sglang | Engine::Trtllm => match args.text("disaggregation_mode")? {
             "prefill" => Some(Role::Prefill),
             "decode" => Some(Role::Decode),
             _ => None,

@@ -138,7 +138,12 @@ impl Outcome {
                 at: launch.command,
             };
             match capacity::plan(&inputs) {
-                Ok(p) => {
+                Ok(mut p) => {
+                    // The engine plans by its own settings; a role only the input gives (a
+                    // wrapper flag, a role label, a name) still picks the rules that apply.
+                    if p.role == capacity::Role::Unified {
+                        p.role = deployment::role_of(&launch, &args);
+                    }
                     let subject = rules::eval::Subject {
                         plan: &p,
                         args: &args,

@@ -108,13 +108,6 @@ const KNOWN_WRONG: &[(&str, &str, &str, &str)] = &[
         "--num-scheduler-steps",
         "version unknown: latest assumed",
     ),
-    // The script writes the YAML with a heredoc before the launch reads it.
-    (
-        "inferencex-script-trtllm.sh",
-        "CFG006",
-        "dsr1-fp8.yml",
-        "heredoc-written files",
-    ),
 ];
 
 /// `../shared/manifests/` from the repository root; `KVLINT_SHARED` points elsewhere (worktrees).

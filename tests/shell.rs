@@ -136,6 +136,17 @@ fn extensionless_scripts_by_shebang_and_extensions_in_any_case() {
         "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n",
     )
     .unwrap();
+    std::fs::write(
+        dir.path().join("serve.zsh"),
+        "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("DEPLOY.YAML"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec:\n  containers:\n  - name: v\n    \
+         image: vllm/vllm-openai:v0.19.0\n    args: [Qwen/Qwen3-8B, --max-model-len, \"8192\"]\n",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("notes"), "vllm serve Qwen/Qwen3-8B\n").unwrap();
     let d = dir.path().to_string_lossy().into_owned();
     let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", &d]);
@@ -152,7 +163,7 @@ fn extensionless_scripts_by_shebang_and_extensions_in_any_case() {
         .collect();
     files.sort();
     // `notes` has no shebang and no extension: not an input.
-    assert_eq!(files, ["RUN.SH", "serve"]);
+    assert_eq!(files, ["DEPLOY.YAML", "RUN.SH", "serve", "serve.zsh"]);
 }
 
 #[test]
@@ -222,6 +233,7 @@ fn what_a_script_hides_is_inp004_and_what_it_breaks_inp001() {
     for (path, rule) in [
         ("fixtures/INP004/fire-trailing-args.sh", "INP004"),
         ("fixtures/INP004/fire-extra-args.sh", "INP004"),
+        ("fixtures/INP004/fire-unknown-array.sh", "INP004"),
         ("fixtures/INP004/fire-branch-context.sh", "INP004"),
         ("fixtures/INP004/fire-default-from-caller.sh", "INP004"),
         ("fixtures/INP001/fire-unterminated-quote.sh", "INP001"),

@@ -4,6 +4,7 @@ pub mod compose;
 pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
+mod roles;
 pub mod shell;
 pub mod skypilot;
 pub mod srt_slurm;
@@ -37,6 +38,7 @@ pub fn extract(file: FileId, sources: &Sources) -> Extracted {
         return out;
     }
     let mut out = by_kind(file, sources);
+    roles::fill(&mut out.launches, sources);
     unread::note(file, src, &mut out);
     out
 }

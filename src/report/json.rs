@@ -63,7 +63,8 @@ pub fn launch_object(lo: &LaunchOutcome, sources: &Sources) -> Map<String, Value
     obj
 }
 
-/// The settings of a launch that has no plan, as written (engine defaults for TP, PP and DP).
+/// The settings of a launch that has no plan, as written (engine defaults for TP, PP and DP
+/// that the launch does not write).
 fn parsed(lo: &LaunchOutcome) -> Vec<(&'static str, Value)> {
     let a = &lo.args;
     let dests: [(&str, [&str; 3]); 7] = [
@@ -113,7 +114,10 @@ fn parsed(lo: &LaunchOutcome) -> Vec<(&'static str, Value)> {
     let mut out: Vec<(&'static str, Value)> = dests
         .iter()
         .map(|(key, d)| {
-            let default = matches!(*key, "tp" | "pp" | "dp").then(|| json!(1));
+            // The engine default only where the launch does not write the setting: a `$TP`
+            // nobody resolved is unknown, not 1.
+            let absent = a.get(d[column]).is_none();
+            let default = (absent && matches!(*key, "tp" | "pp" | "dp")).then(|| json!(1));
             (
                 *key,
                 written(a, d[column]).or(default).unwrap_or(Value::Null),

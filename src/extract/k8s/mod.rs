@@ -77,7 +77,13 @@ impl<'a> Cx<'a> {
         let g = Group::default();
         let kind = self.kind.clone();
         match kind.as_str() {
-            "Pod" => self.pod_spec(spec, &g),
+            "Pod" => {
+                let g = Group {
+                    role: super::roles::from_labels(doc.get("metadata")),
+                    ..g
+                };
+                self.pod_spec(spec, &g)
+            }
             "Deployment" | "StatefulSet" | "Job" | "DaemonSet" | "ReplicaSet" => {
                 self.pod_template(spec.and_then(|s| s.get("template")), &g)
             }
@@ -120,7 +126,11 @@ impl<'a> Cx<'a> {
     }
 
     fn pod_template(&mut self, template: Option<&Node>, g: &Group) {
-        self.pod_spec(template.and_then(|t| t.get("spec")), g);
+        let mut g = g.clone();
+        if g.role.is_none() {
+            g.role = super::roles::from_labels(template.and_then(|t| t.get("metadata")));
+        }
+        self.pod_spec(template.and_then(|t| t.get("spec")), &g);
     }
 
     fn pod_spec(&mut self, spec: Option<&Node>, g: &Group) {
@@ -142,7 +152,12 @@ impl<'a> Cx<'a> {
         self.findings.extend(found.findings);
         for launch in found.launches {
             let mut launch = self.finish(launch, c, pod, g);
-            launch.files = mounts::launch_files(self.file, self.src, &launch);
+            // A file the container's own script writes is that; the others come from mounts.
+            for f in mounts::launch_files(self.file, self.src, &launch) {
+                if !launch.files.iter().any(|w| w.path == f.path) {
+                    launch.files.push(f);
+                }
+            }
             self.out.push(launch);
         }
     }
@@ -163,8 +178,15 @@ impl<'a> Cx<'a> {
         env
     }
 
-    /// The scalars of a `command` / `args` list with `$(VAR)` expanded.
+    /// The scalars of a `command` / `args` list with `$(VAR)` expanded. A string where a list
+    /// belongs (`command: vllm serve m`, as hand-written manifests and chart values give it) is
+    /// read as the words a shell splits it into.
     fn words(&self, list: Option<&Node>, env: &[(String, MappedWord)]) -> Vec<MappedWord> {
+        if let Some(line) = list.filter(|n| matches!(n.value, Value::Str(_))) {
+            return scalar::word(self.src, line)
+                .map(|w| shell::split_words(self.file, &expand(&w, env)))
+                .unwrap_or_default();
+        }
         items(list)
             .filter_map(|n| scalar::word(self.src, n))
             .map(|w| expand(&w, env))
@@ -201,7 +223,7 @@ impl<'a> Cx<'a> {
             .and_then(Node::scalar_text)
             .or_else(|| g.service.clone());
         l.object = Some(self.object_ref(container));
-        l.role_hint = dynamo_vllm_role(&l, self.src).or_else(|| g.role.clone());
+        l.role_hint = g.role.clone();
         l.group = Some(self.group_id());
         l
     }
@@ -221,20 +243,6 @@ impl<'a> Cx<'a> {
             None => format!("{}/{}", self.kind, self.name),
         }
     }
-}
-
-/// Dynamo's vLLM worker takes its role from its own flags (ai-dynamo/dynamo
-/// components/src/dynamo/vllm/backend_args.py: `--is-prefill-worker`, `--is-decode-worker`).
-fn dynamo_vllm_role(l: &Launch, src: &SourceFile) -> Option<String> {
-    let command = src.text.get(l.command.range())?;
-    if !command.contains("dynamo.vllm") {
-        return None;
-    }
-    l.args.iter().find_map(|a| match a.text.as_str() {
-        "--is-prefill-worker" => Some("prefill".to_string()),
-        "--is-decode-worker" => Some("decode".to_string()),
-        _ => None,
-    })
 }
 
 /// Kubernetes `$(VAR)` expansion (kubernetes `third_party/forked/golang/expansion`): a defined

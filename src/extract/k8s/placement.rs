@@ -51,6 +51,10 @@ fn gpu_label(key: &str, value: &str) -> Option<String> {
         "karpenter.k8s.aws/instance-gpu-name" | "eks.amazonaws.com/instance-gpu-name" => {
             Some(value.to_string())
         }
+        // Every node's VM size or instance type (AKS `Standard_ND96isr_H100_v5`, EKS `p5.48xlarge`).
+        "node.kubernetes.io/instance-type" | "beta.kubernetes.io/instance-type" => {
+            super::instances::node_gpu(value)
+        }
         _ => None,
     }
 }

@@ -98,6 +98,11 @@ pub enum Tok {
     Sep(Sep),
     /// A `<<` redirection of the current command: the index of its body in [`Lexed::heredocs`].
     Heredoc(usize),
+    /// A `>`/`>>` redirection of the command's standard output to a file.
+    Output {
+        target: Word,
+        append: bool,
+    },
 }
 
 /// A heredoc body; `quoted` when its delimiter was quoted (`<<'EOF'`: no expansion in the body).
@@ -128,6 +133,7 @@ pub fn lex(src: &[Ch]) -> Lexed {
         src,
         i: 0,
         pending: Vec::new(),
+        fd: None,
         out: Lexed::default(),
     };
     while let Some(tok) = lexer.next_tok() {
@@ -138,6 +144,31 @@ pub fn lex(src: &[Ch]) -> Lexed {
         lexer.out.heredocs[index].body.clear();
     }
     lexer.out
+}
+
+/// The parts of an unquoted heredoc body: expanded like a double-quoted string, except that `"`
+/// is plain text (bash `<<EOF`: `\` escapes only `$`, `` ` ``, `\` and newline).
+pub fn heredoc_parts(body: &[Ch]) -> Vec<Part> {
+    let mut lexer = Lexer {
+        src: body,
+        i: 0,
+        pending: Vec::new(),
+        fd: None,
+        out: Lexed::default(),
+    };
+    let mut parts = vec![Part::Lit(Vec::new())];
+    while let Some(&ch) = body.get(lexer.i) {
+        match ch.c {
+            '\\' => lexer.escape(&mut parts, |c| matches!(c, '$' | '`' | '\\')),
+            '$' => lexer.dollar(&mut parts, true, 0),
+            '`' => lexer.backtick(&mut parts),
+            _ => {
+                lexer.i += 1;
+                push_lit(&mut parts, Ch { quoted: true, ..ch });
+            }
+        }
+    }
+    parts
 }
 
 /// The words of a text, separators dropped (`ENV` lines, strings split like a shell would).
@@ -157,6 +188,8 @@ struct Lexer<'a> {
     i: usize,
     /// Heredocs opened on the current line: (body index, delimiter, strip leading tabs, `<<` span).
     pending: Vec<(usize, String, bool, (usize, usize))>,
+    /// The file descriptor written just before a redirection (`2` in `2>err`).
+    fd: Option<char>,
     out: Lexed,
 }
 
@@ -224,6 +257,7 @@ impl Lexer<'_> {
                 _ => {
                     let word = self.word();
                     if self.is_io_number(&word) {
+                        self.fd = literal_chars(&word.parts).first().map(|ch| ch.c);
                         continue;
                     }
                     return Some(Tok::Word(word));
@@ -269,9 +303,11 @@ impl Lexer<'_> {
         }
     }
 
-    /// A redirection and its target word are dropped; `<<` queues a heredoc body and returns its token.
+    /// A redirection: `<<` queues a heredoc body and returns its token, `>`/`>>` of the standard
+    /// output returns its target; other redirections and their targets are dropped.
     fn redirect(&mut self) -> Option<Tok> {
         let start = self.i;
+        let fd = self.fd.take();
         let heredoc =
             self.peek(0) == Some('<') && self.peek(1) == Some('<') && self.peek(2) != Some('<');
         let strip_tabs = heredoc && self.peek(2) == Some('-');
@@ -289,10 +325,19 @@ impl Lexer<'_> {
             self.i += 1;
         }
         if !heredoc || self.peek(0).is_none_or(is_meta) {
-            if self.peek(0).is_some_and(|c| !is_meta(c)) {
-                self.word();
-            }
-            return None;
+            let op: String = self.src[start..op_end].iter().map(|ch| ch.c).collect();
+            let stdout = matches!(fd, None | Some('1'));
+            let target = self
+                .peek(0)
+                .is_some_and(|c| !is_meta(c))
+                .then(|| self.word());
+            return match (target, op.as_str()) {
+                (Some(target), ">" | ">|" | ">>") if stdout => Some(Tok::Output {
+                    target,
+                    append: op == ">>",
+                }),
+                _ => None,
+            };
         }
         let target = self.word();
         let delim: String = literal_chars(&target.parts).iter().map(|ch| ch.c).collect();

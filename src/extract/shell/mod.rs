@@ -28,6 +28,7 @@
 mod commands;
 mod dockerfile;
 mod expand;
+mod files;
 mod lex;
 mod walk;
 
@@ -43,6 +44,7 @@ use walk::Walker;
 /// read or seen in it.
 pub fn script(file: FileId, text: &str) -> Extracted {
     let mut walker = Walker::new(file, true);
+    walker.newlines = text.match_indices('\n').map(|(i, _)| i).collect();
     walker.script(&lex::chars_of(text, 0));
     extracted(walker)
 }

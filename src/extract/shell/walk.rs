@@ -3,6 +3,7 @@
 
 use super::commands::{self, Shell};
 use super::expand::{is_identifier, Field, Scope, Splat, Value, Var};
+use super::files::Written;
 use super::lex::{self, literal_text, Ch, Sep, Tok, Word, MAX_DEPTH};
 use crate::extract::k8s::placement;
 use crate::finding::Finding;
@@ -16,6 +17,10 @@ pub struct Walker {
     pub findings: Vec<Finding>,
     depth: usize,
     frames: Vec<Frame>,
+    /// Files the script has written so far (`cat > F <<EOF`), which launches after it may read.
+    pub(super) files: Vec<Written>,
+    /// Byte offsets of the script's newlines, to keep a written file's lines where they are written.
+    pub(super) newlines: std::rc::Rc<[usize]>,
 }
 
 /// A compound command whose body may or may not run: `if`, a loop, `case`, or what follows `&&`/`||`.
@@ -41,6 +46,8 @@ enum FrameKind {
 struct Command {
     words: Vec<Word>,
     heredocs: Vec<usize>,
+    /// `> F` / `>> F` (true: append) of the standard output.
+    outputs: Vec<(Word, bool)>,
 }
 
 impl Walker {
@@ -51,6 +58,8 @@ impl Walker {
             findings: Vec::new(),
             depth: 0,
             frames: Vec::new(),
+            files: Vec::new(),
+            newlines: std::rc::Rc::from([]),
         }
     }
 
@@ -58,13 +67,22 @@ impl Walker {
     fn child(&self, env: Vec<(String, Value)>) -> Walker {
         let mut inner = Walker::new(self.scope.file, self.scope.open_env);
         inner.depth = self.depth + 1;
+        inner.files = self.files.clone();
+        inner.newlines = self.newlines.clone();
         for (name, value) in env {
             inner.scope.set(&name, value, true);
         }
         inner
     }
 
+    /// Inside an `if`, loop, `case` or `&&`/`||` list: what runs here may not run.
+    pub(super) fn in_compound(&self) -> bool {
+        !self.frames.is_empty()
+    }
+
     fn adopt(&mut self, inner: Walker) {
+        // The inner shell started from this one's files: what it wrote is on the same disk.
+        self.files = inner.files;
         self.launches.extend(inner.launches);
         self.findings.extend(inner.findings);
     }
@@ -84,6 +102,7 @@ impl Walker {
             match tok {
                 Tok::Word(w) => cmd.words.push(w),
                 Tok::Heredoc(i) => cmd.heredocs.push(i),
+                Tok::Output { target, append } => cmd.outputs.push((target, append)),
                 Tok::Sep(sep) => {
                     self.command(std::mem::take(&mut cmd), &lexed.heredocs);
                     self.separator(sep, open);
@@ -242,6 +261,7 @@ impl Walker {
             .chain(rest[1..].iter().flat_map(|w| self.scope.expand(w, true)))
             .collect();
         let stdin = cmd.heredocs.last().and_then(|&i| heredocs.get(i));
+        self.write_files(&fields, &cmd.outputs, stdin);
         self.run(&fields, prefix, stdin);
     }
 
@@ -467,9 +487,11 @@ impl Walker {
             .into_iter()
             .filter_map(|(name, value)| Some((name, env_arg(value)?)))
             .collect();
+        let files = self.files_read(args);
         let args = args.iter().map(Field::arg).collect();
         self.launches.push(Launch {
             env,
+            files,
             ..Launch::new(engine, command, args)
         });
     }
