@@ -402,8 +402,15 @@ fn vllm_short_forms() {
     assert_eq!(p.args.int("tensor_parallel_size"), Some(2));
     assert_eq!(p.args.text("quantization"), Some("fp8"));
     // `-O` itself is gone since 0.12 (it was --compilation-config): only -O0..-O3 are rewritten.
+    // With the release unknown, 0.11 may run and accept it: a warning naming the releases.
     let p = cmd("vllm serve m -O decode");
-    assert_eq!(rules(&p), ["CFG002"]);
+    assert_eq!(rules(&p), ["VER003"]);
+    assert_eq!(p.findings[0].get("accepted"), Some("0.10.0 to 0.11.0"));
+    assert_eq!(
+        p.findings[0].get("removed"),
+        Some(" and was removed in 0.12.0")
+    );
+    assert_eq!(p.args.could_run, [Version::new(0, 11, 0)]);
 }
 
 #[test]
