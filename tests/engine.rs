@@ -728,4 +728,12 @@ fn a_layout_larger_than_the_gpus_given_is_par002() {
     assert!(got.contains(&"PAR002".to_string()), "{got:?}");
     let got = check_rules(&["--gpu", "h100x8", "--engine-version", "vllm=0.19.0"], tp8);
     assert!(!got.contains(&"PAR002".to_string()), "{got:?}");
+    // SGLang: with DP attention the 8 DP ranks live inside the TP 8 group (8 GPUs); without it
+    // each DP replica is its own TP group (64 GPUs).
+    let sg = "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --context-length 8192 --tp 8 --dp 8";
+    let v = ["--gpu", "h100x8", "--engine-version", "sglang=0.5.23"];
+    let got = check_rules(&v, &format!("{sg} --enable-dp-attention\n"));
+    assert!(!got.contains(&"PAR002".to_string()), "{got:?}");
+    let got = check_rules(&v, &format!("{sg}\n"));
+    assert!(got.contains(&"PAR002".to_string()), "{got:?}");
 }

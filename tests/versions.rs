@@ -209,3 +209,40 @@ fn an_option_removed_in_a_modelled_release_narrows_the_band_to_the_releases_befo
     assert!(m.contains("covers releases 0.4.6–0.5.19"), "{m}");
     assert!(m.contains("point estimate is for 0.5.19"), "{m}");
 }
+
+#[test]
+fn a_bare_release_applies_only_to_the_engine_that_has_it() {
+    // 0.5.20 is an SGLang release and no vLLM one: the vLLM launch's release stays unknown.
+    let script = format!("{VLLM}\n{SGLANG} --disaggregation-mode prefill\n");
+    let doc = check(&["--engine-version", "0.5.20"], &script);
+    let versions: Vec<&str> = doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["engine_version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["0.33.0", "0.5.20"]);
+    let got = findings(&doc);
+    let rules: Vec<&str> = got.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(rules, ["VER001", "VER002"], "{got:?}");
+    assert!(message(&got, "VER002").starts_with(
+        "the vllm release this launch runs is unknown (no image and no --engine-version for vllm)"
+    ));
+}
+
+#[test]
+fn kvlint_toml_gives_one_release_per_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("kvlint.toml");
+    std::fs::write(&cfg, "engine-version = \"sglang=0.5.20,vllm=0.19.0\"\n").unwrap();
+    let script = format!("{VLLM}\n{SGLANG}\n");
+    let doc = check(&["--config", cfg.to_str().unwrap()], &script);
+    let versions: Vec<&str> = doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["engine_version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["0.19.0", "0.5.20"]);
+    assert!(findings(&doc).is_empty(), "{:?}", findings(&doc));
+}

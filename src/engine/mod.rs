@@ -102,7 +102,6 @@ pub struct Parsed {
 
 pub mod argparse;
 pub mod config_file;
-pub mod dump;
 pub mod dynamo;
 pub mod pynum;
 pub mod releases;

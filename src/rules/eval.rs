@@ -521,7 +521,7 @@ fn unknown_version(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Fin
     let a = &lo.args;
     let image = lo.launch.placement.image.as_ref();
     let why = image.map_or_else(
-        || "no image and no --engine-version".to_string(),
+        || format!("no image and no --engine-version for {}", a.engine.name()),
         |(name, _)| format!("the image {name} names no release"),
     );
     let oldest = a.could_run.first().unwrap_or(&a.version);
