@@ -536,10 +536,17 @@ fn unknown_version(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Fin
         ),
         _ => String::new(),
     };
+    let releases = match (a.engine, a.could_run.last()) {
+        (Engine::Trtllm, _) => {
+            "every 1.x release (TensorRT-LLM's math has no per-release table)".to_string()
+        }
+        (_, Some(newest)) if newest != oldest => format!("releases {oldest}–{newest}"),
+        _ => format!("release {oldest} only"),
+    };
     let mut f = Finding::new(&r.id, Some(image.map_or(lo.launch.command, |(_, l)| *l)))
         .var("engine", a.engine.name())
         .var("why", why)
-        .var("oldest", oldest)
+        .var("releases", releases)
         .var("latest", &a.version)
         .var("pd", pd)
         .label("release unknown");
