@@ -51,7 +51,7 @@ pub fn widen(
         return point;
     };
     let mut planned = vec![args.version.clone()];
-    let mut contexts = Vec::new();
+    let (mut contexts, mut unplanned) = (Vec::new(), Vec::new());
     for v in representatives(engine, &args.could_run) {
         if stretch(engine, &v) == stretch(engine, &args.version) {
             continue;
@@ -60,7 +60,8 @@ pub fn widen(
         a.version = v.clone();
         a.could_run.clear();
         let Ok(p) = plan_at(&Inputs { args: &a, ..*inp }) else {
-            continue; // this release cannot plan the launch at all; its own parse would say why
+            unplanned.push(v.to_string());
+            continue;
         };
         point.pool_tokens_low = point.pool_tokens_low.min(p.pool_tokens_low);
         point.pool_tokens_high = point.pool_tokens_high.max(p.pool_tokens_high);
@@ -87,6 +88,12 @@ pub fn widen(
         planned.join(", "),
         args.version
     );
+    if !unplanned.is_empty() {
+        source += &format!(
+            "; not in the band: {} (the math cannot plan this launch there)",
+            unplanned.join(", ")
+        );
+    }
     if !contexts.is_empty() {
         source += &format!(
             "; the context checked is the longest any of them derives ({})",
@@ -119,5 +126,68 @@ mod tests {
             [Version::new(0, 5, 9)]
         );
         assert!(representatives(Engine::Trtllm, &[]).is_empty());
+    }
+
+    /// vLLM 0.33.0's plan whatever the release, made worse before 0.21 and impossible before
+    /// 0.16, with a context that releases before 0.33 derive twice as long: what `widen` makes of
+    /// releases that differ.
+    fn differing(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+        let mut at_033 = inp.args.clone();
+        at_033.version = Version::new(0, 33, 0);
+        let mut p = vllm::plan(&Inputs {
+            args: &at_033,
+            ..*inp
+        })?;
+        let v = &inp.args.version;
+        if *v < Version::new(0, 16, 0) {
+            return Err(Vec::new());
+        }
+        if *v < Version::new(0, 21, 0) {
+            p.pool_tokens_low -= 1000;
+            p.usable_tokens_low -= 1000;
+            p.usable_tokens_high -= 500;
+            p.max_context_fit -= 1000;
+        }
+        if *v < Version::new(0, 33, 0) {
+            p.pool_tokens_high += 700;
+            p.context_length *= 2;
+        }
+        Ok(p)
+    }
+
+    #[test]
+    fn the_band_takes_each_end_from_the_release_that_sets_it() {
+        let m = crate::capacity::testing::dense(32, 32, 8, 128);
+        let g = crate::gpu::lookup("H100").expect("catalog H100").clone();
+        let a = crate::capacity::testing::args(Engine::Vllm, "0.33.0", &[]);
+        let inp = Inputs {
+            args: &a,
+            model: &m,
+            gpu: &g,
+            gpu_count: None,
+            at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+        };
+        let newest = differing(&inp).unwrap();
+        let mut unknown = a.clone();
+        unknown.could_run = crate::engine::known_versions(Engine::Vllm).to_vec();
+        let inp = Inputs {
+            args: &unknown,
+            ..inp
+        };
+        let wide = widen(&inp, differing, newest.clone());
+        assert_eq!(wide.pool_tokens, newest.pool_tokens);
+        assert_eq!(wide.pool_tokens_low, newest.pool_tokens_low - 1000);
+        assert_eq!(wide.pool_tokens_high, newest.pool_tokens_high + 700);
+        assert_eq!(wide.usable_tokens_low, newest.usable_tokens_low - 1000);
+        assert_eq!(wide.usable_tokens_high, newest.usable_tokens_high - 500);
+        assert!(wide.usable_tokens <= wide.usable_tokens_high);
+        assert_eq!(wide.max_context_fit, newest.max_context_fit - 1000);
+        assert_eq!(wide.context_length, 2 * newest.context_length);
+        let note = &wide.assumptions.last().unwrap().source;
+        assert!(
+            note.contains("planned at 0.16.0, 0.20.0, 0.32.0, 0.33.0"),
+            "{note}"
+        );
+        assert!(note.contains("not in the band: 0.15.0"), "{note}");
     }
 }
