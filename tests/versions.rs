@@ -246,3 +246,15 @@ fn kvlint_toml_gives_one_release_per_engine() {
     assert_eq!(versions, ["0.19.0", "0.5.20"]);
     assert!(findings(&doc).is_empty(), "{:?}", findings(&doc));
 }
+
+#[test]
+fn an_option_that_changed_its_dest_does_not_narrow_the_band() {
+    // SGLang has --grpc-http-sidecar-port from 0.5.11 on; 0.5.16 made it an alias of
+    // --smg-http-sidecar-port, with another dest (sglang_flags.toml).
+    let got = findings(&check(
+        &[],
+        &format!("{SGLANG} --grpc-http-sidecar-port 9000\n"),
+    ));
+    let m = message(&got, "VER002");
+    assert!(m.contains("covers releases 0.5.11–0.5.23"), "{m}");
+}

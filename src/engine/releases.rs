@@ -29,12 +29,30 @@ pub fn unknown(engine: Engine, parsed: &mut Parsed) {
         return;
     };
     let inspected = table.inspected();
-    // Per constraint, which inspected releases satisfy it. A setting's dest is accepted by a
-    // release that has any option with that dest (wider than the option as written: a wider set
-    // of releases only widens the band).
+    // Per constraint, which inspected releases satisfy it. A setting is accepted by a release
+    // that has its dest, or one of the option strings the newest release gives that dest (SGLang
+    // 0.5.20 moved `--cuda-graph-bs` to `cuda_graph_bs_decode`). That is wider than the option as
+    // written, and a wider set of releases only widens the band.
     let mut constraints: Vec<Vec<bool>> = Vec::new();
+    let newest = inspected.last();
     for dest in parsed.args.settings.keys() {
-        let defs: Vec<&FlagDef> = table.flag.iter().filter(|f| f.dest == *dest).collect();
+        let names: Vec<&str> = table
+            .flag
+            .iter()
+            .filter(|f| f.dest == *dest && newest.is_some_and(|v| in_range(f, v)))
+            .flat_map(|f| f.opts.iter().chain(&f.neg).map(String::as_str))
+            .collect();
+        let defs: Vec<&FlagDef> = table
+            .flag
+            .iter()
+            .filter(|f| {
+                f.dest == *dest
+                    || f.opts
+                        .iter()
+                        .chain(&f.neg)
+                        .any(|o| names.contains(&o.as_str()))
+            })
+            .collect();
         if !defs.is_empty() {
             constraints.push(accepting(&defs, &inspected));
         }
