@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+mod argv_dump;
 mod catalogs;
 mod check;
 mod docs;
@@ -532,10 +533,7 @@ fn parse_args(version: Option<&str>) -> Run {
     let version = version.transpose()?;
     let base = std::env::current_dir().unwrap_or_default();
     for line in std::io::stdin().lines().map_while(Result::ok) {
-        println!(
-            "{}",
-            crate::engine::dump::line(&line, version.as_ref(), &base)
-        );
+        println!("{}", argv_dump::line(&line, version.as_ref(), &base));
     }
     Ok(exit::CLEAN)
 }

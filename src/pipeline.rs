@@ -118,7 +118,8 @@ impl Outcome {
             sources: &mut self.sources,
             base_dir: base_dir.map(Path::to_path_buf),
         };
-        let parsed = engine::parse(&launch, Some(&version), &mut cx);
+        let known = version_source != "latest known";
+        let parsed = engine::parse(&launch, known.then_some(&version), &mut cx);
         findings.extend(parsed.findings);
         findings.extend(engine::startup::check(&parsed.args));
         let args = parsed.args;

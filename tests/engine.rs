@@ -402,8 +402,15 @@ fn vllm_short_forms() {
     assert_eq!(p.args.int("tensor_parallel_size"), Some(2));
     assert_eq!(p.args.text("quantization"), Some("fp8"));
     // `-O` itself is gone since 0.12 (it was --compilation-config): only -O0..-O3 are rewritten.
+    // With the release unknown, 0.11 may run and accept it: a warning naming the releases.
     let p = cmd("vllm serve m -O decode");
-    assert_eq!(rules(&p), ["CFG002"]);
+    assert_eq!(rules(&p), ["VER003"]);
+    assert_eq!(p.findings[0].get("accepted"), Some("0.10.0 to 0.11.0"));
+    assert_eq!(
+        p.findings[0].get("removed"),
+        Some(" and was removed in 0.12.0")
+    );
+    assert_eq!(p.args.could_run, [Version::new(0, 11, 0)]);
 }
 
 #[test]
@@ -721,4 +728,12 @@ fn a_layout_larger_than_the_gpus_given_is_par002() {
     assert!(got.contains(&"PAR002".to_string()), "{got:?}");
     let got = check_rules(&["--gpu", "h100x8", "--engine-version", "vllm=0.19.0"], tp8);
     assert!(!got.contains(&"PAR002".to_string()), "{got:?}");
+    // SGLang: with DP attention the 8 DP ranks live inside the TP 8 group (8 GPUs); without it
+    // each DP replica is its own TP group (64 GPUs).
+    let sg = "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --context-length 8192 --tp 8 --dp 8";
+    let v = ["--gpu", "h100x8", "--engine-version", "sglang=0.5.23"];
+    let got = check_rules(&v, &format!("{sg} --enable-dp-attention\n"));
+    assert!(!got.contains(&"PAR002".to_string()), "{got:?}");
+    let got = check_rules(&v, &format!("{sg}\n"));
+    assert!(got.contains(&"PAR002".to_string()), "{got:?}");
 }

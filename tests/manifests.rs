@@ -94,20 +94,6 @@ const RIGHT: &[(&str, &str, &str)] = &[
 /// still get wrong: each says why, so the list shrinks as they are fixed (and this test fails when
 /// one is fixed and not removed, or a new one appears).
 const KNOWN_WRONG: &[(&str, &str, &str, &str)] = &[
-    // KAITO's vLLM release is not in the file; these flags exist in the releases KAITO shipped
-    // with, and kvlint assumes the latest release when the version is unknown.
-    (
-        "kaito-workspace-vllm.yaml",
-        "CFG001",
-        "--max-seq-len-to-capture",
-        "version unknown: latest assumed",
-    ),
-    (
-        "kaito-workspace-vllm.yaml",
-        "CFG001",
-        "--num-scheduler-steps",
-        "version unknown: latest assumed",
-    ),
 ];
 
 /// `../shared/manifests/` from the repository root; `KVLINT_SHARED` points elsewhere (worktrees).

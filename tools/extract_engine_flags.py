@@ -7,6 +7,10 @@ only the engine's pure-Python parser code runs. Usage:
     extract_engine_flags.py sglang /tmp/sg/0.5.23 > flags-0.5.23.json
     extract_engine_flags.py vllm /tmp/vl/0.33.0 > flags-0.33.0.json
     extract_engine_flags.py merge sglang a.json b.json ... > src/engine/sglang_flags.toml
+    extract_engine_flags.py split src/engine/vllm_flags.toml DIR   # DIR/flags-V.json per release
+
+`split` turns a merged table back into the per-release tables, so a release can be added (an
+older one too) by merging its extracted table with them, without downloading every release again.
 
 The unpacked wheel / sdist trees come from `pip download` (see PREAMBLE); they are not committed.
 """
@@ -413,6 +417,7 @@ def merge(engine, files):
     entries = {}
     for vi, table in enumerate(tables):
         for e in table:
+            e = {k: v for k, v in e.items() if v is not None}  # as `split` writes them back
             if engine == "sglang":
                 e["dest"] = SGLANG_DESTS.get(e["dest"], e["dest"])
             key = json.dumps(e, sort_keys=True)
@@ -437,7 +442,28 @@ def merge(engine, files):
     return "\n".join(lines)
 
 
+def split(toml_path, out_dir):
+    """The merged TOML → `out_dir/flags-V.json` per inspected release (what `merge` was given)."""
+    import tomllib
+
+    merged = tomllib.load(open(toml_path, "rb"))
+    versions = merged["versions"]
+    for vi, v in enumerate(versions):
+        table = []
+        for f in merged["flag"]:
+            lo = versions.index(f["since"])
+            hi = versions.index(f["until"]) if "until" in f else len(versions) - 1
+            if lo <= vi <= hi:
+                table.append({k: f[k] for k in ("opts", "neg", "dest", "kind", "type", "nargs", "choices")
+                              if k in f})
+        with open(f"{out_dir}/flags-{v}.json", "w") as out:
+            json.dump(table, out, indent=0)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "split":
+        split(sys.argv[2], sys.argv[3])
+        sys.exit(0)
     if sys.argv[1] == "merge":
         sys.stdout.write(merge(sys.argv[2], sys.argv[3:]))
         sys.exit(0)

@@ -2,6 +2,7 @@
 //! One file per engine mirrors that engine's own sizing code, per version; this file holds
 //! what they share: the plan, its band and assumptions, and the inputs.
 
+pub mod releases;
 pub mod sglang;
 pub mod trtllm;
 pub mod vllm;
@@ -151,8 +152,18 @@ pub struct Inputs<'a> {
     pub at: Loc,
 }
 
-/// Builds the plan for a launch, or the findings that say why none can be made.
+/// Builds the plan for a launch, or the findings that say why none can be made. A launch whose
+/// release is unknown gets a band over every release it could run (`releases::widen`).
 pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+    let point = plan_at(inp)?;
+    Ok(match inp.args.could_run.len() {
+        0 | 1 => point,
+        _ => releases::widen(inp, plan_at, point),
+    })
+}
+
+/// The plan at the launch's one release.
+fn plan_at(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     match inp.args.engine {
         Engine::Sglang => sglang::plan(inp),
         Engine::Vllm => vllm::plan(inp),
@@ -484,6 +495,7 @@ pub(crate) mod testing {
             engine,
             version: Version::parse(version).unwrap(),
             settings,
+            could_run: Vec::new(),
         }
     }
 }

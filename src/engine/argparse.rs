@@ -64,7 +64,8 @@ impl Table {
     }
 }
 
-fn in_range(f: &FlagDef, v: &Version) -> bool {
+/// Whether `f` is in the table of inspected release `v`.
+pub fn in_range(f: &FlagDef, v: &Version) -> bool {
     let since = Version::parse(&f.since).is_some_and(|s| s <= *v);
     let until = f
         .until

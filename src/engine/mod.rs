@@ -48,6 +48,9 @@ pub struct EngineArgs {
     pub engine: Engine,
     pub version: Version,
     pub settings: BTreeMap<String, Setting>,
+    /// When the release is unknown: every modelled release the launch could run, oldest first
+    /// (`version` is the newest); the plan's band covers them. Empty when the release is known.
+    pub could_run: Vec<Version>,
 }
 
 impl EngineArgs {
@@ -99,16 +102,17 @@ pub struct Parsed {
 
 pub mod argparse;
 pub mod config_file;
-pub mod dump;
 pub mod dynamo;
 pub mod pynum;
+pub mod releases;
 pub mod sglang;
 pub mod startup;
 pub mod trtllm;
 pub mod vllm;
 
-/// Releases kvlint knows, oldest first. Flag tables come from the inspected ones among them;
-/// the others use the nearest earlier inspected table.
+/// Releases kvlint models, oldest first. Flag tables come from the inspected ones among them;
+/// the others use the nearest earlier inspected table. A table may also hold older releases
+/// (vLLM 0.10): only to say which releases accept an option (VER003), never to plan a pool.
 const SGLANG_VERSIONS: &[Version] = &[
     Version::new(0, 4, 6),
     Version::new(0, 4, 7),
@@ -188,18 +192,24 @@ pub fn supported(engine: Engine) -> (Version, Version) {
     (oldest, latest)
 }
 
-/// Parses a launch with its engine's argparse semantics; `version` None → the latest supported.
+/// Parses a launch with its engine's argparse semantics. `version` None: the release is unknown,
+/// so the launch is parsed with the latest release's options and `releases::unknown` works out
+/// which releases it could run.
 pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) -> Parsed {
-    let version = version
-        .cloned()
-        .unwrap_or_else(|| supported(launch.engine).1);
     let unwrapped = dynamo::engine_launch(launch, cx.sources);
     let launch = unwrapped.as_ref().unwrap_or(launch);
-    match launch.engine {
-        Engine::Sglang => sglang::parse(launch, version, cx),
-        Engine::Vllm => vllm::parse(launch, version, cx),
-        Engine::Trtllm => trtllm::parse(launch, version, cx),
+    let release = version
+        .cloned()
+        .unwrap_or_else(|| supported(launch.engine).1);
+    let mut parsed = match launch.engine {
+        Engine::Sglang => sglang::parse(launch, release, cx),
+        Engine::Vllm => vllm::parse(launch, release, cx),
+        Engine::Trtllm => trtllm::parse(launch, release, cx),
+    };
+    if version.is_none() {
+        releases::unknown(launch.engine, &mut parsed);
     }
+    parsed
 }
 
 /// The command words that select the engine (`vllm serve`, `python3 -m sglang.launch_server`).
@@ -270,6 +280,7 @@ fn run_engine(
         engine: launch.engine,
         version,
         settings: out.settings,
+        could_run: Vec::new(),
     };
     let mut findings = out.findings;
     // Each repetition's token, found by its start in one map: a search per repetition made

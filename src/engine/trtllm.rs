@@ -218,6 +218,7 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
             engine: Engine::Trtllm,
             version,
             settings: p.settings,
+            could_run: Vec::new(),
         },
         findings: p.findings,
     }

@@ -521,19 +521,32 @@ fn unknown_version(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option<Fin
     let a = &lo.args;
     let image = lo.launch.placement.image.as_ref();
     let why = image.map_or_else(
-        || "no image and no --engine-version".to_string(),
+        || format!("no image and no --engine-version for {}", a.engine.name()),
         |(name, _)| format!("the image {name} names no release"),
     );
+    let oldest = a.could_run.first().unwrap_or(&a.version);
+    // VER001 is only ruled out when every release the launch could run has its fix.
+    let fixed = super::find("VER001")
+        .and_then(|v| v.params.get("fixed_in")?.as_str())
+        .and_then(Version::parse);
     let pd = match (a.engine, deployment::engine_role(a)) {
-        (Engine::Sglang, Some(role)) => format!(
+        (Engine::Sglang, Some(role)) if fixed.is_none_or(|f| oldest.release() < f) => format!(
             "; as an SGLang {} server it may run a release before 0.5.22, so VER001 cannot be ruled out",
             role.name()
         ),
         _ => String::new(),
     };
+    let releases = match (a.engine, a.could_run.last()) {
+        (Engine::Trtllm, _) => {
+            "every 1.x release (TensorRT-LLM's math has no per-release table)".to_string()
+        }
+        (_, Some(newest)) if newest != oldest => format!("releases {oldest}–{newest}"),
+        _ => format!("release {oldest} only"),
+    };
     let mut f = Finding::new(&r.id, Some(image.map_or(lo.launch.command, |(_, l)| *l)))
         .var("engine", a.engine.name())
         .var("why", why)
+        .var("releases", releases)
         .var("latest", &a.version)
         .var("pd", pd)
         .label("release unknown");

@@ -31,6 +31,9 @@ const V0_5_7: Version = Version::new(0, 5, 7);
 const V0_5_10: Version = Version::new(0, 5, 10);
 const V0_5_18: Version = Version::new(0, 5, 18);
 const V0_5_22: Version = Version::new(0, 5, 22);
+/// Every release above: the math is the same between two of them, so a launch whose release is
+/// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
+pub const MATH_CHANGES: &[Version] = &[V0_5_0, V0_5_7, V0_5_10, V0_5_18, V0_5_22];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
 const NEEDED: &[&str] = &[

@@ -1,7 +1,7 @@
 //! `kvlint parse-args` (hidden): the settings kvlint parsed from each launch, as JSON lines, for
 //! the differential test against the engines' own parsers (tools/differential.py).
 
-use super::{ParseContext, SettingValue};
+use crate::engine::{self, ParseContext, SettingValue};
 use crate::extract;
 use crate::source::Sources;
 use crate::version::Version;
@@ -23,7 +23,7 @@ pub fn line(argv_json: &str, version: Option<&Version>, base: &std::path::Path) 
         sources: &mut sources,
         base_dir: Some(base.to_path_buf()),
     };
-    let parsed = super::parse(&launch, version, &mut cx);
+    let parsed = engine::parse(&launch, version, &mut cx);
     let settings: Map<String, Value> = parsed
         .args
         .settings
