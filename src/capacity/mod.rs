@@ -411,7 +411,7 @@ fn online_quant_bytes(model: &Geometry, method: &str) -> Option<f64> {
 pub(crate) mod testing {
     use crate::engine::{EngineArgs, Setting, SettingValue};
     use crate::launch::Engine;
-    use crate::model::{Dsa, Dtype, Geometry, LayerKind, Mla, WeightsSource};
+    use crate::model::{Dsa, Dtype, Geometry, LayerKind, Mla, RoutedExperts, WeightsSource};
     use crate::source::{FileId, Loc};
     use crate::version::Version;
 
@@ -450,6 +450,7 @@ pub(crate) mod testing {
             multimodal: false,
             vision: None,
             moe: false,
+            experts: None,
         }
     }
 
@@ -462,6 +463,10 @@ pub(crate) mod testing {
             qk_rope_head_dim: 64,
         });
         g.nextn_layers = 1;
+        g.experts = Some(RoutedExperts {
+            count: 256,
+            intermediate: 2048,
+        });
         g
     }
 

@@ -155,6 +155,59 @@ fn mtp_weights(m: &Geometry, l: &Layout) -> Option<(Estimate, String)> {
     ))
 }
 
+/// `DeepGemmFusedMoE.__init__`'s cap on the MoE chunk when `moe_config.max_num_tokens` is unset
+/// ("It can avoid OOM for 8k/1k cases").
+const DEEPGEMM_MOE_MAX_NUM_TOKENS: u64 = 18688;
+
+/// The DEEPGEMM MoE backend's workspace, made in the warm-up and still held when the memory
+/// profile starts, so the engine counts it with the weights
+/// (tensorrt_llm/_torch/modules/fused_moe/fused_moe_deepgemm.py :: DeepGemmFusedMoE.__init__,
+/// get_workspace, forward_impl; _torch/memory_buffer_utils.py :: Buffers.get_buffer). All MoE
+/// layers share one set of three buffers from a module-wide pool that keeps the last ones it
+/// made (CUDA-graph capture then reserves them): `workspace_0` (fp8, local experts × m ×
+/// max(hidden, intermediate)), `workspace_1` (bf16, local experts × m × max(2 × intermediate,
+/// hidden)) and `workspace_sf` (int32 scales), m the largest MoE chunk the warm-up ran, aligned
+/// to 128. The warm-up runs `max_num_tokens` on every rank, and attention-DP ranks gather all
+/// ranks' tokens into the MoE; rows beyond twice `moe_max_num_tokens` (`moe_config.max_num_tokens`,
+/// else `max_num_tokens × dp_size` capped at 18,688) are split into `ceil(rows /
+/// moe_max_num_tokens)` chunks of each rank's tokens.
+fn deepgemm_workspace(args: &EngineArgs, m: &Geometry, l: &Layout) -> Option<(Estimate, String)> {
+    if !args
+        .text("moe_config.backend")
+        .is_some_and(|b| b.eq_ignore_ascii_case("deepgemm"))
+    {
+        return None;
+    }
+    let experts = m.experts?;
+    let ep = u64::from(int_or(args, "moe_expert_parallel_size", 1));
+    let local = (experts.count / ep).max(1);
+    let inter = experts.intermediate / (u64::from(l.tp) / ep).max(1);
+    let dp = if l.attention_dp { u64::from(l.tp) } else { 1 };
+    let per_rank = args.int("max_num_tokens").unwrap_or(MAX_NUM_TOKENS).max(1) as u64;
+    let rows = per_rank * dp;
+    let cap = match args.int("moe_config.max_num_tokens").filter(|n| *n > 0) {
+        Some(n) => n as u64,
+        None => rows.min(DEEPGEMM_MOE_MAX_NUM_TOKENS),
+    };
+    let chunk = if rows > 2 * cap {
+        per_rank.div_ceil(rows.div_ceil(cap)) * dp
+    } else {
+        rows
+    };
+    let m_max = chunk.next_multiple_of(128);
+    let h = m.hidden_size;
+    let fp8_dim = h.max(inter);
+    // `align(ceil_div(fp8_dim, 128), 4) // 4` int32 words of packed scales per row.
+    let scale_cols = fp8_dim.div_ceil(128).div_ceil(4);
+    let bytes = local * m_max * fp8_dim
+        + 2 * local * m_max * (2 * inter).max(h)
+        + 4 * local * scale_cols * m_max.next_multiple_of(4);
+    Some((
+        Estimate::exact(bytes as f64),
+        format!("DEEPGEMM MoE workspace kept from the warm-up: {local} local experts × {m_max} tokens (fused_moe_deepgemm.py DeepGemmFusedMoE.get_workspace)"),
+    ))
+}
+
 /// Draft layers of MTP speculative decoding (`speculative_config.decoding_type: MTP`).
 fn draft_layers(args: &EngineArgs, m: &Geometry, notes: &mut Notes) -> u32 {
     let mtp = args
@@ -264,6 +317,25 @@ fn non_kv(args: &EngineArgs, m: &Geometry, tp: u32, notes: &mut Notes) -> Estima
     e
 }
 
+/// `non_kv` plus the MoE backend's workspace held before the profile, when there is one.
+fn with_moe_workspace(
+    other: Estimate,
+    args: &EngineArgs,
+    m: &Geometry,
+    l: &Layout,
+    notes: &mut Notes,
+) -> Estimate {
+    let Some((ws, why)) = deepgemm_workspace(args, m, l) else {
+        return other;
+    };
+    notes.estimate("moe_workspace_bytes", ws, why);
+    Estimate::range(
+        other.point + ws.point,
+        other.low + ws.low,
+        other.high + ws.high,
+    )
+}
+
 fn fraction(args: &EngineArgs, notes: &mut Notes) -> f64 {
     match args.float(FRACTION) {
         Some(f) => {
@@ -355,7 +427,13 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
             .chain(mtp_weights(m, &layout)),
         &mut notes,
     );
-    let other = non_kv(args, m, tp, &mut notes);
+    let other = with_moe_workspace(
+        non_kv(args, m, tp, &mut notes),
+        args,
+        m,
+        &layout,
+        &mut notes,
+    );
     let caps = caps(args, b_tok, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
     let budget = |w: f64, o: f64| (f * (total - w - o)).min(caps);
@@ -615,6 +693,41 @@ mod tests {
         let (e, _) = attention_dp_weights(&m, &on, 1).unwrap();
         assert_eq!(e.point, 7_200.0 * 7.0 / 8.0);
         assert!(attention_dp_weights(&m, &layout(8, KvElem::Bytes(1.0)), 1).is_none());
+    }
+
+    #[test]
+    fn deepgemm_keeps_one_workspace_of_the_largest_warm_up_chunk() {
+        // DeepSeek-R1 at TP 8, EP 8, attention DP, max_num_tokens 8192: 8 × 8192 gathered rows
+        // exceed 2 × 18688, so 4 chunks of 8 × 2048 = 16384 rows. The run's log shows the fp8
+        // workspace_0 of 32 × 16384 × 7168 bytes ("storage of size 3758096384"); workspace_1 is
+        // twice that in bf16, the scales 32 × 14 × 16384 int32.
+        let mut m = deepseek_v3();
+        m.hidden_size = 7168;
+        let dp = Layout {
+            attention_dp: true,
+            ..layout(8, KvElem::Bytes(1.0))
+        };
+        let deepgemm = |pairs: &[(&str, SettingValue)]| {
+            let mut all = vec![("moe_config.backend", SettingValue::Text("DEEPGEMM".into()))];
+            all.extend_from_slice(pairs);
+            args(Engine::Trtllm, "1.2.0", &all)
+        };
+        let ep8 = [("moe_expert_parallel_size", SettingValue::Int(8))];
+        let (ws, _) = deepgemm_workspace(&deepgemm(&ep8), &m, &dp).unwrap();
+        assert_eq!(
+            ws.point,
+            3.0 * 3_758_096_384_f64 + 32.0 * 14.0 * 16384.0 * 4.0
+        );
+        // A given moe_config.max_num_tokens replaces the cap: 65536 rows in one chunk.
+        let big = [
+            ("moe_expert_parallel_size", SettingValue::Int(8)),
+            ("moe_config.max_num_tokens", SettingValue::Int(65536)),
+        ];
+        let (one, _) = deepgemm_workspace(&deepgemm(&big), &m, &dp).unwrap();
+        assert_eq!(one.point, ws.point * 4.0);
+        // Other backends keep no such buffer.
+        let cutlass = args(Engine::Trtllm, "1.2.0", &ep8);
+        assert!(deepgemm_workspace(&cutlass, &m, &dp).is_none());
     }
 
     #[test]

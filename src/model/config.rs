@@ -7,8 +7,8 @@ use serde_json::Value;
 use super::quant::quantization;
 use super::raw::{as_uint, invalid, num_experts, Cfg, Obj};
 use super::{
-    Dsa, Dtype, Geometry, LayerKind, LinearAttn, Mla, ModelError, RopeScaling, RopeTable, SwaHeads,
-    WeightsSource,
+    Dsa, Dtype, Geometry, LayerKind, LinearAttn, Mla, ModelError, RopeScaling, RopeTable,
+    RoutedExperts, SwaHeads, WeightsSource,
 };
 
 /// KV-head keys in the engines' alias order (vLLM `transformers_utils/config.py`, SGLang
@@ -104,6 +104,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         source: source.to_string(),
         model_source: None,
         moe: num_experts(c)? > 0,
+        experts: routed_experts(c)?,
         multimodal: c.root.get("vision_config").is_some_and(Value::is_object),
         vision: vision_tower(c.root.get("vision_config")),
         architectures,
@@ -137,6 +138,23 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         weight_parts: Default::default(),
         rope_tables: Vec::new(),
     })
+}
+
+/// The routed experts' count and width, read as the parameter count reads them (`params.rs`
+/// `Mlp::read`).
+fn routed_experts(c: &Cfg) -> Result<Option<RoutedExperts>, ModelError> {
+    let count = num_experts(c)?;
+    if count == 0 {
+        return Ok(None);
+    }
+    let intermediate = match c.first_uint(&["moe_intermediate_size", "expert_intermediate_size"])? {
+        Some(i) => i,
+        None => c.uint_or("intermediate_size", 0)?,
+    };
+    Ok(Some(RoutedExperts {
+        count,
+        intermediate,
+    }))
 }
 
 fn architectures(c: &Cfg) -> Vec<String> {

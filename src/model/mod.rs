@@ -228,6 +228,16 @@ pub struct Geometry {
     /// Depth and width of the vision tower, which SGLang's VLM memory heuristic reads.
     pub vision: Option<VisionTower>,
     pub moe: bool,
+    /// Shape of the routed experts of an MoE model, which sizes engines' expert workspaces.
+    pub experts: Option<RoutedExperts>,
+}
+
+/// Routed experts per MoE layer (`n_routed_experts` / `num_experts` / `num_local_experts`) and
+/// the width of each (`moe_intermediate_size`, else `intermediate_size`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RoutedExperts {
+    pub count: u64,
+    pub intermediate: u64,
 }
 
 impl Geometry {
