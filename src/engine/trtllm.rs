@@ -417,9 +417,7 @@ impl Parser {
         let mut kv_block = None;
         for (k, v) in entries {
             let Some(key) = k.scalar_text() else { continue };
-            let prefix = format!("{key}.");
-            self.settings
-                .retain(|d, _| d != &key && !d.starts_with(&prefix));
+            self.forget(&key);
             if key == "kv_cache_config" {
                 kv_block = Some(k.loc);
             }
@@ -427,6 +425,22 @@ impl Parser {
         }
         if let (Some(cli), Some(block)) = (cli_fraction, kv_block) {
             self.fraction_overridden(&cli, block, path);
+        }
+    }
+
+    /// Drops `key` and its dotted sub-settings: a YAML key replaces the whole field. A range over
+    /// the sorted map keeps a file of many keys linear, where a scan per key was quadratic.
+    fn forget(&mut self, key: &str) {
+        self.settings.remove(key);
+        let prefix = format!("{key}.");
+        let nested: Vec<String> = self
+            .settings
+            .range(prefix.clone()..)
+            .take_while(|(d, _)| d.starts_with(&prefix))
+            .map(|(d, _)| d.clone())
+            .collect();
+        for d in nested {
+            self.settings.remove(&d);
         }
     }
 
