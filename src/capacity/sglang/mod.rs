@@ -239,6 +239,10 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         );
     }
 
+    // No DeepEP or DP-gather term: DeepEP's buffers are made at the first dispatch, after the
+    // pool (layers/moe/token_dispatcher/deepep.py :: DeepEPBuffer.get_deepep_buffer), and the
+    // DP-attention gather buffer per forward (layers/dp_attention.py :: get_global_dp_buffer);
+    // both take from the headroom the fraction leaves, not from the pool.
     let rest_at = |b: f64, w: f64| after_mamba(fraction * b - w, per_req, args, lay.attn_dp);
     let cap = args.int("max_total_tokens").map(|t| t.max(0) as u64);
     let logical = |t: u64| t * u64::from(lay.dcp.max(1));
