@@ -18,15 +18,18 @@ use super::{
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
+use crate::model::Geometry;
 use crate::version::Version;
 use budget::{
     after_mamba, baseline, mamba_per_request, mla_absorbed_copies, model_code_weights,
     rope_elem_bytes,
 };
-use cell::{cell, kv_dtype, page_size, Cell};
+use cell::{cell, is_dsa, kv_dtype, page_size, Cell};
 use fraction::{default_fraction, speculative};
 
 const V0_5_0: Version = Version::new(0, 5, 0);
+const V0_5_3: Version = Version::new(0, 5, 3);
+const V0_5_6: Version = Version::new(0, 5, 6);
 const V0_5_7: Version = Version::new(0, 5, 7);
 const V0_5_10: Version = Version::new(0, 5, 10);
 const V0_5_18: Version = Version::new(0, 5, 18);
@@ -55,6 +58,7 @@ const NEEDED: &[&str] = &[
 ];
 
 /// Parallel layout of one SGLang server.
+#[derive(Clone, Copy)]
 struct Layout {
     tp: u32,
     pp: u32,
@@ -95,6 +99,30 @@ fn layout(args: &EngineArgs) -> Layout {
     }
 }
 
+/// 0.5.3 – 0.5.5 `ServerArgs._handle_model_specific_adjustments` (server_args.py): on a GPU a
+/// DeepSeek DSA checkpoint (`is_deepseek_nsa`) always runs attention-DP over the whole TP group
+/// (`enable_dp_attention = True; dp_size = tp_size`). 0.5.6 keeps the flag but no longer sets
+/// `dp_size`, which leaves attention TP over the group.
+fn dsa_forces_attention_dp(v: &Version, m: &Geometry) -> bool {
+    const ARCHS: [&str; 3] = [
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "DeepseekV3ForCausalLMNextN",
+    ];
+    *v >= V0_5_3
+        && *v < V0_5_6
+        && is_dsa(m)
+        && m.architectures
+            .first()
+            .is_some_and(|a| ARCHS.contains(&a.as_str()))
+}
+
+/// 0.5.3 (only that release) also sets `mem_fraction_static = 0.8` for DSA in the same
+/// function, over any `--mem-fraction-static`.
+fn dsa_fixed_fraction(v: &Version, m: &Geometry) -> Option<f64> {
+    (v.release() == V0_5_3 && v.suffix.is_none() && dsa_forces_attention_dp(v, m)).then_some(0.8)
+}
+
 fn role(args: &EngineArgs) -> Role {
     match args.text("disaggregation_mode") {
         Some("prefill") => Role::Prefill,
@@ -121,7 +149,25 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let (m, gpu) = (inp.model, inp.gpu);
     let v = &args.version;
     let mut notes = Notes::default();
-    let lay = layout(args);
+    // The default fraction is computed before the DSA adjustment forces attention-DP
+    // (`__post_init__` calls `_handle_gpu_memory_settings` first), so it sees the flags as given.
+    let given = layout(args);
+    let lay = if dsa_forces_attention_dp(v, m) {
+        notes.exact(
+            "dp_size",
+            f64::from(given.tp),
+            "attention-DP over the TP group, forced for DeepSeek DSA on GPUs \
+             (0.5.3–0.5.5 server_args.py :: _handle_model_specific_adjustments)",
+        );
+        Layout {
+            dp: given.tp,
+            attn_dp: given.tp,
+            attn_tp: 1,
+            ..given
+        }
+    } else {
+        given
+    };
     let role = role(args);
 
     let (kv_name, kvb) = kv_dtype(args, m, gpu, &mut notes);
@@ -145,14 +191,25 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     }
     notes.exact("kv_bytes_per_token", cell.bytes, cell.how.clone());
 
-    let (fraction, fraction_how, fraction_loc) = match args.float("mem_fraction_static") {
-        Some(f) => (
+    let flag_fraction = match dsa_fixed_fraction(v, m) {
+        Some(f) => Some((
             f,
-            "--mem-fraction-static".to_string(),
-            args.get("mem_fraction_static").map(|s| s.loc()),
-        ),
+            "0.8 for DeepSeek DSA over any flag (0.5.3 server_args.py :: _handle_model_specific_adjustments)"
+                .to_string(),
+            None,
+        )),
+        None => args.float("mem_fraction_static").map(|f| {
+            (
+                f,
+                "--mem-fraction-static".to_string(),
+                args.get("mem_fraction_static").map(|s| s.loc()),
+            )
+        }),
+    };
+    let (fraction, fraction_how, fraction_loc) = match flag_fraction {
+        Some(given_fraction) => given_fraction,
         None => {
-            let (f, how) = default_fraction(args, m, gpu, &lay, role);
+            let (f, how) = default_fraction(args, m, gpu, &given, role);
             (f, how, None)
         }
     };
@@ -185,6 +242,10 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         );
     }
 
+    // No DeepEP or DP-gather term: DeepEP's buffers are made at the first dispatch, after the
+    // pool (layers/moe/token_dispatcher/deepep.py :: DeepEPBuffer.get_deepep_buffer), and the
+    // DP-attention gather buffer per forward (layers/dp_attention.py :: get_global_dp_buffer);
+    // both take from the headroom the fraction leaves, not from the pool.
     let rest_at = |b: f64, w: f64| after_mamba(fraction * b - w, per_req, args, lay.attn_dp);
     let cap = args.int("max_total_tokens").map(|t| t.max(0) as u64);
     let logical = |t: u64| t * u64::from(lay.dcp.max(1));

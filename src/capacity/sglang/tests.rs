@@ -195,3 +195,43 @@ fn mla_layers_hold_kv_b_twice() {
     assert_eq!(x.point, 255_852_544.0 * 8.0);
     assert!(budget::mla_absorbed_copies(&dense(4, 8, 8, 128), &layout(&a), &gpu("H200")).is_none());
 }
+
+#[test]
+fn dsa_forces_attention_dp_from_0_5_3_to_0_5_5() {
+    // 0.5.3–0.5.5 server_args.py :: _handle_model_specific_adjustments sets
+    // enable_dp_attention and dp_size = tp_size for DeepSeek DSA; 0.5.3 also fixes the fraction
+    // at 0.8 over the flag; 0.5.6 leaves dp_size alone.
+    let m = deepseek_v32();
+    let g = gpu("H200");
+    let run = |version: &str, pairs: &[(&str, crate::engine::SettingValue)]| {
+        let a = args(Engine::Sglang, version, pairs);
+        let inputs = Inputs {
+            args: &a,
+            model: &m,
+            gpu: &g,
+            gpu_count: None,
+            at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+        };
+        let p = plan(&inputs).unwrap();
+        (p.dp, p.memory_fraction, p.gpu_count)
+    };
+    let tp8 = [("tp_size", Int(8))];
+    let tp8_f = [
+        ("tp_size", Int(8)),
+        (
+            "mem_fraction_static",
+            crate::engine::SettingValue::Float(0.9),
+        ),
+    ];
+    assert_eq!(run("0.5.3", &tp8_f), (8, 0.8, 8));
+    assert_eq!(run("0.5.3.post1", &tp8_f), (8, 0.9, 8));
+    assert_eq!(run("0.5.5", &tp8_f).0, 8);
+    assert_eq!(run("0.5.6", &tp8_f), (1, 0.9, 8));
+    // The default fraction is computed from the flags as given, before the adjustment.
+    let given = args(Engine::Sglang, "0.5.4", &tp8);
+    let f = default_fraction(&given, &m, &g, &layout(&given), role(&given)).0;
+    assert_eq!(run("0.5.4", &tp8), (8, f, 8));
+    // Not a DSA checkpoint: nothing changes.
+    let a = args(Engine::Sglang, "0.5.4", &tp8);
+    assert!(!dsa_forces_attention_dp(&a.version, &deepseek_v3()));
+}
