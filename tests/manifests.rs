@@ -93,8 +93,7 @@ const RIGHT: &[(&str, &str, &str)] = &[
 /// Findings on flags or files the engine of that file does accept, that other parts of kvlint
 /// still get wrong: each says why, so the list shrinks as they are fixed (and this test fails when
 /// one is fixed and not removed, or a new one appears).
-const KNOWN_WRONG: &[(&str, &str, &str, &str)] = &[
-];
+const KNOWN_WRONG: &[(&str, &str, &str, &str)] = &[];
 
 /// `../shared/manifests/` from the repository root; `KVLINT_SHARED` points elsewhere (worktrees).
 fn manifests_dir() -> std::path::PathBuf {
