@@ -66,7 +66,11 @@ impl Table {
             ranges: Vec::new(),
             releases: Vec::new(),
         });
-        t.inspected = t.versions.iter().filter_map(|v| Version::parse(v)).collect();
+        t.inspected = t
+            .versions
+            .iter()
+            .filter_map(|v| Version::parse(v))
+            .collect();
         t.ranges = t
             .flag
             .iter()
