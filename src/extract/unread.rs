@@ -317,6 +317,28 @@ mod tests {
     }
 
     #[test]
+    fn each_document_gets_one_note_per_engine_and_per_router() {
+        let text = "a: vllm serve m\nb: vllm serve n\n---\nc: vllm-router\nd: vllm-router\n---\n\
+                    e: python -m sglang.launch_server\n";
+        let src = SourceFile::new("a.yaml", text);
+        let mut out = Extracted::default();
+        note(FileId(0), &src, &mut out);
+        let got: Vec<(&str, usize)> = out
+            .findings
+            .iter()
+            .map(|f| (f.rule, f.primary.map_or(0, |p| p.start)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("INP007", text.find("vllm-router").unwrap()),
+                ("INP006", text.find("vllm serve").unwrap()),
+                ("INP006", text.find("python").unwrap() + 10),
+            ]
+        );
+    }
+
+    #[test]
     fn yaml_documents_split_at_separators_and_other_files_are_one() {
         let yaml = SourceFile::new("a.yaml", "a: 1\n---\nb: 2\n");
         assert_eq!(documents(&yaml), [0..5, 9..14]);
