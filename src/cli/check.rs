@@ -142,7 +142,7 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
                 human::render_findings(&outcome, &findings, t.output.is_none() && color)
             }
             Format::Human => human::render(&outcome, &findings, t.output.is_none() && color),
-            Format::Json => format!("{:#}\n", json::check(&outcome, &findings)),
+            Format::Json => json::check_text(&outcome, &findings),
             Format::Sarif => {
                 let hidden = report::render_suppressed(&outcome, &opts.rules);
                 sarif::render(&outcome, &findings, &hidden)

@@ -9,7 +9,8 @@ use crate::finding::Finding;
 use crate::launch::{Arg, Engine};
 use crate::version::Version;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 
 /// One argparse action of one engine release range.
 #[derive(Debug, Clone, Deserialize)]
@@ -34,33 +35,88 @@ pub struct FlagDef {
 pub struct Table {
     pub versions: Vec<String>,
     pub flag: Vec<FlagDef>,
+    /// `versions` parsed, and each action's `since`/`until` parsed: filled by [`Table::parse`],
+    /// so that a launch never parses the table again.
+    #[serde(skip)]
+    inspected: Vec<Version>,
+    #[serde(skip)]
+    ranges: Vec<(Option<Version>, Option<Version>)>,
+    /// Per inspected release (same order as `inspected`), its actions and option strings,
+    /// built the first time a launch needs that release.
+    #[serde(skip)]
+    releases: Vec<OnceLock<Release>>,
+}
+
+/// The actions of one inspected release, and each option string's action (index into
+/// `flags`) with whether it is a negative form: the first action that has it, as
+/// [`Spec::exact`] would find by scanning.
+#[derive(Debug, Default)]
+struct Release {
+    flags: Vec<usize>,
+    exact: HashMap<String, (usize, bool)>,
 }
 
 impl Table {
     pub fn parse(text: &str) -> Table {
         // The tables are compiled in and checked by tests; an empty table is the safe fallback.
-        toml::from_str(text).unwrap_or(Table {
+        let mut t: Table = toml::from_str(text).unwrap_or(Table {
             versions: Vec::new(),
             flag: Vec::new(),
-        })
+            inspected: Vec::new(),
+            ranges: Vec::new(),
+            releases: Vec::new(),
+        });
+        t.inspected = t
+            .versions
+            .iter()
+            .filter_map(|v| Version::parse(v))
+            .collect();
+        t.ranges = t
+            .flag
+            .iter()
+            .map(|f| {
+                let until = f.until.as_deref().and_then(Version::parse);
+                (Version::parse(&f.since), until)
+            })
+            .collect();
+        t.releases = t.inspected.iter().map(|_| OnceLock::new()).collect();
+        t
     }
 
     pub fn inspected(&self) -> Vec<Version> {
-        self.versions
-            .iter()
-            .filter_map(|v| Version::parse(v))
-            .collect()
+        self.inspected.clone()
     }
 
     /// The inspected release whose table applies to `v`: the nearest one not after it.
     pub fn table_version(&self, v: &Version) -> Option<Version> {
-        let all = self.inspected();
+        self.release_index(v).map(|i| self.inspected[i].clone())
+    }
+
+    fn release_index(&self, v: &Version) -> Option<usize> {
         let rel = v.release();
+        let all = &self.inspected;
         all.iter()
-            .rev()
-            .find(|i| **i <= rel)
-            .or(all.first())
-            .cloned()
+            .rposition(|i| *i <= rel)
+            .or((!all.is_empty()).then_some(0))
+    }
+
+    /// The actions of inspected release `i`, with their option strings.
+    fn release(&self, i: usize) -> &Release {
+        self.releases[i].get_or_init(|| {
+            let v = &self.inspected[i];
+            let flags: Vec<usize> = (0..self.flag.len())
+                .filter(|&k| in_parsed_range(&self.ranges[k], v))
+                .collect();
+            let mut exact = HashMap::new();
+            for (n, &k) in flags.iter().enumerate() {
+                let f = &self.flag[k];
+                let forms = f.opts.iter().map(|o| (o, false));
+                for (o, neg) in forms.chain(f.neg.iter().map(|o| (o, true))) {
+                    exact.entry(o.clone()).or_insert((n, neg));
+                }
+            }
+            Release { flags, exact }
+        })
     }
 }
 
@@ -75,6 +131,11 @@ pub fn in_range(f: &FlagDef, v: &Version) -> bool {
     since && until
 }
 
+/// `in_range` over the versions parsed once per table (`Table::ranges`).
+fn in_parsed_range((since, until): &(Option<Version>, Option<Version>), v: &Version) -> bool {
+    since.as_ref().is_some_and(|s| s <= v) && until.as_ref().is_none_or(|u| v <= u)
+}
+
 /// An engine's rewriting of the tokens before argparse, with the errors it raises.
 pub type Rewrite = fn(&Spec, Vec<Arg>) -> (Vec<Arg>, Vec<Finding>);
 
@@ -83,6 +144,8 @@ pub struct Spec<'t> {
     pub engine: Engine,
     pub version: Version,
     pub flags: Vec<&'t FlagDef>,
+    /// Option string → index into `flags` and whether it is a negative form.
+    exact: &'t HashMap<String, (usize, bool)>,
     /// Earlier releases' actions, for CFG002.
     pub table: &'t Table,
     pub table_version: Version,
@@ -108,13 +171,12 @@ pub struct Spec<'t> {
 
 impl<'t> Spec<'t> {
     pub fn new(engine: Engine, table: &'t Table, version: Version) -> Option<Spec<'t>> {
-        let table_version = table.table_version(&version)?;
-        let flags = table
-            .flag
-            .iter()
-            .filter(|f| in_range(f, &table_version))
-            .collect();
+        let at = table.release_index(&version)?;
+        let table_version = table.inspected[at].clone();
+        let release = table.release(at);
+        let flags = release.flags.iter().map(|&k| &table.flag[k]).collect();
         Some(Spec {
+            exact: &release.exact,
             engine,
             version,
             flags,
@@ -133,15 +195,8 @@ impl<'t> Spec<'t> {
 
     /// The action an exact option string belongs to, and whether it is a negative form.
     pub fn exact(&self, opt: &str) -> Option<(&'t FlagDef, bool)> {
-        self.flags.iter().find_map(|f| {
-            if f.opts.iter().any(|o| o == opt) {
-                Some((*f, false))
-            } else if f.neg.iter().any(|o| o == opt) {
-                Some((*f, true))
-            } else {
-                None
-            }
-        })
+        let &(n, neg) = self.exact.get(opt)?;
+        Some((self.flags[n], neg))
     }
 
     fn all_opts(&self) -> impl Iterator<Item = &'t str> + '_ {

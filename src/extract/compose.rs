@@ -52,7 +52,7 @@ fn service_launches(file: FileId, src: &SourceFile, svc: &Node) -> Extracted {
     let image = svc
         .get("image")
         .and_then(|i| Some((i.as_str()?.to_string(), i.loc)));
-    let mut found = shell::exec_launches(file, &argv, &env);
+    let mut found = shell::exec_launches(file, argv, &env);
     for l in &mut found.launches {
         l.placement.gpus_per_pod = reserved_gpus(svc);
         l.placement.pods = Some(1);

@@ -72,7 +72,7 @@ pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
         "SkyPilot task"
     };
     let pods = node_count.parse().ok();
-    let mut found = shell::exec_launches(file, &argv, &env);
+    let mut found = shell::exec_launches(file, argv, &env);
     for l in &mut found.launches {
         if let Some((gpu, count, at)) = &accel {
             l.placement.gpu = gpu.clone().map(|g| (g, *at));

@@ -5,6 +5,7 @@
 use super::Extracted;
 use crate::finding::Finding;
 use crate::source::{FileId, Loc, SourceFile};
+use std::collections::HashSet;
 use std::ops::Range;
 use std::path::Path;
 
@@ -43,19 +44,24 @@ const MENTIONS: &[&str] = &[
 ];
 
 /// Adds INP007 for each skipped router or frontend, and INP006 for each YAML document (or non-YAML
-/// file) that names an engine entrypoint but gave no launch and no finding saying why.
+/// file) that names an engine entrypoint but gave no launch and no finding saying why. The file
+/// is scanned once for each list of words, however many documents it holds.
 pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
     let docs = documents(src);
-    let doc_of = |at: usize| docs.iter().position(|d| d.contains(&at));
+    let doc_of = |at: usize| {
+        let i = docs.partition_point(|d| d.end <= at);
+        docs.get(i).filter(|d| d.contains(&at)).map(|_| i)
+    };
+    // Routers said once per document, counting what the object's reader said already (a Dynamo
+    // `componentType: frontend`).
+    let mut said: HashSet<(String, Option<usize>)> = out
+        .findings
+        .iter()
+        .filter(|f| f.rule == "INP007")
+        .filter_map(|f| Some((f.get("what")?.to_string(), doc_of(f.primary?.start))))
+        .collect();
     for (at, what) in mentions(src, NOT_ENGINES) {
-        // The object's reader may have said it already (a Dynamo `componentType: frontend`).
-        let said = out.findings.iter().any(|f| {
-            f.rule == "INP007"
-                && f.get("what") == Some(what)
-                && f.primary
-                    .is_some_and(|p| doc_of(p.start) == doc_of(at.start))
-        });
-        if said {
+        if !said.insert((what.to_string(), doc_of(at.start))) {
             continue;
         }
         out.findings.push(
@@ -71,31 +77,35 @@ pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
                 ),
         );
     }
-    for doc in docs {
-        let covered = |loc: &Loc| loc.file == file && doc.contains(&loc.start);
-        if out.launches.iter().any(|l| covered(&l.command))
-            || out
-                .findings
-                .iter()
-                .any(|f| f.primary.as_ref().is_some_and(covered) && f.rule != "INP007")
-        {
+    let mut covered = vec![false; docs.len()];
+    let starts = out.launches.iter().map(|l| l.command).chain(
+        out.findings
+            .iter()
+            .filter(|f| f.rule != "INP007")
+            .filter_map(|f| f.primary),
+    );
+    for loc in starts.filter(|l| l.file == file) {
+        if let Some(i) = doc_of(loc.start) {
+            covered[i] = true;
+        }
+    }
+    let mut named = vec![false; docs.len()];
+    for (at, engine) in mentions(src, ENGINES) {
+        let Some(i) = doc_of(at.start) else { continue };
+        if covered[i] || named[i] || routes(src, &at) {
             continue;
         }
-        let engine = mentions(src, ENGINES)
-            .into_iter()
-            .find(|(at, _)| doc.contains(&at.start) && !routes(src, at));
-        if let Some((at, engine)) = engine {
-            out.findings.push(
-                Finding::new("INP006", Some(Loc::new(file, at)))
-                    .var("engine", engine)
-                    .var("reason", "no launch was found in this document")
-                    .var(
-                        "help",
-                        "give the launch in a form kvlint reads: a container command/args, a script \
-                         line, or an engine config file; or check the rendered command",
-                    ),
-            );
-        }
+        named[i] = true;
+        out.findings.push(
+            Finding::new("INP006", Some(Loc::new(file, at)))
+                .var("engine", engine)
+                .var("reason", "no launch was found in this document")
+                .var(
+                    "help",
+                    "give the launch in a form kvlint reads: a container command/args, a script \
+                     line, or an engine config file; or check the rendered command",
+                ),
+        );
     }
 }
 
@@ -185,8 +195,10 @@ fn mentions(
     let mut start = 0;
     for line in src.text.split_inclusive('\n') {
         let code = line.split(" #").next().unwrap_or(line);
+        // Each word of a pattern is in the line wherever the pattern is: a cheap test first.
         let hit = patterns
             .iter()
+            .filter(|(p, _)| p.split(' ').all(|w| code.contains(w)))
             .filter_map(|(p, what)| Some((find_words(code, p)?, *what)))
             .min_by_key(|(r, _)| r.start);
         if let Some((r, what)) = hit.filter(|(r, _)| !quiet(&code[..r.start])) {
@@ -302,6 +314,28 @@ mod tests {
             .map(|(r, _)| r.start)
             .collect();
         assert_eq!(found, [src.text.rfind("vllm serve").unwrap()]);
+    }
+
+    #[test]
+    fn each_document_gets_one_note_per_engine_and_per_router() {
+        let text = "a: vllm serve m\nb: vllm serve n\n---\nc: vllm-router\nd: vllm-router\n---\n\
+                    e: python -m sglang.launch_server\n";
+        let src = SourceFile::new("a.yaml", text);
+        let mut out = Extracted::default();
+        note(FileId(0), &src, &mut out);
+        let got: Vec<(&str, usize)> = out
+            .findings
+            .iter()
+            .map(|f| (f.rule, f.primary.map_or(0, |p| p.start)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("INP007", text.find("vllm-router").unwrap()),
+                ("INP006", text.find("vllm serve").unwrap()),
+                ("INP006", text.find("python").unwrap() + 10),
+            ]
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::launch::Engine;
 use crate::outcome::LaunchOutcome;
 use crate::pipeline::Outcome;
 use crate::source::Sources;
+use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -189,34 +190,87 @@ fn gpu_source(lo: &LaunchOutcome, sources: &Sources) -> Value {
 }
 
 /// A `check` launch entry: the capacity object plus where the launch was found and its verdict.
-fn check_launch(i: usize, outcome: &Outcome, findings: &[Rendered]) -> Value {
-    let Some(lo) = outcome.launches.get(i) else {
-        return Value::Null;
-    };
-    let mut obj = launch_object(lo, &outcome.sources);
-    let pos = outcome.sources.position(lo.launch.command);
-    obj.insert("file".into(), json!(outcome.sources.get(lo.file).name));
+fn check_launch(lo: &LaunchOutcome, verdict: &str, sources: &Sources) -> Value {
+    let mut obj = launch_object(lo, sources);
+    let pos = sources.position(lo.launch.command);
+    obj.insert("file".into(), json!(sources.get(lo.file).name));
     obj.insert("line".into(), json!(pos.line));
     obj.insert("object".into(), json!(lo.launch.object));
-    obj.insert("verdict".into(), json!(super::verdict_word(findings, i)));
+    obj.insert("verdict".into(), json!(verdict));
     Value::Object(obj)
 }
 
 /// The whole `check --format json` document.
 pub fn check(outcome: &Outcome, findings: &[Rendered]) -> Value {
-    let launches: Vec<Value> = (0..outcome.launches.len())
-        .map(|i| check_launch(i, outcome, findings))
-        .collect();
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "launches": launches,
-        "findings": findings,
-        "suppressed": outcome.suppressed.len(),
-        "deployments": outcome.deployments.iter().map(deployment).collect::<Vec<_>>(),
-        "files_checked": outcome.files_checked,
-        "summary": super::checked_line(outcome),
-        "notices": super::nothing_found(outcome).into_iter().collect::<Vec<_>>(),
-    })
+    serde_json::to_value(Check::new(outcome, findings)).unwrap_or(Value::Null)
+}
+
+/// [`check`] as the text `--format json` prints (pretty, one newline at the end), written one
+/// launch at a time: a large render never holds every launch's object at once.
+pub fn check_text(outcome: &Outcome, findings: &[Rendered]) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec fails only if a value does not serialize; every value here is JSON.
+    let _ = serde_json::to_writer_pretty(&mut out, &Check::new(outcome, findings));
+    out.push(b'\n');
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The `check` document, its fields in the order of the contract; launches and deployments are
+/// turned into JSON as they are written.
+#[derive(Serialize)]
+struct Check<'a> {
+    schema_version: u32,
+    launches: Launches<'a>,
+    findings: &'a [Rendered],
+    suppressed: usize,
+    deployments: Deployments<'a>,
+    files_checked: usize,
+    summary: String,
+    notices: Vec<String>,
+}
+
+impl<'a> Check<'a> {
+    fn new(outcome: &'a Outcome, findings: &'a [Rendered]) -> Self {
+        Check {
+            schema_version: SCHEMA_VERSION,
+            launches: Launches {
+                outcome,
+                verdicts: super::verdict_words(outcome.launches.len(), findings),
+            },
+            findings,
+            suppressed: outcome.suppressed.len(),
+            deployments: Deployments(&outcome.deployments),
+            files_checked: outcome.files_checked,
+            summary: super::checked_line(outcome),
+            notices: super::nothing_found(outcome).into_iter().collect(),
+        }
+    }
+}
+
+struct Launches<'a> {
+    outcome: &'a Outcome,
+    verdicts: Vec<&'static str>,
+}
+
+impl Serialize for Launches<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let sources = &self.outcome.sources;
+        s.collect_seq(
+            self.outcome
+                .launches
+                .iter()
+                .zip(&self.verdicts)
+                .map(|(lo, v)| check_launch(lo, v, sources)),
+        )
+    }
+}
+
+struct Deployments<'a>(&'a [crate::deployment::Deployment]);
+
+impl Serialize for Deployments<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(deployment))
+    }
 }
 
 /// A deployment entry: its id, whether it is a prefill/decode pair, and role → launch indices.

@@ -102,12 +102,28 @@ pub fn statistics(findings: &[Rendered]) -> String {
 
 /// The verdict on one launch from its worst finding: `refused`, `passes with warnings`, `passes`.
 pub fn verdict_word(findings: &[Rendered], launch: usize) -> &'static str {
-    match findings
-        .iter()
-        .filter(|f| f.finding.launch == Some(launch))
-        .map(|f| f.level)
-        .max()
-    {
+    word(
+        findings
+            .iter()
+            .filter(|f| f.finding.launch == Some(launch))
+            .map(|f| f.level)
+            .max(),
+    )
+}
+
+/// [`verdict_word`] of every launch in one pass over the findings.
+pub fn verdict_words(launches: usize, findings: &[Rendered]) -> Vec<&'static str> {
+    let mut worst: Vec<Option<Level>> = vec![None; launches];
+    for f in findings {
+        if let Some(w) = f.finding.launch.and_then(|i| worst.get_mut(i)) {
+            *w = (*w).max(Some(f.level));
+        }
+    }
+    worst.into_iter().map(word).collect()
+}
+
+fn word(worst: Option<Level>) -> &'static str {
+    match worst {
         Some(Level::Deny) => "refused",
         Some(Level::Warn) => "passes with warnings",
         _ => "passes",
@@ -138,11 +154,7 @@ pub fn verdicts(outcome: &Outcome, findings: &[Rendered]) -> Vec<String> {
 }
 
 fn verdict_text(worst: Option<Level>, suppressed: usize) -> String {
-    let v = match worst {
-        Some(Level::Deny) => "refused",
-        Some(Level::Warn) => "passes with warnings",
-        _ => "passes",
-    };
+    let v = word(worst);
     match suppressed {
         0 => v.to_string(),
         n => format!("{v} ({n} suppressed)"),

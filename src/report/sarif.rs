@@ -350,11 +350,12 @@ pub fn log(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) ->
 
 /// `filesChecked`, `summary` and one entry per launch.
 fn run_properties(outcome: &Outcome, findings: &[Rendered]) -> Value {
+    let verdicts = super::verdict_words(outcome.launches.len(), findings);
     let launches: Vec<Value> = outcome
         .launches
         .iter()
-        .enumerate()
-        .map(|(i, lo)| {
+        .zip(verdicts)
+        .map(|(lo, verdict)| {
             let pos = outcome.sources.position(lo.launch.command);
             let mut entry = json!({
                 "uri": uri(&outcome.sources.get(lo.file).name),
@@ -362,7 +363,7 @@ fn run_properties(outcome: &Outcome, findings: &[Rendered]) -> Value {
                 "engine": lo.launch.engine,
                 "gpu": null,
                 "gpuSource": null,
-                "verdict": super::verdict_word(findings, i),
+                "verdict": verdict,
             });
             if let Some(Value::Object(gpu)) = launch_gpu(lo, outcome) {
                 for (k, v) in gpu {

@@ -148,7 +148,7 @@ impl<'a> Cx<'a> {
             argv = self.image_entrypoint(c);
         }
         argv.extend(self.words(c.get("args"), &env));
-        let found = shell::exec_launches(self.file, &argv, &env);
+        let found = shell::exec_launches(self.file, argv, &env);
         self.findings.extend(found.findings);
         for launch in found.launches {
             let mut launch = self.finish(launch, c, pod, g);

@@ -17,15 +17,16 @@ pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
     let value = node.scalar_text()?;
     let raw = src.text.get(node.loc.range()).unwrap_or("");
     let base = node.loc.start;
-    let chars = [
-        quoted(raw, base),
-        block(&src.text, raw, base, false),
-        block(&src.text, raw, base, true),
-    ]
-    .into_iter()
-    .flatten()
-    .find_map(|m| matches_value(m, &value, node.loc.end))
-    .unwrap_or_else(|| value.chars().map(|c| (c, node.loc.range())).collect());
+    // Decoded one style at a time, until one spells the value.
+    let chars = quoted(raw, base)
+        .and_then(|m| matches_value(m, &value, node.loc.end))
+        .or_else(|| {
+            block(&src.text, raw, base, false).and_then(|m| matches_value(m, &value, node.loc.end))
+        })
+        .or_else(|| {
+            block(&src.text, raw, base, true).and_then(|m| matches_value(m, &value, node.loc.end))
+        })
+        .unwrap_or_else(|| value.chars().map(|c| (c, node.loc.range())).collect());
     Some(MappedWord {
         chars,
         loc: node.loc,

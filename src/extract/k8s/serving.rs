@@ -202,7 +202,7 @@ impl Cx<'_> {
         for cfg in items(spec.get("recommendedConfigs")) {
             let mut argv = command.clone();
             argv.extend(self.words(cfg.get("args"), &env));
-            let found = crate::extract::shell::exec_launches(self.file, &argv, &env);
+            let found = crate::extract::shell::exec_launches(self.file, argv, &env);
             self.findings.extend(found.findings);
             for mut launch in found.launches {
                 for a in &mut launch.args {
