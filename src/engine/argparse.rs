@@ -34,27 +34,53 @@ pub struct FlagDef {
 pub struct Table {
     pub versions: Vec<String>,
     pub flag: Vec<FlagDef>,
+    /// `versions` and each flag's `since`/`until`, parsed once: every launch builds a [`Spec`]
+    /// from the whole table, and parsing ~1,800 version strings each time was most of a webhook
+    /// review's time.
+    #[serde(skip)]
+    parsed: Parsed,
+}
+
+#[derive(Debug, Default)]
+struct Parsed {
+    versions: Vec<Version>,
+    /// `(since, until)` of `flag[i]`.
+    ranges: Vec<(Option<Version>, Option<Version>)>,
 }
 
 impl Table {
     pub fn parse(text: &str) -> Table {
         // The tables are compiled in and checked by tests; an empty table is the safe fallback.
-        toml::from_str(text).unwrap_or(Table {
+        let mut t = toml::from_str(text).unwrap_or(Table {
             versions: Vec::new(),
             flag: Vec::new(),
-        })
+            parsed: Parsed::default(),
+        });
+        t.parsed = Parsed {
+            versions: t
+                .versions
+                .iter()
+                .filter_map(|v| Version::parse(v))
+                .collect(),
+            ranges: t
+                .flag
+                .iter()
+                .map(|f| {
+                    let until = f.until.as_deref().and_then(Version::parse);
+                    (Version::parse(&f.since), until)
+                })
+                .collect(),
+        };
+        t
     }
 
     pub fn inspected(&self) -> Vec<Version> {
-        self.versions
-            .iter()
-            .filter_map(|v| Version::parse(v))
-            .collect()
+        self.parsed.versions.clone()
     }
 
     /// The inspected release whose table applies to `v`: the nearest one not after it.
     pub fn table_version(&self, v: &Version) -> Option<Version> {
-        let all = self.inspected();
+        let all = &self.parsed.versions;
         let rel = v.release();
         all.iter()
             .rev()
@@ -64,14 +90,8 @@ impl Table {
     }
 }
 
-fn in_range(f: &FlagDef, v: &Version) -> bool {
-    let since = Version::parse(&f.since).is_some_and(|s| s <= *v);
-    let until = f
-        .until
-        .as_deref()
-        .and_then(Version::parse)
-        .is_none_or(|u| *v <= u);
-    since && until
+fn in_range((since, until): &(Option<Version>, Option<Version>), v: &Version) -> bool {
+    since.as_ref().is_some_and(|s| s <= v) && until.as_ref().is_none_or(|u| v <= u)
 }
 
 /// An engine's rewriting of the tokens before argparse, with the errors it raises.
@@ -111,7 +131,9 @@ impl<'t> Spec<'t> {
         let flags = table
             .flag
             .iter()
-            .filter(|f| in_range(f, &table_version))
+            .zip(&table.parsed.ranges)
+            .filter(|(_, r)| in_range(r, &table_version))
+            .map(|(f, _)| f)
             .collect();
         Some(Spec {
             engine,

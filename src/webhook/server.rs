@@ -5,6 +5,7 @@
 use super::admission::{self, Policy, Verdict};
 use super::metrics::Metrics;
 use super::prune;
+use super::slots::{NoSlot, Slots};
 use super::tls::CertStore;
 use super::WebhookError;
 use bytes::Bytes;
@@ -20,6 +21,7 @@ use kube_core::DynamicObject;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -43,9 +45,11 @@ pub struct Settings {
     /// Deadline for reading and answering one review, kept under the configuration's
     /// `timeoutSeconds` so kvlint answers before the API server gives up.
     pub request_timeout: Duration,
-    /// Reviews checked at once (one blocking thread each); more wait for a slot until the
-    /// deadline. Default: the CPUs available.
+    /// Reviews checked at once (one blocking thread each). Default: the CPUs available.
     pub max_concurrency: usize,
+    /// Reviews that may wait for a slot, until their deadline; a review that finds this line
+    /// full is answered at once under `--unknown` ([`super::slots`]).
+    pub max_queued: usize,
     /// Request bytes held at once, by bodies being read and reviewed: a review peaks at a small
     /// multiple of its body, so this bounds the webhook's memory. A request waits for its share
     /// (its Content-Length, else `body_limit`) until the deadline, then gets 503.
@@ -73,6 +77,7 @@ impl Settings {
             body_limit: 3 * 1024 * 1024,
             request_timeout: Duration::from_secs(3),
             max_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            max_queued: 64,
             memory_budget: 3 * 1024 * 1024,
             idle_timeout: Duration::from_secs(20),
             reload_interval: Duration::from_secs(2),
@@ -86,7 +91,7 @@ impl Settings {
 struct State {
     settings: Settings,
     metrics: Metrics,
-    permits: Arc<Semaphore>,
+    slots: Slots,
     /// Units of [`MEMORY_UNIT`] bytes out of `memory_budget`.
     memory: Arc<Semaphore>,
     draining: AtomicBool,
@@ -112,7 +117,7 @@ impl Webhook {
                     addr: settings.listen,
                     source,
                 })?;
-        let permits = Arc::new(Semaphore::new(settings.max_concurrency.max(1)));
+        let slots = Slots::new(settings.max_concurrency, settings.max_queued);
         let memory = Arc::new(Semaphore::new(memory_units(
             settings.memory_budget.max(settings.body_limit),
         )));
@@ -123,7 +128,7 @@ impl Webhook {
             state: Arc::new(State {
                 settings,
                 metrics: Metrics::default(),
-                permits,
+                slots,
                 memory,
                 draining: AtomicBool::new(false),
             }),
@@ -458,10 +463,16 @@ pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, Stri
         .map_err(|_| "the AdmissionReview has no request".to_string())
 }
 
-/// Parses and reviews on a blocking thread, within the concurrency limit and the deadline, and
-/// holding the request's share of the memory budget until the work ends. A panic, a missed
-/// deadline or no free slot is answered by the unknown policy, logged and counted; the process
-/// lives. A body that is not an AdmissionReview is the error.
+/// Bodies up to this size are reviewed on the async worker that read them: such a review takes
+/// a fraction of a millisecond, while handing it to a blocking thread and back costs two thread
+/// wake-ups, most of the latency on a busy node (README, "Load test"). Larger bodies go to a
+/// blocking thread, where the deadline answers for them while they run.
+const INLINE_MAX: usize = 16 * 1024;
+
+/// Parses and reviews in a review slot and within the deadline, holding the request's share of
+/// the memory budget until the work ends: small bodies on this worker, larger ones on a blocking
+/// thread. A panic, a missed deadline or no slot is answered by the unknown policy, logged and
+/// counted; the process lives. A body that is not an AdmissionReview is the error.
 async fn check(
     (body, cut): (Bytes, usize),
     memory: OwnedSemaphorePermit,
@@ -469,42 +480,36 @@ async fn check(
     deadline: Instant,
 ) -> Result<Verdict, String> {
     let policy = &state.settings.policy;
-    let permit =
-        match tokio::time::timeout_at(deadline.into(), state.permits.clone().acquire_owned()).await
-        {
-            Ok(Ok(p)) => p,
-            _ => {
-                state.metrics.error("overloaded");
-                return Ok(Verdict::internal_error(
-                    policy,
-                    "too many reviews in progress",
-                ));
-            }
-        };
-    let p = policy.clone();
-    let task = tokio::task::spawn_blocking(move || {
-        let _held = (permit, memory);
-        let req = parse_review(&body)?;
-        let verdict = admission::review(&req, cut, &p, Some(deadline));
-        Ok((req.kind.kind, req.name, verdict))
-    });
-    match tokio::time::timeout_at(deadline.into(), task).await {
-        Ok(Ok(Ok((_, _, Ok(verdict))))) => Ok(verdict),
-        Ok(Ok(Ok((kind, name, Err(admission::Expired))))) => {
-            state.metrics.error("timeout");
-            eprintln!("kvlint webhook: review of {kind} {name} missed its deadline");
-            Ok(Verdict::internal_error(
-                policy,
-                "the check did not finish in time",
-            ))
+    let slot = match state.slots.enter(deadline, &state.metrics).await {
+        Ok(slot) => slot,
+        Err(no) => {
+            state.metrics.error(match no {
+                NoSlot::Full { .. } => "overloaded",
+                NoSlot::Late => "timeout",
+            });
+            return Ok(Verdict::internal_error(policy, &no.reason()));
         }
-        Ok(Ok(Err(reason))) => Err(reason),
-        Ok(Err(e)) => {
-            state.metrics.error("internal");
-            eprintln!("kvlint webhook: internal error in a review: {e}");
-            Ok(Verdict::internal_error(policy, "internal error"))
+    };
+    let reviewed = if body.len() <= INLINE_MAX {
+        let _held = (slot, memory);
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            review_body(&body, cut, policy, deadline)
+        }))
+        .map_err(|_| "panicked".to_string())
+    } else {
+        let p = policy.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let _held = (slot, memory);
+            review_body(&body, cut, &p, deadline)
+        });
+        match tokio::time::timeout_at(deadline.into(), task).await {
+            Ok(done) => done.map_err(|e| e.to_string()),
+            Err(_) => Ok(Ok(Err(admission::Expired))),
         }
-        Err(_) => {
+    };
+    match reviewed {
+        Ok(Ok(Ok(verdict))) => Ok(verdict),
+        Ok(Ok(Err(admission::Expired))) => {
             state.metrics.error("timeout");
             eprintln!("kvlint webhook: a review missed its deadline");
             Ok(Verdict::internal_error(
@@ -512,7 +517,24 @@ async fn check(
                 "the check did not finish in time",
             ))
         }
+        Ok(Err(reason)) => Err(reason),
+        Err(e) => {
+            state.metrics.error("internal");
+            eprintln!("kvlint webhook: internal error in a review: {e}");
+            Ok(Verdict::internal_error(policy, "internal error"))
+        }
     }
+}
+
+/// The review of a body, or why it is not an AdmissionReview.
+fn review_body(
+    body: &[u8],
+    cut: usize,
+    policy: &Policy,
+    deadline: Instant,
+) -> Result<Result<Verdict, admission::Expired>, String> {
+    let req = parse_review(body)?;
+    Ok(admission::review(&req, cut, policy, Some(deadline)))
 }
 
 /// When a connection last finished a request, and how many it has in flight.
