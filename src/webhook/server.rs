@@ -45,7 +45,8 @@ pub struct Settings {
     /// Deadline for reading and answering one review, kept under the configuration's
     /// `timeoutSeconds` so kvlint answers before the API server gives up.
     pub request_timeout: Duration,
-    /// Reviews checked at once (one blocking thread each). Default: the CPUs available.
+    /// Reviews checked at once (a slot each: small bodies on the async worker, larger ones on a
+    /// blocking thread). Default: the CPUs available.
     pub max_concurrency: usize,
     /// Reviews that may wait for a slot, until their deadline; a review that finds this line
     /// full is answered at once under `--unknown` ([`super::slots`]).
