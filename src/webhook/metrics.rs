@@ -108,7 +108,7 @@ impl Metrics {
         );
         r.register(
             "kvlint_webhook_reviews_running",
-            "Reviews holding a slot",
+            "Reviews holding a slot (one blocking thread each)",
             self.running.clone(),
         );
         r.register(

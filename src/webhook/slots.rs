@@ -1,8 +1,8 @@
-//! Review slots: at most `max_concurrency` reviews run at once (on an async worker, or on a
-//! blocking thread for a large body), and at most `max_queued` more wait for a slot. A review
-//! that finds the line full is not queued: it is answered at once under `--unknown`, so a flood
-//! costs neither threads nor time, and the API server gets an AdmissionReview (failurePolicy
-//! never applies to it). One that waits past its deadline is answered the same way.
+//! Review slots: at most `max_concurrency` reviews run at once, one blocking thread each, and at
+//! most `max_queued` more wait for a slot. A review that finds the line full is not queued: it is
+//! answered at once under `--unknown`, so a flood costs neither threads nor time, and the API
+//! server gets an AdmissionReview (failurePolicy never applies to it). One that waits past its
+//! deadline is answered the same way.
 
 use super::metrics::{Metrics, Tally};
 use std::sync::Arc;
