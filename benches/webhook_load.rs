@@ -1,8 +1,8 @@
 //! `cargo bench --bench webhook_load`: a fixed-rate load test of `kvlint webhook` over loopback
 //! HTTPS. It starts the real binary with certificates made on the spot, sends AdmissionReviews
 //! (deny, allow, warn and unknown-GPU objects in turn) at a fixed rate over a few HTTP/2
-//! connections, as the API server does, and reports latency percentiles, errors and the
-//! server's resident memory over time.
+//! connections, as the API server does, and reports latency percentiles, errors, the server's
+//! resident memory over time and its OS threads.
 //!
 //! `KVLINT_LOAD_RATE` (requests/s, default 500) and `KVLINT_LOAD_SECS` (default 10; the issue's
 //! figure is 60) set the load. Latency runs from the moment a request was due, so a stalled
@@ -73,6 +73,11 @@ fn with_uid(body: &[u8], uid: &str) -> Vec<u8> {
     let mut v: Value = serde_json::from_slice(body).expect("review");
     v["request"]["uid"] = Value::String(uid.to_string());
     serde_json::to_vec(&v).expect("review")
+}
+
+/// The server's OS threads now (`/proc/<pid>/task`).
+fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count())
 }
 
 fn rss_kib(pid: u32) -> Option<u64> {
@@ -159,6 +164,8 @@ fn main() {
         }
         println!("kvlint webhook load: {rate} requests/s for {secs} s over {CONNECTIONS} HTTP/2 connections, loopback");
         let rss_start = rss_kib(pid).unwrap_or(0);
+        let threads_start = threads(pid);
+        let mut threads_peak = threads_start;
         let latencies = Arc::new(Mutex::new(Vec::with_capacity((rate * secs) as usize)));
         let errors = Arc::new(AtomicU64::new(0));
         let in_flight = Arc::new(AtomicU64::new(0));
@@ -173,6 +180,9 @@ fn main() {
             let elapsed = start.elapsed().as_secs();
             if rss_samples.last().is_some_and(|(s, _)| *s < elapsed) {
                 rss_samples.push((elapsed, rss_kib(pid).unwrap_or(0)));
+            }
+            if n % 100 == 0 {
+                threads_peak = threads_peak.max(threads(pid));
             }
             if in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT {
                 errors.fetch_add(1, Ordering::Relaxed);
@@ -234,6 +244,7 @@ fn main() {
             .map(|(s, kib)| format!("{s}s {:.1}", *kib as f64 / 1024.0))
             .collect();
         println!("server RSS MiB over time: {}", shown.join(", "));
+        println!("server OS threads: {threads_start} at start, {threads_peak} at most");
     });
     drop(server);
 }

@@ -35,8 +35,8 @@ pub(super) fn webhook(mut a: WebhookArgs) -> Run {
             UnknownPolicy::Deny => Unknown::Deny,
         },
     };
-    // Threads stay bounded: async workers for I/O, one blocking thread per review slot and one
-    // for certificate reloads.
+    // Threads stay bounded (at most 2 × CPUs + 2 with the main thread): async workers for I/O,
+    // one blocking thread per review slot and one for certificate reloads.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(settings.max_concurrency.clamp(1, 4))
         .max_blocking_threads(settings.max_concurrency.max(1) + 1)

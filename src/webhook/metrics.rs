@@ -50,6 +50,8 @@ pub struct Metrics {
     errors: Family<ErrorLabels, Counter>,
     latency: Histogram,
     in_flight: Gauge,
+    running: Gauge,
+    waiting: Gauge,
     tls_reloads: Counter,
 }
 
@@ -63,6 +65,8 @@ impl Default for Metrics {
             errors: Family::default(),
             latency: Histogram::new(BUCKETS),
             in_flight: Gauge::default(),
+            running: Gauge::default(),
+            waiting: Gauge::default(),
             tls_reloads: Counter::default(),
         };
         m.registered()
@@ -101,6 +105,16 @@ impl Metrics {
             "kvlint_webhook_in_flight",
             "Requests being answered",
             self.in_flight.clone(),
+        );
+        r.register(
+            "kvlint_webhook_reviews_running",
+            "Reviews holding a slot (one blocking thread each)",
+            self.running.clone(),
+        );
+        r.register(
+            "kvlint_webhook_reviews_waiting",
+            "Reviews waiting in line for a slot",
+            self.waiting.clone(),
         );
         r.register(
             "kvlint_webhook_tls_reloads",
@@ -163,6 +177,21 @@ impl Metrics {
         InFlight(self)
     }
 
+    /// Counts a review holding a slot until the guard drops.
+    pub fn running(&self) -> Tally {
+        Tally::new(&self.running)
+    }
+
+    /// Counts a review waiting for a slot until the guard drops.
+    pub fn waiting(&self) -> Tally {
+        Tally::new(&self.waiting)
+    }
+
+    /// Reviews running and waiting now.
+    pub fn reviews(&self) -> (i64, i64) {
+        (self.running.get(), self.waiting.get())
+    }
+
     /// The OpenMetrics text exposition.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -177,6 +206,22 @@ pub struct InFlight<'a>(&'a Metrics);
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.in_flight.dec();
+    }
+}
+
+/// One in a gauge until dropped; owned, so it can travel with a review to its thread.
+pub struct Tally(Gauge);
+
+impl Tally {
+    fn new(gauge: &Gauge) -> Self {
+        gauge.inc();
+        Tally(gauge.clone())
+    }
+}
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

@@ -6,6 +6,7 @@ pub mod metrics;
 pub mod object;
 pub mod prune;
 pub mod server;
+pub mod slots;
 pub mod tls;
 
 pub use admission::{Policy, Unknown, Verdict};
