@@ -264,7 +264,12 @@ fn vllm(c: &impl Get, t: &mut Transcript) -> Result<Reading, String> {
         } else if let (Some((blocks, r)), Some((bs, _))) =
             (parse("num_gpu_blocks"), parse("block_size"))
         {
-            let per = blocks / engines * bs;
+            let per = (blocks / engines).checked_mul(bs).ok_or_else(|| {
+                format!(
+                    "{}/metrics: num_gpu_blocks {blocks} × block_size {bs} is no pool size",
+                    c.base()
+                )
+            })?;
             if engines > 1 {
                 notes.push(format!(
                     "num_gpu_blocks {blocks} is the sum over {engines} engines; each holds {per} tokens"
