@@ -43,3 +43,8 @@ fn engine_argv_corpus() {
 fn admission_corpus() {
     replay("admission", harness::admission);
 }
+
+#[test]
+fn verify_log_corpus() {
+    replay("verify_log", harness::verify_log);
+}

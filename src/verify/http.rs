@@ -26,6 +26,21 @@ impl Answer {
     }
 }
 
+/// What the server readers need of a client: a test or fuzz harness answers with canned bodies.
+pub trait Get {
+    fn base(&self) -> &str;
+    fn get(&self, path: &str) -> Result<Answer, String>;
+}
+
+impl Get for Client {
+    fn base(&self) -> &str {
+        Client::base(self)
+    }
+    fn get(&self, path: &str) -> Result<Answer, String> {
+        Client::get(self, path)
+    }
+}
+
 impl Client {
     /// `base` is `http(s)://host[:port][/prefix]`; `headers` are `Name: value` (or `Name:value`).
     pub fn new(base: &str, headers: &[String], timeout: Duration) -> Result<Self, String> {

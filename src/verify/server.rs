@@ -2,7 +2,7 @@
 //! What was read is kept as text (one section per request, JSON pretty-printed) so findings
 //! point at the number they are about.
 
-use super::http::{Answer, Client};
+use super::http::{Answer, Get};
 use super::measured::{Fact, Reading};
 use super::EngineArg;
 use crate::capacity::Role;
@@ -46,7 +46,7 @@ impl Transcript {
 }
 
 /// Reads a server: the engine `--engine` names, else the one its answers show.
-pub fn read(c: &Client, engine: Option<EngineArg>) -> Result<Reading, String> {
+pub fn read(c: &impl Get, engine: Option<EngineArg>) -> Result<Reading, String> {
     let mut t = Transcript {
         text: String::new(),
     };
@@ -95,7 +95,7 @@ pub fn read(c: &Client, engine: Option<EngineArg>) -> Result<Reading, String> {
 /// The engine a server is: its `/v1/models` cards' `owned_by` (SGLang
 /// `entrypoints/openai/protocol.py :: ModelCard`, vLLM `entrypoints/serve/engine/protocol.py ::
 /// ModelCard`), else the endpoints only one engine serves.
-fn detect(c: &Client, owner: Option<&str>) -> Result<Engine, String> {
+fn detect(c: &impl Get, owner: Option<&str>) -> Result<Engine, String> {
     match owner {
         Some("sglang") => return Ok(Engine::Sglang),
         Some("vllm") => return Ok(Engine::Vllm),
@@ -125,7 +125,7 @@ fn detect(c: &Client, owner: Option<&str>) -> Result<Engine, String> {
 /// `internal_states[i].memory_usage.token_capacity`
 /// (`managers/scheduler_components/memory_usage.py :: build_memory_usage`; 0.4.6 merges one
 /// rank's state into the top level).
-fn sglang(c: &Client, t: &mut Transcript) -> Result<Reading, String> {
+fn sglang(c: &impl Get, t: &mut Transcript) -> Result<Reading, String> {
     let mut path = "/server_info";
     let mut a = c.get(path)?;
     if a.status == 404 {
@@ -229,7 +229,7 @@ fn sglang(c: &Client, t: &mut Transcript) -> Result<Reading, String> {
 /// `kv_cache_size_tokens` per engine; before, `num_gpu_blocks` is the sum over the data-parallel
 /// engines (`v1/engine/core_client.py`), so each engine holds its share × `block_size`.
 /// `/version` (`entrypoints/serve/instrumentator/basic.py :: show_version`).
-fn vllm(c: &Client, t: &mut Transcript) -> Result<Reading, String> {
+fn vllm(c: &impl Get, t: &mut Transcript) -> Result<Reading, String> {
     let a = c.get("/metrics")?;
     let series: Vec<&str> = a
         .body
@@ -264,7 +264,12 @@ fn vllm(c: &Client, t: &mut Transcript) -> Result<Reading, String> {
         } else if let (Some((blocks, r)), Some((bs, _))) =
             (parse("num_gpu_blocks"), parse("block_size"))
         {
-            let per = blocks / engines * bs;
+            let per = (blocks / engines).checked_mul(bs).ok_or_else(|| {
+                format!(
+                    "{}/metrics: num_gpu_blocks {blocks} × block_size {bs} is no pool size",
+                    c.base()
+                )
+            })?;
             if engines > 1 {
                 notes.push(format!(
                     "num_gpu_blocks {blocks} is the sum over {engines} engines; each holds {per} tokens"
@@ -367,7 +372,7 @@ fn labels(line: &str) -> Vec<(String, String, Range<usize>)> {
 /// `/v1/models` cards without `max_model_len`, `/version`, and `/metrics` as iteration stats that
 /// each call drains (`get_iteration_stats`), present only after requests ran and with
 /// `enable_iter_perf_stats`: no endpoint states the pool or the context.
-fn trtllm_unreadable(c: &Client) -> String {
+fn trtllm_unreadable(c: &impl Get) -> String {
     format!(
         "{}: trtllm-serve states neither its KV pool nor max_seq_len over HTTP (its /metrics holds \
          only the iteration stats since the last call); run `kvlint verify --log` on its startup log",
