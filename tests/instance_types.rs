@@ -4,7 +4,7 @@
 //! NV36ads one A10, NV6ads a sixth of one).
 
 mod common;
-use common::kvlint;
+use common::{kvlint, rules};
 
 fn json(args: &[&str]) -> (i32, serde_json::Value) {
     let run = kvlint(args);
@@ -12,15 +12,6 @@ fn json(args: &[&str]) -> (i32, serde_json::Value) {
         run.code,
         serde_json::from_str(&run.stdout).expect(&run.stderr),
     )
-}
-
-fn rules(doc: &serde_json::Value) -> Vec<&str> {
-    doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["rule"].as_str())
-        .collect()
 }
 
 #[test]

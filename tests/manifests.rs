@@ -241,12 +241,7 @@ fn dynamo_sglang_with_a_mounted_config_is_read_whole() {
         "fixtures/extract/k8s/dynamo-sglang-config.yaml",
     ]);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
-    let rules: Vec<&str> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["rule"].as_str())
-        .collect();
+    let rules = common::rules(&doc);
     assert!(
         !rules.iter().any(|r| *r == "CFG001" || *r == "CFG006"),
         "{rules:?}"
@@ -382,12 +377,7 @@ fn dynamo_vllm_workers_take_their_role_and_flags_from_the_wrapper() {
         "fixtures/extract/k8s/dynamo-vllm.yaml",
     ]);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
-    let rules: Vec<&str> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["rule"].as_str())
-        .collect();
+    let rules = common::rules(&doc);
     assert!(!rules.iter().any(|r| r.starts_with("CFG")), "{rules:?}");
     let contexts: Vec<i64> = doc["launches"]
         .as_array()

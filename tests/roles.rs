@@ -67,11 +67,6 @@ fn a_role_from_the_input_picks_the_rules() {
         "fixtures/extract/roles/prefill-headroom.yaml",
     ]);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
-    let rules: Vec<&str> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["rule"].as_str())
-        .collect();
+    let rules = common::rules(&doc);
     assert_eq!(rules, ["KV003"], "{}", run.stdout);
 }

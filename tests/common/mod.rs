@@ -138,3 +138,13 @@ pub fn gpu_or_skip(test: &str) -> bool {
     }
     true
 }
+
+/// The rule ids of a JSON report's findings, in order.
+pub fn rules(doc: &serde_json::Value) -> Vec<&str> {
+    doc["findings"]
+        .as_array()
+        .expect("a JSON report has findings")
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect()
+}
