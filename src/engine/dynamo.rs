@@ -4,7 +4,7 @@
 //! takes the router flags out (common/configuration/groups/worker_router_args.py::
 //! parse_worker_router_config), and hands what is left to the engine's own parser. So the wrapper's
 //! options are never the engine's unknown flags: they are removed here before the engine parses.
-//! `dynamo.trtllm` has a parser of its own, modelled in `trtllm.rs`.
+//! `dynamo.trtllm` has a parser of its own, modelled in `trtllm/`.
 
 use crate::launch::{Arg, Engine, Launch};
 use crate::source::Sources;

@@ -1,0 +1,235 @@
+//! The engine YAML (`--extra_llm_api_options` / `--config`, Dynamo `--extra-engine-args`) and
+//! Dynamo's `--override-engine-args` JSON, merged over the command line.
+
+use super::super::argparse::{py_float, py_int};
+use super::super::{ParseContext, Setting, SettingValue};
+use super::{float_of, text_of, Front, Parser, DEFAULT_FRACTION, FRACTION};
+use crate::finding::Finding;
+use crate::launch::Launch;
+use crate::source::Loc;
+use crate::yaml::{Node, Value};
+
+/// CFG006's help for TensorRT-LLM, whose file is the LLM-API options, not an argv mapping.
+const TRT_CONFIG_FIX: &str = "give --extra_llm_api_options (or --config) a readable YAML file holding a mapping of LLM-API fields (kv_cache_config, max_seq_len, ...)";
+
+impl Parser {
+    /// Loads the engine YAML (a ConfigMap file for manifests, else a file beside the input) and
+    /// merges it over the command line.
+    pub(super) fn engine_yaml(&mut self, launch: &Launch, path: &Setting, cx: &mut ParseContext) {
+        if !path.unresolved.is_empty() {
+            return; // `--config $FILE`: contents unknown, INP004 comes from the capacity step
+        }
+        let SettingValue::Text(name) = &path.value else {
+            return;
+        };
+        let loaded = super::super::named_file(&launch.files, name, cx);
+        let root = loaded.and_then(|(n, text)| {
+            let file = cx.sources.add(n, text);
+            crate::yaml::parse_document(file, cx.sources.get(file)).map_err(|e| e.message)
+        });
+        match root {
+            Ok(root) => self.merge_yaml(&root, path),
+            Err(reason) => self.findings.push(
+                Finding::new("CFG006", Some(path.value_loc))
+                    .var("path", name)
+                    .var("reason", reason)
+                    .var("fix", TRT_CONFIG_FIX),
+            ),
+        }
+    }
+
+    /// `llm_args | yaml`: each top-level key replaces what the command line built for it.
+    pub(crate) fn merge_yaml(&mut self, root: &Node, path: &Setting) {
+        let Value::Map(entries) = &root.value else {
+            self.findings.push(
+                Finding::new("CFG006", Some(path.value_loc))
+                    .var("path", text_of(&path.value))
+                    .var("reason", "the file must hold a mapping of LLM-API fields")
+                    .var("fix", TRT_CONFIG_FIX),
+            );
+            return;
+        };
+        let cli_fraction = self.settings.get(FRACTION).cloned();
+        let mut kv_block = None;
+        for (k, v) in entries {
+            let Some(key) = k.scalar_text() else { continue };
+            self.forget(&key);
+            if key == "kv_cache_config" {
+                kv_block = Some(k.loc);
+            }
+            self.insert_node(&key, k.loc, v);
+        }
+        if let (Some(cli), Some(block)) = (cli_fraction, kv_block) {
+            self.fraction_overridden(&cli, block, path);
+        }
+    }
+
+    /// Drops `key` and its dotted sub-settings: a YAML key replaces the whole field. A range over
+    /// the sorted map keeps a file of many keys linear, where a scan per key was quadratic.
+    fn forget(&mut self, key: &str) {
+        self.settings.remove(key);
+        let prefix = format!("{key}.");
+        let nested: Vec<String> = self
+            .settings
+            .range(prefix.clone()..)
+            .take_while(|(d, _)| d.starts_with(&prefix))
+            .map(|(d, _)| d.clone())
+            .collect();
+        for d in nested {
+            self.settings.remove(&d);
+        }
+    }
+
+    /// TRT001: the command line's fraction is gone because the YAML's `kv_cache_config` replaced it.
+    fn fraction_overridden(&mut self, cli: &Setting, block: Loc, path: &Setting) {
+        let Some(cli_value) = float_of(&cli.value) else {
+            return;
+        };
+        let (effective, source) = match self.settings.get(FRACTION).map(|s| float_of(&s.value)) {
+            Some(Some(f)) => (f, "the YAML's own value"),
+            _ => (DEFAULT_FRACTION, "the KvCacheConfig default"),
+        };
+        if (effective - cli_value).abs() < 1e-9 {
+            return;
+        }
+        let flag = match self.front {
+            Front::Serve => "--kv_cache_free_gpu_memory_fraction",
+            Front::Dynamo => "--free-gpu-memory-fraction",
+        };
+        self.findings.push(
+            Finding::new("TRT001", Some(cli.loc()))
+                .var("flag", flag)
+                .var("value", cli_value)
+                .var("effective", effective)
+                .var("source", source)
+                .var("file", text_of(&path.value))
+                .label("ignored by TensorRT-LLM")
+                .also(block, "replaces the whole kv_cache_config"),
+        );
+    }
+
+    /// A YAML value under `dest`: mappings become `dest.child` settings, scalars typed settings.
+    fn insert_node(&mut self, dest: &str, key: Loc, v: &Node) {
+        let value = match &v.value {
+            Value::Null => return,
+            Value::Map(children) => {
+                for (ck, cv) in children {
+                    if let Some(child) = ck.scalar_text() {
+                        self.insert_node(&format!("{dest}.{child}"), ck.loc, cv);
+                    }
+                }
+                return;
+            }
+            Value::Bool(b) => SettingValue::Flag(*b),
+            Value::Int(i) => SettingValue::Int(*i),
+            Value::Float(f) => SettingValue::Float(*f),
+            Value::Str(s) => coerce(dest, s),
+            Value::Seq(items) => {
+                SettingValue::List(items.iter().filter_map(Node::scalar_text).collect())
+            }
+        };
+        if let Some(expected) = numeric(dest).filter(|_| !is_number(&value)) {
+            self.findings.push(
+                Finding::new("CFG004", Some(v.loc))
+                    .var("flag", dest)
+                    .var("value", v.scalar_text().unwrap_or_default())
+                    .var("expected", expected),
+            );
+            return;
+        }
+        let s = Setting {
+            dest: dest.to_string(),
+            value,
+            flag_loc: key,
+            value_loc: v.loc,
+            unresolved: Vec::new(),
+        };
+        self.settings.insert(dest.to_string(), s);
+    }
+
+    /// Dynamo `--override-engine-args JSON`: nested keys override one by one.
+    pub(super) fn override_json(&mut self, o: &Setting) {
+        if !o.unresolved.is_empty() {
+            return;
+        }
+        let text = text_of(&o.value);
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+            let f = Finding::new("CFG004", Some(o.loc()))
+                .var("flag", "--override-engine-args")
+                .var("value", &text)
+                .var("expected", "a JSON object");
+            self.findings.push(f);
+            return;
+        };
+        let mut flat = Vec::new();
+        flatten_json("", &json, &mut flat);
+        for (dest, value) in flat {
+            let s = Setting {
+                dest: dest.clone(),
+                value,
+                flag_loc: o.flag_loc,
+                value_loc: o.value_loc,
+                unresolved: Vec::new(),
+            };
+            self.settings.insert(dest, s);
+        }
+    }
+}
+
+fn flatten_json(prefix: &str, j: &serde_json::Value, out: &mut Vec<(String, SettingValue)>) {
+    use serde_json::Value as J;
+    let key = |k: &str| {
+        if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        }
+    };
+    match j {
+        J::Object(m) => m.iter().for_each(|(k, v)| flatten_json(&key(k), v, out)),
+        J::Bool(b) => out.push((prefix.into(), SettingValue::Flag(*b))),
+        J::Number(n) => out.push((
+            prefix.into(),
+            n.as_i64().map_or_else(
+                || SettingValue::Float(n.as_f64().unwrap_or(0.0)),
+                SettingValue::Int,
+            ),
+        )),
+        J::String(s) => out.push((prefix.into(), coerce(prefix, s))),
+        J::Array(_) | J::Null => {}
+    }
+}
+
+/// LLM-API fields the capacity math reads as numbers, and what they must be.
+fn numeric(dest: &str) -> Option<&'static str> {
+    match dest {
+        FRACTION => Some("a number"),
+        "max_seq_len"
+        | "max_num_tokens"
+        | "max_batch_size"
+        | "max_beam_width"
+        | "tensor_parallel_size"
+        | "pipeline_parallel_size"
+        | "context_parallel_size"
+        | "moe_expert_parallel_size"
+        | "kv_cache_config.max_tokens"
+        | "kv_cache_config.tokens_per_block"
+        | "kv_cache_config.max_gpu_total_bytes" => Some("an integer"),
+        _ => None,
+    }
+}
+
+/// pydantic's lax mode reads numeric strings (`"0.85"`) as numbers.
+fn coerce(dest: &str, s: &str) -> SettingValue {
+    match numeric(dest) {
+        Some("an integer") => {
+            py_int(s).map_or_else(|| SettingValue::Text(s.into()), SettingValue::Int)
+        }
+        Some(_) => py_float(s).map_or_else(|| SettingValue::Text(s.into()), SettingValue::Float),
+        None => SettingValue::Text(s.into()),
+    }
+}
+
+fn is_number(v: &SettingValue) -> bool {
+    matches!(v, SettingValue::Int(_) | SettingValue::Float(_))
+}

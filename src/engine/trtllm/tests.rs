@@ -1,0 +1,167 @@
+use super::*;
+use crate::source::{Loc, Sources};
+
+fn launch(sources: &mut Sources, line: &str) -> Launch {
+    let file = sources.add("run.sh", line);
+    crate::extract::shell::script_launches(file, line)
+        .into_iter()
+        .next()
+        .expect("a launch")
+}
+
+fn parse_line(line: &str, base: Option<&std::path::Path>) -> (Parsed, Sources) {
+    let mut sources = Sources::default();
+    let l = launch(&mut sources, line);
+    let mut cx = ParseContext {
+        sources: &mut sources,
+        base_dir: base.map(Into::into),
+    };
+    let p = parse(&l, Version::new(1, 0, 0), &mut cx);
+    (p, sources)
+}
+
+fn yaml_parser(cli: &[(&str, SettingValue)]) -> Parser {
+    let settings = crate::capacity::testing::args(Engine::Trtllm, "1.0.0", cli).settings;
+    Parser {
+        front: Front::Serve,
+        version: Version::new(1, 0, 0),
+        settings,
+        findings: Vec::new(),
+    }
+}
+
+fn merge(p: &mut Parser, yaml: &str) {
+    let mut s = Sources::default();
+    let f = s.add("extra.yaml", yaml);
+    let root = crate::yaml::parse_document(f, s.get(f)).unwrap();
+    let path = Setting {
+        dest: CONFIG.into(),
+        value: SettingValue::Text("extra.yaml".into()),
+        flag_loc: Loc::new(f, 0..0),
+        value_loc: Loc::new(f, 0..0),
+        unresolved: vec![],
+    };
+    p.merge_yaml(&root, &path);
+}
+
+#[test]
+fn a_yaml_kv_cache_config_block_replaces_the_command_line_fraction() {
+    let mut p = yaml_parser(&[
+        (FRACTION, SettingValue::Float(0.5)),
+        ("max_seq_len", SettingValue::Int(4096)),
+    ]);
+    merge(&mut p, "kv_cache_config:\n  dtype: fp8\n");
+    // The fraction is gone (the class default 0.9 applies), the block's dtype is in, and
+    // keys the YAML does not name keep their command-line values.
+    assert!(!p.settings.contains_key(FRACTION));
+    assert_eq!(
+        p.settings["kv_cache_config.dtype"].value,
+        SettingValue::Text("fp8".into())
+    );
+    assert_eq!(p.settings["max_seq_len"].value, SettingValue::Int(4096));
+    let f = &p.findings[0];
+    assert_eq!(f.rule, "TRT001");
+    assert_eq!(f.get("effective"), Some("0.9"));
+    assert_eq!(f.get("value"), Some("0.5"));
+}
+
+#[test]
+fn repeating_the_fraction_in_the_yaml_keeps_it_and_raises_nothing() {
+    let mut p = yaml_parser(&[(FRACTION, SettingValue::Float(0.5))]);
+    merge(
+        &mut p,
+        "kv_cache_config:\n  free_gpu_memory_fraction: 0.5\nmax_seq_len: \"8192\"\n",
+    );
+    assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.5));
+    // pydantic's lax mode reads the quoted number.
+    assert_eq!(p.settings["max_seq_len"].value, SettingValue::Int(8192));
+    assert!(p.findings.is_empty());
+}
+
+#[test]
+fn a_yaml_without_kv_cache_config_leaves_the_fraction_alone() {
+    let mut p = yaml_parser(&[(FRACTION, SettingValue::Float(0.5))]);
+    merge(&mut p, "max_num_tokens: 4096\ntensor_parallel_size: 2\n");
+    assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.5));
+    assert!(p.findings.is_empty());
+}
+
+#[test]
+fn a_non_numeric_capacity_field_is_an_invalid_value() {
+    let mut p = yaml_parser(&[]);
+    merge(&mut p, "kv_cache_config:\n  max_tokens: lots\n");
+    assert_eq!(p.findings[0].rule, "CFG004");
+}
+
+#[test]
+fn click_matches_names_exactly_and_takes_dashed_values() {
+    let (p, _) = parse_line(
+        "trtllm-serve meta-llama/Llama-3.1-8B --tp_size 2 --max_seq 4096 --max_seq_len -1 --free_gpu_memory_fraction=0.7\n",
+        None,
+    );
+    let a = &p.args;
+    assert_eq!(a.text("model"), Some("meta-llama/Llama-3.1-8B"));
+    assert_eq!(a.int("tensor_parallel_size"), Some(2));
+    assert_eq!(a.float(FRACTION), Some(0.7));
+    // No prefix abbreviation in click: `--max_seq` is unknown.
+    assert_eq!(p.findings.len(), 1, "{:?}", p.findings);
+    assert_eq!(p.findings[0].rule, "CFG001");
+    assert_eq!(p.findings[0].get("suggestion"), Some("--max_seq_len"));
+    // `-1` is taken as the value of --max_seq_len.
+    assert_eq!(a.int("max_seq_len"), Some(-1));
+}
+
+#[test]
+fn a_bad_backend_and_a_valued_flag_are_invalid() {
+    let (p, _) = parse_line(
+        "trtllm-serve serve m --backend onnx --trust_remote_code=yes\n",
+        None,
+    );
+    let rules: Vec<_> = p.findings.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, ["CFG004", "CFG004"]);
+    assert_eq!(p.args.text("model"), Some("m"));
+}
+
+#[test]
+fn dynamo_flags_are_argparse_with_prefixes_and_the_engine_yaml_is_read_beside_the_script() {
+    let dir = std::env::temp_dir().join(format!("kvlint-trt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("prefill.yaml"),
+        "max_seq_len: 16384\nkv_cache_config:\n  tokens_per_block: 64\n",
+    )
+    .unwrap();
+    let (p, _) = parse_line(
+        "python3 -m dynamo.trtllm --model-path Qwen/Qwen3-0.6B --free-gpu 0.6 --extra-engine-args prefill.yaml --disaggregation-mode prefill --unknown-dynamo-flag x\n",
+        Some(&dir),
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    let a = &p.args;
+    assert_eq!(a.text("model"), Some("Qwen/Qwen3-0.6B"));
+    assert_eq!(a.int("max_seq_len"), Some(16384));
+    assert_eq!(a.int("kv_cache_config.tokens_per_block"), Some(64));
+    assert_eq!(a.text("disaggregation_mode"), Some("prefill"));
+    assert!(a.get(FRACTION).is_none());
+    let rules: Vec<_> = p.findings.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, ["TRT001"]);
+    assert_eq!(
+        p.findings[0].get("flag"),
+        Some("--free-gpu-memory-fraction")
+    );
+}
+
+#[test]
+fn dynamo_override_json_sets_nested_fields() {
+    let (p, _) = parse_line(
+        "python3 -m dynamo.trtllm --model-path m --override-engine-args '{\"kv_cache_config\": {\"free_gpu_memory_fraction\": 0.7}, \"max_seq_len\": 2048}'\n",
+        None,
+    );
+    assert_eq!(p.args.float(FRACTION), Some(0.7));
+    assert_eq!(p.args.int("max_seq_len"), Some(2048));
+}
+
+#[test]
+fn an_unreadable_engine_yaml_is_a_config_finding() {
+    let (p, _) = parse_line("trtllm-serve m --config /nonexistent/x.yaml\n", None);
+    assert_eq!(p.findings[0].rule, "CFG006");
+}
