@@ -57,9 +57,10 @@ fn role(args: &EngineArgs) -> Role {
     }
 }
 
-/// `--gpu-memory-utilization`: `CacheConfig.gpu_memory_utilization` (`config/cache.py`) is 0.9 in
-/// the 0.16 and 0.19 wheels and 0.92 in the 0.20, 0.21 and 0.28 wheels; 0.17 and 0.18 (not read)
-/// are taken to match their neighbours.
+/// `--gpu-memory-utilization`: `CacheConfig.gpu_memory_utilization` (`vllm/config/cache.py`,
+/// `Field(default=...)`, which `EngineArgs.gpu_memory_utilization` in `engine/arg_utils.py` copies)
+/// is 0.9 in the 0.16, 0.17.0, 0.17.1, 0.18.0, 0.18.1 and 0.19 wheels and 0.92 in the 0.20.0,
+/// 0.20.2, 0.21 and 0.28 wheels.
 fn utilization(args: &EngineArgs, notes: &mut Notes) -> Estimate {
     if let Some(u) = args.float("gpu_memory_utilization") {
         notes.exact("gpu_memory_utilization", u, "--gpu-memory-utilization");
@@ -659,6 +660,21 @@ mod tests {
         let e = graph_profile(&eager, &m, 1);
         assert_eq!(e.point, 0.0);
         assert!((e.high - GIB).abs() < 1.0);
+    }
+
+    #[test]
+    fn default_utilization_is_each_release_cache_config_default() {
+        // `CacheConfig.gpu_memory_utilization` read from the PyPI wheels' vllm/config/cache.py:
+        // 0.17.1 line 49 and 0.18.1 line 41 `Field(default=0.9, ...)`, 0.20.2 line 66 `0.92`.
+        for (release, want) in [
+            ("0.17.0", 0.9),
+            ("0.17.1", 0.9),
+            ("0.18.1", 0.9),
+            ("0.20.2", 0.92),
+        ] {
+            let got = utilization(&args(Engine::Vllm, release, &[]), &mut Notes::default());
+            assert_eq!(got.point, want, "{release}");
+        }
     }
 
     #[test]

@@ -204,7 +204,7 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
     let mut parsed = match launch.engine {
         Engine::Sglang => sglang::parse(launch, release, cx),
         Engine::Vllm => vllm::parse(launch, release, cx),
-        Engine::Trtllm => trtllm::parse(launch, release, cx),
+        Engine::Trtllm => trtllm::parse(launch, release, version.is_some(), cx),
     };
     if version.is_none() {
         releases::unknown(launch.engine, &mut parsed);

@@ -3,7 +3,8 @@
 
 use super::super::argparse::{py_float, py_int};
 use super::super::{ParseContext, Setting, SettingValue};
-use super::{float_of, text_of, Front, Parser, DEFAULT_FRACTION, FRACTION};
+use super::fields::{closest, strict_fields};
+use super::{text_of, Front, Parser, FRACTION};
 use crate::finding::Finding;
 use crate::launch::Launch;
 use crate::source::Loc;
@@ -38,7 +39,10 @@ impl Parser {
         }
     }
 
-    /// `llm_args | yaml`: each top-level key replaces what the command line built for it.
+    /// `llm_args | yaml`: each top-level key replaces what the command line built for it (for
+    /// `kv_cache_config` the release decides, see `fraction`). Keys the LLM API does not know
+    /// are CFG001 (see `fields`), unless the AutoDeploy backend, whose own `LlmArgs` is not
+    /// modelled, reads the file.
     pub(crate) fn merge_yaml(&mut self, root: &Node, path: &Setting) {
         let Value::Map(entries) = &root.value else {
             self.findings.push(
@@ -49,19 +53,62 @@ impl Parser {
             );
             return;
         };
+        let strict = !autodeploy(entries, self.settings.get("backend"));
+        let file = text_of(&path.value);
         let cli_fraction = self.settings.get(FRACTION).cloned();
         let mut kv_block = None;
         for (k, v) in entries {
             let Some(key) = k.scalar_text() else { continue };
-            self.forget(&key);
+            if strict && !self.known("", &key, k.loc, &file) {
+                continue;
+            }
             if key == "kv_cache_config" {
                 kv_block = Some(k.loc);
             }
-            self.insert_node(&key, k.loc, v);
+            self.forget(&key);
+            self.insert_node(&key, k.loc, v, strict.then_some(file.as_str()));
         }
         if let (Some(cli), Some(block)) = (cli_fraction, kv_block) {
-            self.fraction_overridden(&cli, block, path);
+            self.settle_fraction(&cli, block, path);
         }
+    }
+
+    /// Whether `key` is a field of the strict model at `parent` (`""`: the top level); CFG001 at
+    /// the key when it is not: pydantic refuses it and the engine exits before loading the model.
+    fn known(&mut self, parent: &str, key: &str, at: Loc, file: &str) -> bool {
+        let Some(fields) = strict_fields(parent) else {
+            return true;
+        };
+        if fields.contains(&key) {
+            return true;
+        }
+        let dotted = |k: &str| match parent {
+            "" => k.to_string(),
+            p => format!("{p}.{k}"),
+        };
+        let suggestion = closest(key, fields).map_or_else(
+            || "a field of TorchLlmArgs (tensorrt_llm/llmapi/llm_args.py)".to_string(),
+            dotted,
+        );
+        let engine = match self.front {
+            Front::Serve => "trtllm-serve",
+            Front::Dynamo => "dynamo.trtllm",
+        };
+        self.findings.push(
+            Finding::new("CFG001", Some(at))
+                .var(
+                    "flag",
+                    format!(
+                        "{} (a key of {file}: the LLM API refuses fields it does not know)",
+                        dotted(key)
+                    ),
+                )
+                .var("engine", engine)
+                .var("version", &self.version)
+                .var("suggestion", suggestion)
+                .label("not an LLM-API field"),
+        );
+        false
     }
 
     /// Drops `key` and its dotted sub-settings: a YAML key replaces the whole field. A range over
@@ -80,43 +127,20 @@ impl Parser {
         }
     }
 
-    /// TRT001: the command line's fraction is gone because the YAML's `kv_cache_config` replaced it.
-    fn fraction_overridden(&mut self, cli: &Setting, block: Loc, path: &Setting) {
-        let Some(cli_value) = float_of(&cli.value) else {
-            return;
-        };
-        let (effective, source) = match self.settings.get(FRACTION).map(|s| float_of(&s.value)) {
-            Some(Some(f)) => (f, "the YAML's own value"),
-            _ => (DEFAULT_FRACTION, "the KvCacheConfig default"),
-        };
-        if (effective - cli_value).abs() < 1e-9 {
-            return;
-        }
-        let flag = match self.front {
-            Front::Serve => "--kv_cache_free_gpu_memory_fraction",
-            Front::Dynamo => "--free-gpu-memory-fraction",
-        };
-        self.findings.push(
-            Finding::new("TRT001", Some(cli.loc()))
-                .var("flag", flag)
-                .var("value", cli_value)
-                .var("effective", effective)
-                .var("source", source)
-                .var("file", text_of(&path.value))
-                .label("ignored by TensorRT-LLM")
-                .also(block, "replaces the whole kv_cache_config"),
-        );
-    }
-
     /// A YAML value under `dest`: mappings become `dest.child` settings, scalars typed settings.
-    fn insert_node(&mut self, dest: &str, key: Loc, v: &Node) {
+    /// `strict_in` names the file when its keys are checked against the LLM-API models.
+    fn insert_node(&mut self, dest: &str, key: Loc, v: &Node, strict_in: Option<&str>) {
         let value = match &v.value {
             Value::Null => return,
             Value::Map(children) => {
                 for (ck, cv) in children {
-                    if let Some(child) = ck.scalar_text() {
-                        self.insert_node(&format!("{dest}.{child}"), ck.loc, cv);
+                    let Some(child) = ck.scalar_text() else {
+                        continue;
+                    };
+                    if strict_in.is_some_and(|f| !self.known(dest, &child, ck.loc, f)) {
+                        continue;
                     }
+                    self.insert_node(&format!("{dest}.{child}"), ck.loc, cv, strict_in);
                 }
                 return;
             }
@@ -174,6 +198,17 @@ impl Parser {
             self.settings.insert(dest, s);
         }
     }
+}
+
+/// `--backend _autodeploy` (on the command line or in the file itself) reads the file with
+/// AutoDeploy's own `LlmArgs` (tensorrt_llm/_torch/auto_deploy/llm_args.py), not modelled here.
+fn autodeploy(entries: &[(Node, Node)], cli_backend: Option<&Setting>) -> bool {
+    let in_file = entries
+        .iter()
+        .find(|(k, _)| k.scalar_text().as_deref() == Some("backend"))
+        .and_then(|(_, v)| v.scalar_text());
+    let cli = cli_backend.map(|s| text_of(&s.value));
+    in_file.or(cli).as_deref() == Some("_autodeploy")
 }
 
 fn flatten_json(prefix: &str, j: &serde_json::Value, out: &mut Vec<(String, SettingValue)>) {

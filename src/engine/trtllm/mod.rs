@@ -12,6 +12,8 @@
 //! Dynamo's argparse parser does accept unique prefixes.
 
 mod extra_options;
+mod fields;
+mod fraction;
 mod options;
 #[cfg(test)]
 mod tests;
@@ -51,7 +53,14 @@ impl Front {
     }
 }
 
-pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed {
+/// `release_known`: the release comes from the input or `--engine-version`; when it does not, the
+/// engine YAML's merge follows every 1.x release at once (see `fraction`).
+pub fn parse(
+    launch: &Launch,
+    version: Version,
+    release_known: bool,
+    cx: &mut ParseContext,
+) -> Parsed {
     let front = if cx.sources.text(launch.command).contains("dynamo") {
         Front::Dynamo
     } else {
@@ -60,6 +69,7 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
     let mut p = Parser {
         front,
         version: version.clone(),
+        release_known,
         settings: BTreeMap::new(),
         findings: Vec::new(),
     };
@@ -90,6 +100,7 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
 struct Parser {
     front: Front,
     version: Version,
+    release_known: bool,
     settings: BTreeMap<String, Setting>,
     findings: Vec<Finding>,
 }

@@ -16,7 +16,7 @@ fn parse_line(line: &str, base: Option<&std::path::Path>) -> (Parsed, Sources) {
         sources: &mut sources,
         base_dir: base.map(Into::into),
     };
-    let p = parse(&l, Version::new(1, 0, 0), &mut cx);
+    let p = parse(&l, Version::new(1, 0, 0), true, &mut cx);
     (p, sources)
 }
 
@@ -25,6 +25,7 @@ fn yaml_parser(cli: &[(&str, SettingValue)]) -> Parser {
     Parser {
         front: Front::Serve,
         version: Version::new(1, 0, 0),
+        release_known: true,
         settings,
         findings: Vec::new(),
     }
@@ -164,4 +165,105 @@ fn dynamo_override_json_sets_nested_fields() {
 fn an_unreadable_engine_yaml_is_a_config_finding() {
     let (p, _) = parse_line("trtllm-serve m --config /nonexistent/x.yaml\n", None);
     assert_eq!(p.findings[0].rule, "CFG006");
+}
+
+fn release_parser(release: &str, cli: &[(&str, SettingValue)]) -> Parser {
+    let mut p = yaml_parser(cli);
+    p.version = Version::parse(release).unwrap();
+    p
+}
+
+#[test]
+fn a_misspelt_kv_cache_key_is_refused_at_its_own_span_and_never_becomes_the_fraction() {
+    let yaml = "max_seq_len: 8192\nkv_cache_config:\n  free_gpu_memory_fractoin: 0.6\n";
+    let mut p = yaml_parser(&[]);
+    merge(&mut p, yaml);
+    assert_eq!(p.findings.len(), 1, "{:?}", p.findings);
+    let f = &p.findings[0];
+    assert_eq!(f.rule, "CFG001");
+    assert_eq!(
+        f.get("suggestion"),
+        Some("kv_cache_config.free_gpu_memory_fraction")
+    );
+    let at = f.primary.as_ref().unwrap().range();
+    assert_eq!(&yaml[at], "free_gpu_memory_fractoin");
+    // The engine never reads the misspelt key: the fraction stays the KvCacheConfig default.
+    assert!(p.settings.keys().all(|k| !k.contains("fractoin")));
+    assert!(!p.settings.contains_key(FRACTION));
+    assert_eq!(p.settings["max_seq_len"].value, SettingValue::Int(8192));
+}
+
+#[test]
+fn an_unknown_top_level_key_is_refused_and_known_nested_models_are_left_alone() {
+    let yaml = "max_sql_len: 8192\ncuda_graph_config:\n  anything_goes_here: 1\n";
+    let mut p = yaml_parser(&[]);
+    merge(&mut p, yaml);
+    let rules: Vec<_> = p.findings.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, ["CFG001"]);
+    assert_eq!(p.findings[0].get("suggestion"), Some("max_seq_len"));
+    assert!(!p.settings.contains_key("max_sql_len"));
+}
+
+#[test]
+fn autodeploy_files_are_not_checked_against_the_pytorch_fields() {
+    let mut p = yaml_parser(&[]);
+    merge(
+        &mut p,
+        "backend: _autodeploy\nfree_mem_ratio: 0.8\nruntime: trtllm\n",
+    );
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+}
+
+#[test]
+fn from_1_2_a_kv_cache_block_is_merged_over_the_command_line() {
+    // 1.2.0 keeps the command line's fraction when the block does not name one.
+    let mut p = release_parser("1.2.0", &[(FRACTION, SettingValue::Float(0.5))]);
+    merge(&mut p, "kv_cache_config:\n  dtype: fp8\n");
+    assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.5));
+    assert_eq!(
+        p.settings["kv_cache_config.dtype"].value,
+        SettingValue::Text("fp8".into())
+    );
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    // A fraction of the block's own wins there, and TRT001 says the flag is ignored.
+    let mut p = release_parser("1.2.0", &[(FRACTION, SettingValue::Float(0.5))]);
+    merge(
+        &mut p,
+        "kv_cache_config:\n  free_gpu_memory_fraction: 0.7\n",
+    );
+    assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.7));
+    assert_eq!(p.findings[0].rule, "TRT001");
+    assert_eq!(p.findings[0].get("effective"), Some("0.7"));
+}
+
+#[test]
+fn from_1_3_the_smaller_of_two_explicit_fractions_is_planned() {
+    // Whether the flag or the file wins depends on NVIDIA/TensorRT-LLM#14812: plan the smaller,
+    // and say that some of these releases use the file's.
+    let mut p = release_parser("1.3.0rc20", &[(FRACTION, SettingValue::Float(0.5))]);
+    merge(&mut p, "kv_cache_config:\n  free_gpu_memory_fraction: 0.8\n");
+    assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.5));
+    assert_eq!(p.findings[0].rule, "TRT001");
+    assert_eq!(p.findings[0].get("effective"), Some("0.8"));
+    let mut p = release_parser("1.3.0rc20", &[(FRACTION, SettingValue::Float(0.8))]);
+    merge(&mut p, "kv_cache_config:\n  free_gpu_memory_fraction: 0.5\n");
+    assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.5));
+    assert_eq!(p.findings[0].rule, "TRT001");
+}
+
+#[test]
+fn an_unknown_release_plans_with_the_smaller_of_replace_and_merge() {
+    // 1.0/1.1 take the 0.9 default, 1.2+ keep 0.5: 0.5 is planned, TRT001 names the 0.9.
+    let mut p = yaml_parser(&[(FRACTION, SettingValue::Float(0.5))]);
+    p.release_known = false;
+    merge(&mut p, "kv_cache_config:\n  enable_block_reuse: false\n");
+    assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.5));
+    assert_eq!(p.findings[0].rule, "TRT001");
+    assert_eq!(p.findings[0].get("effective"), Some("0.9"));
+    // A flag above the default: the releases that drop it give the smaller pool.
+    let mut p = yaml_parser(&[(FRACTION, SettingValue::Float(0.95))]);
+    p.release_known = false;
+    merge(&mut p, "kv_cache_config:\n  enable_block_reuse: false\n");
+    assert!(!p.settings.contains_key(FRACTION));
+    assert_eq!(p.findings[0].get("effective"), Some("0.9"));
 }
