@@ -137,3 +137,64 @@ fn dynamo_configmap_example() {
     );
     assert_eq!(a.int("cuda_graph_config.max_batch_size"), Some(16));
 }
+
+fn check_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["check", "--gpu", "h100-80gb", "--format", "json"];
+    all.extend_from_slice(args);
+    let run = kvlint(&all);
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("json")
+}
+
+#[test]
+fn a_misspelt_kv_cache_field_in_the_engine_yaml_is_refused_where_it_is_written() {
+    // KvCacheConfig is a pydantic model with extra="forbid": TensorRT-LLM exits on the file.
+    let v = check_json(&[
+        "--engine-version",
+        "1.2.0",
+        "fixtures/CFG001/fire-trtllm-yaml-typo.sh",
+    ]);
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "CFG001");
+    assert_eq!(f["file"], "trtllm-kv-typo.yaml");
+    assert_eq!(
+        (f["line"].as_u64(), f["column"].as_u64()),
+        (Some(4), Some(3))
+    );
+    assert!(f["help"]
+        .as_str()
+        .unwrap()
+        .contains("kv_cache_config.free_gpu_memory_fraction"));
+    assert_eq!(f["level"], "deny");
+    // The misspelt 0.6 is not a fraction the engine would read: the plan keeps the 0.9 default,
+    // where the correctly spelt file plans with 0.6.
+    assert_eq!(v["launches"][0]["memory_fraction"], 0.9);
+    let spelled = check_json(&[
+        "--engine-version",
+        "1.2.0",
+        "fixtures/CFG001/pass-trtllm-yaml-spelled.sh",
+    ]);
+    assert_eq!(spelled["launches"][0]["memory_fraction"], 0.6);
+    assert_eq!(spelled["findings"].as_array().map(Vec::len), Some(0));
+}
+
+#[test]
+fn the_command_line_fraction_survives_a_kv_cache_block_from_1_2_only() {
+    let at = |release: &str| {
+        let v = check_json(&[
+            "--engine-version",
+            release,
+            "fixtures/TRT001/fire-cli-fraction-dropped.sh",
+        ]);
+        let rules: Vec<String> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect();
+        (v["launches"][0]["memory_fraction"].as_f64(), rules)
+    };
+    // update_llm_args_with_extra_dict: `llm_args | yaml` in 1.1, `base_kv_config | yaml` in 1.2.
+    assert_eq!(at("1.1.0"), (Some(0.9), vec!["TRT001".to_string()]));
+    assert_eq!(at("1.2.0"), (Some(0.5), vec![]));
+}

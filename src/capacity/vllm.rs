@@ -59,8 +59,9 @@ fn role(args: &EngineArgs) -> Role {
 
 /// `--gpu-memory-utilization`: `CacheConfig.gpu_memory_utilization` (`vllm/config/cache.py`,
 /// `Field(default=...)`, which `EngineArgs.gpu_memory_utilization` in `engine/arg_utils.py` copies)
-/// is 0.9 in the 0.16, 0.17.0, 0.17.1, 0.18.0, 0.18.1 and 0.19 wheels and 0.92 in the 0.20.0,
-/// 0.20.2, 0.21 and 0.28 wheels.
+/// is 0.9 in the 0.16 to 0.19 wheels (read in 0.17.0 gb31e9326a and 0.17.1 g95c0f928c at line 49,
+/// 0.18.0 gbcf2be961 and 0.18.1 ga26e8dc7f at line 41) and 0.92 from 0.20 (0.20.0 gb8160878f and
+/// 0.20.2 gbc150f502 at line 66; 0.21 and 0.28 too).
 fn utilization(args: &EngineArgs, notes: &mut Notes) -> Estimate {
     if let Some(u) = args.float("gpu_memory_utilization") {
         notes.exact("gpu_memory_utilization", u, "--gpu-memory-utilization");
@@ -665,11 +666,13 @@ mod tests {
     #[test]
     fn default_utilization_is_each_release_cache_config_default() {
         // `CacheConfig.gpu_memory_utilization` read from the PyPI wheels' vllm/config/cache.py:
-        // 0.17.1 line 49 and 0.18.1 line 41 `Field(default=0.9, ...)`, 0.20.2 line 66 `0.92`.
+        // 0.17.x line 49 and 0.18.x line 41 `Field(default=0.9, ...)`, 0.20.x line 66 `0.92`.
         for (release, want) in [
             ("0.17.0", 0.9),
             ("0.17.1", 0.9),
+            ("0.18.0", 0.9),
             ("0.18.1", 0.9),
+            ("0.20.0", 0.92),
             ("0.20.2", 0.92),
         ] {
             let got = utilization(&args(Engine::Vllm, release, &[]), &mut Notes::default());

@@ -241,12 +241,18 @@ fn from_1_3_the_smaller_of_two_explicit_fractions_is_planned() {
     // Whether the flag or the file wins depends on NVIDIA/TensorRT-LLM#14812: plan the smaller,
     // and say that some of these releases use the file's.
     let mut p = release_parser("1.3.0rc20", &[(FRACTION, SettingValue::Float(0.5))]);
-    merge(&mut p, "kv_cache_config:\n  free_gpu_memory_fraction: 0.8\n");
+    merge(
+        &mut p,
+        "kv_cache_config:\n  free_gpu_memory_fraction: 0.8\n",
+    );
     assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.5));
     assert_eq!(p.findings[0].rule, "TRT001");
     assert_eq!(p.findings[0].get("effective"), Some("0.8"));
     let mut p = release_parser("1.3.0rc20", &[(FRACTION, SettingValue::Float(0.8))]);
-    merge(&mut p, "kv_cache_config:\n  free_gpu_memory_fraction: 0.5\n");
+    merge(
+        &mut p,
+        "kv_cache_config:\n  free_gpu_memory_fraction: 0.5\n",
+    );
     assert_eq!(p.settings[FRACTION].value, SettingValue::Float(0.5));
     assert_eq!(p.findings[0].rule, "TRT001");
 }
