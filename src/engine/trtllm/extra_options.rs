@@ -171,7 +171,12 @@ impl Parser {
         self.settings.insert(dest.to_string(), s);
     }
 
-    /// Dynamo `--override-engine-args JSON`: nested keys override one by one.
+    /// Dynamo `--override-engine-args JSON`, applied by `deep_update(arg_map, overrides)`
+    /// (ai-dynamo/dynamo components/src/dynamo/trtllm/main.py): nested keys override one by one,
+    /// except under an argument that is already a model object rather than a dict. `kv_cache_config`
+    /// always is (main.py builds `KvCacheConfig(...)`, and `update_llm_args_with_extra_dict`
+    /// converts a YAML one), so an override's `kv_cache_config` replaces it whole
+    /// (ai-dynamo/dynamo#15117, checked against TensorRT-LLM 1.3.0rc26).
     pub(super) fn override_json(&mut self, o: &Setting) {
         if !o.unresolved.is_empty() {
             return;
@@ -185,6 +190,11 @@ impl Parser {
             self.findings.push(f);
             return;
         };
+        let kv = json.get("kv_cache_config").filter(|v| v.is_object());
+        let replaced = kv.and(self.settings.get(FRACTION).cloned());
+        if kv.is_some() {
+            self.forget("kv_cache_config");
+        }
         let mut flat = Vec::new();
         flatten_json("", &json, &mut flat);
         for (dest, value) in flat {
@@ -196,6 +206,9 @@ impl Parser {
                 unresolved: Vec::new(),
             };
             self.settings.insert(dest, s);
+        }
+        if let Some(before) = replaced {
+            self.fraction_replaced_by_override(&before, o);
         }
     }
 }

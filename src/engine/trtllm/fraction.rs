@@ -48,7 +48,41 @@ impl Parser {
             self.settings.remove(FRACTION);
         }
         if let Some(c) = candidates.iter().find(|c| !same(c.value, cli_value)) {
-            self.fraction_overridden(cli, cli_value, c, yaml.is_some(), block, path);
+            let file = text_of(&path.value);
+            self.fraction_overridden(cli, cli_value, c, yaml.is_some(), block, &file);
+        }
+    }
+
+    /// Dynamo's `--override-engine-args` replaced `kv_cache_config` whole: the flag's fraction is
+    /// gone unless the override repeats it. (A YAML's fraction is gone too; the plan follows.)
+    pub(super) fn fraction_replaced_by_override(&mut self, before: &Setting, o: &Setting) {
+        let Some(before_value) = float_of(&before.value) else {
+            return;
+        };
+        if before.flag_loc.file != o.flag_loc.file {
+            return; // it came from the engine YAML, not from a flag
+        }
+        let own = self.settings.get(FRACTION).and_then(|s| float_of(&s.value));
+        let used = match own {
+            Some(value) => Candidate {
+                value,
+                source: "the override's own value",
+            },
+            None => Candidate {
+                value: DEFAULT_FRACTION,
+                source: "the KvCacheConfig default",
+            },
+        };
+        if !same(used.value, before_value) {
+            let label = own.is_some();
+            self.fraction_overridden(
+                before,
+                before_value,
+                &used,
+                label,
+                o.value_loc,
+                "--override-engine-args",
+            );
         }
     }
 
@@ -105,7 +139,7 @@ impl Parser {
         used: &Candidate,
         yaml_sets_it: bool,
         block: Loc,
-        path: &Setting,
+        file: &str,
     ) {
         let flag = match self.front {
             Front::Serve => "--kv_cache_free_gpu_memory_fraction",
@@ -122,7 +156,7 @@ impl Parser {
                 .var("value", cli_value)
                 .var("effective", used.value)
                 .var("source", used.source)
-                .var("file", text_of(&path.value))
+                .var("file", file)
                 .label("ignored by TensorRT-LLM")
                 .also(block, label),
         );

@@ -273,3 +273,24 @@ fn an_unknown_release_plans_with_the_smaller_of_replace_and_merge() {
     assert!(!p.settings.contains_key(FRACTION));
     assert_eq!(p.findings[0].get("effective"), Some("0.9"));
 }
+
+#[test]
+fn a_dynamo_override_of_kv_cache_config_replaces_it_whole() {
+    // deep_update does not recurse into the KvCacheConfig object: the flag's 0.6 is gone.
+    let (p, _) = parse_line(
+        "python3 -m dynamo.trtllm --model-path m --free-gpu-memory-fraction 0.6 --override-engine-args '{\"kv_cache_config\": {\"max_tokens\": 1000}}'\n",
+        None,
+    );
+    assert_eq!(p.args.get(FRACTION).map(|s| s.value.clone()), None);
+    assert_eq!(p.args.int("kv_cache_config.max_tokens"), Some(1000));
+    let f = &p.findings[0];
+    assert_eq!((f.rule, f.get("effective")), ("TRT001", Some("0.9")));
+    assert_eq!(f.get("file"), Some("--override-engine-args"));
+    // Other arguments are still overridden key by key.
+    let (p, _) = parse_line(
+        "python3 -m dynamo.trtllm --model-path m --free-gpu-memory-fraction 0.6 --override-engine-args '{\"max_seq_len\": 2048}'\n",
+        None,
+    );
+    assert_eq!(p.args.float(FRACTION), Some(0.6));
+    assert!(p.findings.is_empty());
+}
