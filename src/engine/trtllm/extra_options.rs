@@ -4,6 +4,7 @@
 use super::super::argparse::{py_float, py_int};
 use super::super::{ParseContext, Setting, SettingValue};
 use super::fields::{closest, strict_fields};
+use super::options::SERVE;
 use super::{text_of, Front, Parser, FRACTION};
 use crate::finding::Finding;
 use crate::launch::Launch;
@@ -86,10 +87,15 @@ impl Parser {
             "" => k.to_string(),
             p => format!("{p}.{k}"),
         };
-        let suggestion = closest(key, fields).map_or_else(
-            || "a field of TorchLlmArgs (tensorrt_llm/llmapi/llm_args.py)".to_string(),
-            dotted,
-        );
+        // A command-line spelling (`kv_cache_free_gpu_memory_fraction`, `tp_size`) names its field.
+        let flag = format!("--{key}");
+        let as_flag = SERVE
+            .iter()
+            .find(|o| parent.is_empty() && o.names.contains(&flag.as_str()))
+            .map(|o| o.dest.to_string());
+        let suggestion = as_flag
+            .or_else(|| closest(key, fields).map(dotted))
+            .unwrap_or_else(|| "a field of TorchLlmArgs (tensorrt_llm/llmapi/llm_args.py)".into());
         let engine = match self.front {
             Front::Serve => "trtllm-serve",
             Front::Dynamo => "dynamo.trtllm",

@@ -2,7 +2,8 @@
 //! `extra="forbid"` (tensorrt_llm/llmapi/llm_args.py; "Disallow arbitrary argument in
 //! BaseLlmArgs", NVIDIA/TensorRT-LLM#4600, May 2025, before 1.0.0rc0), and
 //! `update_llm_args_with_extra_dict` builds `KvCacheConfig(**yaml["kv_cache_config"])`, a
-//! `StrictBaseModel` (`extra="forbid"`, tensorrt_llm/llmapi/utils.py). An unknown key at either
+//! `StrictBaseModel` (`extra="forbid"`, tensorrt_llm/llmapi/utils.py; so on main in August 2025,
+//! NVIDIA/TensorRT-LLM#6574, and in the 2026 tree; the 1.0.0 file itself was not read). An unknown key at either
 //! level is a pydantic `ValidationError`: `trtllm-serve` (serve.py `launch_server` →
 //! `LLM(**llm_args)`) and Dynamo's worker exit before loading the model.
 //!

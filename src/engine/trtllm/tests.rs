@@ -294,3 +294,22 @@ fn a_dynamo_override_of_kv_cache_config_replaces_it_whole() {
     assert_eq!(p.args.float(FRACTION), Some(0.6));
     assert!(p.findings.is_empty());
 }
+
+#[test]
+fn a_command_line_spelling_in_the_yaml_points_at_its_llm_api_field() {
+    let mut p = yaml_parser(&[]);
+    merge(
+        &mut p,
+        "kv_cache_free_gpu_memory_fraction: 0.8\ntp_size: 2\n",
+    );
+    let s: Vec<_> = p.findings.iter().map(|f| f.get("suggestion")).collect();
+    assert_eq!(
+        s,
+        [
+            Some("kv_cache_config.free_gpu_memory_fraction"),
+            Some("tensor_parallel_size")
+        ]
+    );
+    // Neither is read: the fraction stays the default.
+    assert!(!p.settings.contains_key(FRACTION));
+}
