@@ -227,12 +227,15 @@ pub(super) fn strict_fields(path: &str) -> Option<&'static [&'static str]> {
     }
 }
 
-/// The closest field name, when it is close enough to be a typo.
+/// The closest field name, when it is close enough to be a typo. Names whose length alone puts
+/// them out of reach are not compared, so a file of many unknown keys stays linear.
 pub(super) fn closest(name: &str, fields: &[&'static str]) -> Option<&'static str> {
+    let reach = |f: &str| 2.max(f.len() / 6);
     fields
         .iter()
+        .filter(|f| name.len().abs_diff(f.len()) <= reach(f))
         .map(|f| (strsim::damerau_levenshtein(name, f), *f))
-        .filter(|(d, f)| *d <= 2.max(f.len() / 6))
+        .filter(|(d, f)| *d <= reach(f))
         .min_by_key(|(d, _)| *d)
         .map(|(_, f)| f)
 }
