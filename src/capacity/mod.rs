@@ -288,8 +288,9 @@ pub fn dtype_weights(
 /// priced per weight with its scales and zero points as the engines allocate them (AWQ/GPTQ
 /// `create_weights`: packed int32 values, fp16 scales and packed zeros per group; MXFP4 one
 /// e8m0 scale per 32, NVFP4 one fp8 scale per 16), so it keeps the same +10 % (over every
-/// engine's 4-bit records the logged weights run at most 3.3 % over the estimate, 9.2 % for
-/// gpt-oss, whose padding `mxfp4_padding` adds). A 4-bit checkpoint whose config leaves the
+/// engine's 4-bit records the logged weights run at most 8.4 % over the estimate, DeepSeek-R1
+/// NVFP4 on SGLang 0.5.9; 9.2 % for gpt-oss-20b on vLLM, whose padding `mxfp4_padding` adds to
+/// the high end). A 4-bit checkpoint whose config leaves the
 /// layout to the loader (bitsandbytes, unknown methods) keeps +30 %.
 pub fn weights_per_rank(
     model: &Geometry,
