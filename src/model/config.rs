@@ -767,7 +767,8 @@ mod tests {
             Some(Quantization {
                 method: "modelopt".into(),
                 weight_bits: 4,
-                kv_cache_fp8: true
+                kv_cache_fp8: true,
+                group_size: Some(16)
             })
         );
         let ct = geo(base(

@@ -127,6 +127,10 @@ pub struct Quantization {
     pub weight_bits: u32,
     /// Checkpoint says the KV cache is FP8 (ModelOpt `kv_cache_quant_algo`, compressed-tensors `kv_cache_scheme`).
     pub kv_cache_fp8: bool,
+    /// Weights per scale when the config fixes the 4-bit layout (0: one scale per output
+    /// channel); None when it leaves the layout to the loader.
+    #[serde(skip)]
+    pub group_size: Option<u32>,
 }
 
 /// A rotary cos/sin table that the attention layers precompute at load time for every

@@ -11,9 +11,43 @@ pub(crate) fn quantization(c: &Cfg) -> Option<Quantization> {
     let weight_bits = weight_bits(q, &method);
     Some(Quantization {
         kv_cache_fp8: kv_cache_fp8(q),
+        group_size: group_size(q, &method),
         method,
         weight_bits,
     })
+}
+
+/// Weights per scale as the config fixes them (0: per output channel), read the way
+/// `weight_format.rs` prices them: AWQ/GPTQ `group_size` (-1 per channel), OCP MXFP4 32,
+/// NVFP4 16, compressed-tensors `strategy` group/channel, Quark's weight `group_size`.
+/// None where the layout is the loader's choice (bitsandbytes, unknown methods).
+fn group_size(q: &Obj, method: &str) -> Option<u32> {
+    let own = |o: &Obj| o.get("group_size").and_then(Value::as_i64);
+    let sized = |g: i64| u32::try_from(g.max(0)).ok();
+    match method {
+        "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => own(q).and_then(sized),
+        "mxfp4" => Some(32),
+        "compressed-tensors" => {
+            let groups = ct_groups(q);
+            let (_, w) = groups.first()?;
+            match w.get("strategy").and_then(Value::as_str) {
+                Some("group" | "tensor_group") => own(w).and_then(sized),
+                Some("channel") => Some(0),
+                _ => None,
+            }
+        }
+        "quark" => quark_weight(q).and_then(own).and_then(sized),
+        "modelopt" | "modelopt_fp4" => match modelopt_algo(q).as_deref() {
+            Some(a) if a.contains("NVFP4") => Some(16),
+            Some(_) => q
+                .get("quantization")
+                .and_then(Value::as_object)
+                .map_or_else(|| own(q), own)
+                .and_then(sized),
+            None => None,
+        },
+        _ => None,
+    }
 }
 
 /// ModelOpt `kv_cache_quant_algo: FP8`, compressed-tensors `kv_cache_scheme` with 8-bit floats,
@@ -126,4 +160,45 @@ pub(crate) fn list(q: &Obj, key: &str) -> Vec<String> {
         .filter_map(Value::as_str)
         .map(str::to_string)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn group(q: Value) -> Option<u32> {
+        let q = q.as_object().unwrap();
+        group_size(q, &quant_method(q))
+    }
+
+    #[test]
+    fn group_size_is_what_the_config_fixes() {
+        assert_eq!(
+            group(json!({"quant_method": "awq", "bits": 4, "group_size": 128})),
+            Some(128)
+        );
+        assert_eq!(
+            group(json!({"quant_method": "gptq", "bits": 4, "group_size": -1})),
+            Some(0)
+        );
+        assert_eq!(group(json!({"quant_method": "gptq", "bits": 4})), None);
+        assert_eq!(group(json!({"quant_method": "mxfp4"})), Some(32));
+        assert_eq!(group(json!({"quant_algo": "NVFP4"})), Some(16));
+        assert_eq!(
+            group(
+                json!({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights":
+                {"num_bits": 4, "strategy": "group", "group_size": 32}}}})
+            ),
+            Some(32)
+        );
+        assert_eq!(
+            group(
+                json!({"quant_method": "quark", "global_quant_config": {"weight":
+                {"dtype": "fp4", "group_size": 32}}})
+            ),
+            Some(32)
+        );
+        assert_eq!(group(json!({"load_in_4bit": true})), None);
+    }
 }

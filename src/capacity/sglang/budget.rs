@@ -2,8 +2,8 @@
 //! weights, and the linear-attention state.
 
 use super::cell::stage_layers;
-use super::{Layout, V0_5_7};
-use crate::capacity::{unsplit_share, Estimate, Notes, GIB};
+use super::{Layout, V0_5_10, V0_5_6, V0_5_7};
+use crate::capacity::{unsplit_share, Estimate, Notes, GIB, MIB};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::{Geometry, LayerKind};
@@ -85,7 +85,8 @@ pub(super) fn mla_absorbed_copies(
 }
 
 /// Free bytes per GPU when SGLang takes its memory baseline: CUDA's total less the CUDA
-/// context and the distributed set-up, which the engine measures and kvlint can only estimate.
+/// context and the distributed set-up, which the engine measures and kvlint can only estimate,
+/// less the ROCm custom all-reduce buffers, which it can read from code.
 pub(super) fn baseline(
     gpu: &GpuSpec,
     lay: &Layout,
@@ -94,30 +95,80 @@ pub(super) fn baseline(
 ) -> Estimate {
     let total = gpu.cuda_total_bytes as f64;
     let multi = lay.tp * lay.pp > 1;
-    // Observed: H100 TP1 0.71 GiB, RTX 3090 TP2 0.67 GiB below CUDA's total; MI355X TP8 4.5 to
-    // 11 GiB (ROCm's distributed init takes far more).
+    // Observed, not derived: the device context and the RCCL/NCCL communicators, which the
+    // collective libraries size in C (channels × protocol buffers per peer). H100 TP1 0.71 GiB,
+    // RTX 3090 TP2 0.67 GiB below CUDA's total. ROCm multi-GPU, with the all-reduce buffers
+    // below taken out: MI355X TP2 5.8 GiB (0.5.10–0.5.12: 0.67 GiB context + 5.17 GiB in "Init
+    // torch distributed" beyond the aiter buffers), TP8 7.7–8.1 GiB (same releases), TP8 about
+    // 4 GiB (0.5.8, from its pool and fraction). The point is the middle launch.
     let (point, low, high) = match (gpu.vendor, multi) {
         (Vendor::Nvidia, false) => (0.7, 0.4, 1.5),
         (Vendor::Nvidia, true) => (0.7, 0.4, 2.5),
         (Vendor::Amd, false) => (1.5, 0.5, 4.0),
-        (Vendor::Amd, true) => (8.0, 3.5, 12.0),
+        (Vendor::Amd, true) => (5.8, 3.5, 9.0),
     };
     let symm = if args.flag("enable_symm_mem") {
         4.0
     } else {
         0.0
     };
+    let ar = rocm_allreduce_buffers(gpu, lay, args);
+    let fixed = (symm * GIB) + ar.map_or(0.0, |(b, _)| b);
     let e = Estimate::range(
-        total - (point + symm) * GIB,
-        total - (high + symm) * GIB,
-        total - (low + symm) * GIB,
+        total - point * GIB - fixed,
+        total - high * GIB - fixed,
+        total - low * GIB - fixed,
     );
-    notes.estimate(
-        "baseline_free_bytes",
-        e,
-        format!("CUDA total {:.2} GiB less an estimated {point} GiB (range {low}–{high}) for the CUDA context and distributed set-up{}", total / GIB, if symm > 0.0 { " and 4 GiB of symmetric memory" } else { "" }),
-    );
+    let mut how = format!("CUDA total {:.2} GiB less an estimated {point} GiB (range {low}–{high}) for the device context and the collective communicators", total / GIB);
+    if symm > 0.0 {
+        how += ", 4 GiB of symmetric memory";
+    }
+    if let Some((b, why)) = ar {
+        how += &format!(", {:.2} GiB of {why}", b / GIB);
+    }
+    notes.estimate("baseline_free_bytes", e, how);
     e
+}
+
+/// Bytes per rank of the custom all-reduce buffers a ROCm TP group allocates in "Init torch
+/// distributed", before the baseline is taken. `parallel_state.py :: GroupCoordinator.__init__`
+/// builds one for the TP group only (the world, attention-TP, MoE and PP groups pass
+/// `use_custom_allreduce=False`), unless `--disable-custom-all-reduce`; from 0.5.6
+/// `custom_all_reduce.py :: dispatch_custom_allreduce` picks aiter's class on ROCm
+/// (`SGLANG_USE_AITER_AR`, default true). aiter `dist/device_communicators/custom_all_reduce.py
+/// :: CustomAllreduce.__init__` (world sizes 2, 4, 6, 8) holds 8 MiB of `rank_data` and, at the
+/// aiter commit `docker/rocm.Dockerfile` pins: 0.5.10.post1 (a6bb4993, April 2026):
+/// `max_size` 1 GiB, an uncached meta buffer of `meta_size() + 2 × max_size` and a 1 GiB
+/// input buffer (`_init_ipc`); 0.5.9 (v0.1.11.post1): `max_size` 128 MiB, meta + input +
+/// output buffers of that size. Before 0.5.6 SGLang's own `CustomAllreduce` on HIP: meta,
+/// buffer and `rank_data` of `_MAX_CAR_SIZE` (16 MiB) each.
+fn rocm_allreduce_buffers(
+    gpu: &GpuSpec,
+    lay: &Layout,
+    args: &EngineArgs,
+) -> Option<(f64, &'static str)> {
+    if gpu.vendor != Vendor::Amd
+        || ![2, 4, 6, 8].contains(&lay.tp)
+        || args.flag("disable_custom_all_reduce")
+    {
+        return None;
+    }
+    // A 0.5.10 release candidate counts as 0.5.10: the v0.5.10rc0 image's "Init torch
+    // distributed" takes the same 8.18 GB at TP2 as the 0.5.10.post1–0.5.12 images.
+    let v = args.version.release();
+    Some(if v >= V0_5_10 {
+        (
+            3.0 * GIB + 8.0 * MIB,
+            "aiter custom all-reduce buffers (2 GiB meta, 1 GiB input)",
+        )
+    } else if v >= V0_5_6 {
+        (
+            3.0 * 128.0 * MIB + 8.0 * MIB,
+            "aiter custom all-reduce buffers (128 MiB meta, input, output)",
+        )
+    } else {
+        (3.0 * 16.0 * MIB, "custom all-reduce buffers (16 MiB each)")
+    })
 }
 
 /// Bytes per request of the linear-attention state (`Mamba2CacheParams.mamba_cache_per_req`,

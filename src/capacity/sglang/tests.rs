@@ -235,3 +235,78 @@ fn dsa_forces_attention_dp_from_0_5_3_to_0_5_5() {
     let a = args(Engine::Sglang, "0.5.4", &tp8);
     assert!(!dsa_forces_attention_dp(&a.version, &deepseek_v3()));
 }
+
+/// GiB below CUDA's total that the baseline's point leaves on an MI355X.
+fn mi355x_baseline_gib(version: &str, pairs: &[(&str, crate::engine::SettingValue)]) -> f64 {
+    let a = args(Engine::Sglang, version, pairs);
+    let g = gpu("MI355X");
+    let b = baseline(&g, &layout(&a), &a, &mut Notes::default());
+    (g.cuda_total_bytes as f64 - b.point) / crate::capacity::GIB
+}
+
+#[test]
+fn rocm_tp_groups_hold_the_custom_all_reduce_buffers_of_their_release() {
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let tp2 = [("tp_size", Int(2))];
+    // 5.8 GiB of context and communicators, plus aiter's buffers as the image pins them.
+    // a6bb4993 (0.5.10.post1): 2 GiB meta, 1 GiB input, 8 MiB rank data.
+    let aiter_2026_04 = 5.8 + 3.0 + 8.0 / 1024.0;
+    assert!(close(mi355x_baseline_gib("0.5.12", &tp2), aiter_2026_04));
+    assert!(close(mi355x_baseline_gib("0.5.10rc0", &tp2), aiter_2026_04));
+    // v0.1.11.post1 (0.5.9): meta, input and output of 128 MiB, 8 MiB rank data.
+    let old = 5.8 + 392.0 / 1024.0;
+    assert!(close(mi355x_baseline_gib("0.5.9", &tp2), old));
+    // 0.5.5: SGLang's own class, three buffers of 16 MiB.
+    assert!(close(
+        mi355x_baseline_gib("0.5.5", &tp2),
+        5.8 + 48.0 / 1024.0
+    ));
+    // None when disabled, on one GPU, or at a world size the class refuses.
+    let off = [
+        ("tp_size", Int(2)),
+        ("disable_custom_all_reduce", Flag(true)),
+    ];
+    assert!(close(mi355x_baseline_gib("0.5.12", &off), 5.8));
+    assert!(close(mi355x_baseline_gib("0.5.12", &[]), 1.5));
+    assert!(close(
+        mi355x_baseline_gib("0.5.12", &[("tp_size", Int(3))]),
+        5.8
+    ));
+    // Only the TP group builds one: PP stages alone do not.
+    assert!(close(
+        mi355x_baseline_gib("0.5.12", &[("pp_size", Int(2))]),
+        5.8
+    ));
+}
+
+#[test]
+fn a_declared_4_bit_layout_narrows_the_weight_headroom() {
+    use crate::model::{Quantization, RoutedExperts};
+    let quant = |method: &str, group_size| {
+        Some(Quantization {
+            method: method.into(),
+            weight_bits: 4,
+            kv_cache_fp8: false,
+            group_size,
+        })
+    };
+    let mut m = dense(4, 64, 8, 45); // hidden 2880, as gpt-oss
+    m.weight_bytes = 2_000_000;
+    m.quantization = quant("awq", Some(128));
+    assert!((weights(&m, "0.5.23", &[]).high - 2_200_000.0).abs() < 1e-6);
+    m.quantization = quant("bitsandbytes", None);
+    assert!((weights(&m, "0.5.23", &[]).high - 2_600_000.0).abs() < 1e-6);
+    // MXFP4 MoE: hidden 2880 and intermediate 2880 both pad to 3072 at most.
+    m.quantization = quant("mxfp4", Some(32));
+    m.experts = Some(RoutedExperts {
+        count: 32,
+        intermediate: 2880,
+    });
+    m.weight_parts.routed_experts = 1_000_000;
+    let pad = 1_000_000.0 * ((3072.0f64 / 2880.0).powi(2) - 1.0);
+    assert!((weights(&m, "0.5.23", &[]).high - (2_200_000.0 + pad)).abs() < 1e-6);
+    // At TP 2 the per-rank intermediate 1440 pads to 1536.
+    let pad2 = 500_000.0 * ((3072.0f64 / 2880.0) * (1536.0 / 1440.0) - 1.0);
+    let w = weights(&m, "0.5.23", &[("tp_size", Int(2))]);
+    assert!((w.high - (1_100_000.0 + pad2)).abs() < 1e-6);
+}
