@@ -1,14 +1,14 @@
 //! The second copy of the block scales that SGLang's NVFP4 MoE holds at "Load weight end" when
-//! the FlashInfer TRT-LLM runner serves it (releases before 0.5.13).
+//! the FlashInfer TRT-LLM runner serves it (0.5.1 to 0.5.12).
 
-use super::{Layout, V0_5_13};
+use super::{Layout, V0_5_0, V0_5_13};
 use crate::capacity::Estimate;
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::Geometry;
 use crate::version::Version;
 
-/// Bytes per rank of the swizzled block-scale copies. Before 0.5.13,
+/// Bytes per rank of the swizzled block-scale copies. From 0.5.1 to 0.5.12,
 /// `layers/quantization/modelopt_quant.py :: ModelOptNvFp4FusedMoEMethod.create_weights` builds
 /// `w13_blockscale_swizzled` and `w2_blockscale_swizzled` (one fp8 scale per 16 weights, rows
 /// padded to 128) next to the loaded `w*_weight_scale`. On the TRT-LLM runner,
@@ -17,7 +17,8 @@ use crate::version::Version;
 /// copies and deletes the originals but never the swizzled scales, so every routed expert weight
 /// carries its scale twice. The CUTLASS paths copy into the swizzled tensor and delete the
 /// original: one copy. 0.5.13 skips the allocation on the TRT-LLM runner
-/// (`layer.w13_blockscale_swizzled = None`).
+/// (`layer.w13_blockscale_swizzled = None`); 0.4.10 swizzles in `process_weights_after_loading`
+/// and frees the original, and has no TRT-LLM FP4 MoE runner.
 ///
 /// `weight_parts.routed_experts` prices NVFP4 at 0.5 + 1/16 bytes per weight
 /// (model/weight_format.rs), so the scales are 1/9 of it. `--moe-runner-backend auto` picks
@@ -35,7 +36,7 @@ pub(super) fn swizzled_scale_copies(
     let nvfp4 = matches!(q.method.as_str(), "modelopt" | "modelopt_fp4")
         && q.weight_bits == 4
         && q.group_size == Some(16);
-    if !nvfp4 || *v >= V0_5_13 || gpu.vendor != Vendor::Nvidia {
+    if !nvfp4 || *v < V0_5_0 || *v >= V0_5_13 || gpu.vendor != Vendor::Nvidia {
         return None;
     }
     let x = m.weight_parts.routed_experts as f64 / 9.0 / f64::from((lay.tp * lay.pp).max(1));
@@ -101,6 +102,7 @@ mod tests {
         let e = copies(&m, "0.5.9", "B200", &trtllm).unwrap();
         assert_eq!((e.point, e.low, e.high), (250_000.0, 250_000.0, 250_000.0));
         assert!(copies(&m, "0.5.13", "B200", &trtllm).is_none());
+        assert!(copies(&m, "0.4.10", "B200", &[]).is_none());
         let cutlass = [("moe_runner_backend", Text("flashinfer_cutlass".into()))];
         assert!(copies(&m, "0.5.9", "B200", &cutlass).is_none());
         // `auto` on SM100 picks the TRT-LLM runner for DeepSeek-V3 without an all-to-all backend.
