@@ -107,22 +107,21 @@ pub(super) fn baseline(
         (Vendor::Amd, false) => (1.5, 0.5, 4.0),
         (Vendor::Amd, true) => (5.8, 3.5, 9.0),
     };
-    let symm = if args.flag("enable_symm_mem") {
-        4.0
-    } else {
-        0.0
-    };
+    // `--enable-symm-mem` takes nothing here in any modelled release: the NCCL memory pool
+    // (`device_communicators/pynccl_allocator.py :: get_nccl_mem_pool`) is created on first use
+    // inside `use_symmetric_memory`, at forward/CUDA-graph time, and the 4 GiB that 0.5.9+
+    // `server_args.py` sets as `SGLANG_SYMM_MEM_PREALLOC_GB_SIZE` is allocated by
+    // `model_runner.py :: prealloc_symmetric_memory_pool` at the end of `initialize`, after
+    // `init_memory_pool` (0.5.18+: `cuda_graph_setup.py`, after graph capture), so it comes out
+    // of the headroom the fraction leaves, not out of the pool.
     let ar = rocm_allreduce_buffers(gpu, lay, args);
-    let fixed = (symm * GIB) + ar.map_or(0.0, |(b, _)| b);
+    let fixed = ar.map_or(0.0, |(b, _)| b);
     let e = Estimate::range(
         total - point * GIB - fixed,
         total - high * GIB - fixed,
         total - low * GIB - fixed,
     );
     let mut how = format!("CUDA total {:.2} GiB less an estimated {point} GiB (range {low}–{high}) for the device context and the collective communicators", total / GIB);
-    if symm > 0.0 {
-        how += ", 4 GiB of symmetric memory";
-    }
     if let Some((b, why)) = ar {
         how += &format!(", {:.2} GiB of {why}", b / GIB);
     }

@@ -8,6 +8,7 @@
 mod budget;
 mod cell;
 mod fraction;
+mod nvfp4_moe;
 #[cfg(test)]
 mod tests;
 
@@ -32,11 +33,12 @@ const V0_5_3: Version = Version::new(0, 5, 3);
 const V0_5_6: Version = Version::new(0, 5, 6);
 const V0_5_7: Version = Version::new(0, 5, 7);
 const V0_5_10: Version = Version::new(0, 5, 10);
+const V0_5_13: Version = Version::new(0, 5, 13);
 const V0_5_18: Version = Version::new(0, 5, 18);
 const V0_5_22: Version = Version::new(0, 5, 22);
 /// Every release above: the math is the same between two of them, so a launch whose release is
 /// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
-pub const MATH_CHANGES: &[Version] = &[V0_5_0, V0_5_7, V0_5_10, V0_5_18, V0_5_22];
+pub const MATH_CHANGES: &[Version] = &[V0_5_0, V0_5_7, V0_5_10, V0_5_13, V0_5_18, V0_5_22];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
 const NEEDED: &[&str] = &[
@@ -220,6 +222,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let extras = model_code_weights(m, &lay, v, part_scale(m, quant))
         .into_iter()
         .chain(mla_absorbed_copies(m, &lay, gpu))
+        .chain(nvfp4_moe::swizzled_scale_copies(m, &lay, v, args, gpu))
         .chain(rope_tables(m, rope_elem_bytes(m, gpu)))
         // model_config.py::_get_and_verify_dtype: `--dtype float32` loads weights at 4 bytes.
         .chain(super::dtype_weights(args, m, quant, lay.tp * lay.pp));

@@ -244,6 +244,20 @@ fn mi355x_baseline_gib(version: &str, pairs: &[(&str, crate::engine::SettingValu
     (g.cuda_total_bytes as f64 - b.point) / crate::capacity::GIB
 }
 
+/// `--enable-symm-mem` allocates after the pool is sized in every release (budget.rs).
+#[test]
+fn symmetric_memory_leaves_the_baseline_alone() {
+    let b = |pairs: &[(&str, crate::engine::SettingValue)]| {
+        let a = args(Engine::Sglang, "0.5.9", pairs);
+        baseline(&gpu("B200"), &layout(&a), &a, &mut Notes::default()).point
+    };
+    let tp4 = ("tp_size", Int(4));
+    assert_eq!(
+        b(std::slice::from_ref(&tp4)),
+        b(&[tp4, ("enable_symm_mem", Flag(true))])
+    );
+}
+
 #[test]
 fn rocm_tp_groups_hold_the_custom_all_reduce_buffers_of_their_release() {
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
