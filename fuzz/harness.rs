@@ -176,7 +176,8 @@ pub fn admission(data: &[u8]) {
                 "warning {w:?}"
             );
         }
-        let answer: serde_json::Value = serde_json::from_slice(&v.answer(&req.uid)).unwrap_or_default();
+        let answer: serde_json::Value =
+            serde_json::from_slice(&v.answer(&req.uid)).unwrap_or_default();
         assert_eq!(answer["response"]["uid"].as_str(), Some(req.uid.as_str()));
         assert_eq!(answer["response"]["allowed"].as_bool(), Some(v.allowed));
         allowed.push(v.allowed);

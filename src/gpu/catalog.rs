@@ -276,7 +276,11 @@ mod tests {
             .chain(["h100", "H100 SXM", "nvidia-h200", "", " - ", "no such gpu"].map(String::from));
         for name in names {
             let scan = find_in(entries(), &name).map(|e| &e.spec.name);
-            assert_eq!(embedded_entry(&name).map(|e| &e.spec.name), scan, "{name:?}");
+            assert_eq!(
+                embedded_entry(&name).map(|e| &e.spec.name),
+                scan,
+                "{name:?}"
+            );
         }
     }
 

@@ -2,12 +2,12 @@
 //! extraction, plans and rules as `kvlint check`, and its findings become a deny (403 with the
 //! rule ids and messages), warnings, or nothing.
 
+use super::request::Review;
 use crate::extract::k8s;
 use crate::pipeline::{Options, Outcome};
 use crate::report::{self, Rendered};
 use crate::rules::Level;
 use crate::yaml::{Node, Value};
-use super::request::Review;
 use std::time::Instant;
 
 /// Rules that mean "kvlint cannot tell" rather than "this deploy is unsafe": unknown model,
@@ -185,7 +185,10 @@ pub fn review(
     let name = format!("{}/{}/{}.json", req.kind, req.namespace, req.name);
     let file = outcome.sources.add(name, text);
     let Ok(tree) = super::object::to_tree(file, &outcome.sources.get(file).text) else {
-        return Ok(Verdict::internal_error(policy, "the object is not readable JSON"));
+        return Ok(Verdict::internal_error(
+            policy,
+            "the object is not readable JSON",
+        ));
     };
     let (launches, findings) = if k8s::is_object(&tree) {
         k8s::read(file, outcome.sources.get(file), &tree)
@@ -254,9 +257,10 @@ fn controller(object: &Node, username: &str) -> Option<String> {
     let Value::Seq(owners) = &owners.value else {
         return None;
     };
-    let owner = owners
-        .iter()
-        .find(|o| o.get("controller").is_some_and(|c| c.value == Value::Bool(true)))?;
+    let owner = owners.iter().find(|o| {
+        o.get("controller")
+            .is_some_and(|c| c.value == Value::Bool(true))
+    })?;
     let text = |key: &str| owner.get(key).and_then(Node::as_str).unwrap_or("");
     let group = text("apiVersion").rsplit_once('/').map_or("", |(g, _)| g);
     let kind = text("kind");
@@ -365,17 +369,19 @@ fn bound_total(warnings: Vec<String>) -> Vec<String> {
 }
 
 /// Cuts to at most `max` characters, ending in `…` when cut; control characters become spaces
-/// (warnings travel in HTTP headers).
+/// (warnings travel in HTTP headers). One pass: every answer's messages go through here.
 pub fn truncate(s: &str, max: usize) -> String {
-    let clean: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if clean.chars().count() <= max {
-        return clean;
+    let mut out = String::with_capacity(s.len().min(4 * max));
+    let mut chars = s.chars().peekable();
+    let mut n = 0;
+    while let Some(c) = chars.next() {
+        if n + 1 >= max && chars.peek().is_some() {
+            out.push('…');
+            break;
+        }
+        out.push(if c.is_control() { ' ' } else { c });
+        n += 1;
     }
-    let mut out: String = clean.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
     out
 }
 
@@ -387,7 +393,9 @@ mod tests {
     fn truncate_counts_characters_and_marks_the_cut() {
         assert_eq!(truncate("abc", 3), "abc");
         assert_eq!(truncate("a\nbcd", 3), "a …");
-        assert_eq!(truncate("ééééé", 4).chars().count(), 4);
+        assert_eq!(truncate("ééééé", 4), "ééé…");
+        assert_eq!(truncate("éééé", 4), "éééé");
+        assert_eq!(truncate("", 4), "");
     }
 
     #[test]

@@ -227,7 +227,8 @@ mod tests {
 
     #[test]
     fn every_value_points_at_its_own_text() {
-        let text = r#"{"kind": "Pod", "spec": {"args": ["--tp", "8", "é \"q\""], "n": 1.5, "b": true}}"#;
+        let text =
+            r#"{"kind": "Pod", "spec": {"args": ["--tp", "8", "é \"q\""], "n": 1.5, "b": true}}"#;
         let mut sources = Sources::default();
         sources.add("x.json", text);
         let node = tree(text);
@@ -270,7 +271,16 @@ mod tests {
     #[test]
     fn text_that_is_not_one_json_value_is_unreadable() {
         let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
-        for text in ["", "{", r#"{"a":1}x"#, r#"{"a" 1}"#, "[1,]", "tru", "\"a\nb\"", &deep] {
+        for text in [
+            "",
+            "{",
+            r#"{"a":1}x"#,
+            r#"{"a" 1}"#,
+            "[1,]",
+            "tru",
+            "\"a\nb\"",
+            &deep,
+        ] {
             assert_eq!(to_tree(FileId(0), text), Err(Unreadable), "{text:?}");
         }
         let ok = format!("{}1{}", "[".repeat(100), "]".repeat(100));

@@ -5,6 +5,7 @@
 use super::admission::{self, Policy, Verdict};
 use super::metrics::Metrics;
 use super::prune;
+use super::request::Review;
 use super::slots::{NoSlot, Slots};
 use super::tls::CertStore;
 use super::WebhookError;
@@ -16,7 +17,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use super::request::Review;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
