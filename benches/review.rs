@@ -17,9 +17,14 @@ fn main() {
         };
         let t = Instant::now();
         let (body, cut) = prune::prune(&body, prune::MAX_DEPTH).unwrap_or((body, 0));
+        let bytes = body.len();
         let verdict = match server::parse_review(&body) {
-            Ok(req) => kvlint::webhook::admission::review(&req, cut, &policy, None)
-                .unwrap_or_else(|_| Verdict::internal_error(&policy, "deadline")),
+            Ok(req) => {
+                // As the server does: the body goes once the object's text is out of it.
+                drop(body);
+                kvlint::webhook::admission::review(req, cut, &policy, None)
+                    .unwrap_or_else(|_| Verdict::internal_error(&policy, "deadline"))
+            }
             Err(reason) => Verdict {
                 message: format!("HTTP 400: {reason}"),
                 ..Verdict::default()
@@ -27,7 +32,7 @@ fn main() {
         };
         println!(
             "{path}: {} bytes, {:.3} s, allowed={} understood={} warnings={} message={:.120}",
-            body.len(),
+            bytes,
             t.elapsed().as_secs_f64(),
             verdict.allowed,
             verdict.understood,

@@ -150,7 +150,7 @@ pub fn admission(data: &[u8]) {
             unknown,
         };
         let deadline = Instant::now() + Duration::from_secs(10);
-        let Ok(v) = admission::review(&req, cut, &policy, Some(deadline)) else {
+        let Ok(v) = admission::review(req.clone(), cut, &policy, Some(deadline)) else {
             return;
         };
         let denied = v
@@ -176,7 +176,8 @@ pub fn admission(data: &[u8]) {
                 "warning {w:?}"
             );
         }
-        let answer = v.answer(&req.uid);
+        let answer: serde_json::Value =
+            serde_json::from_slice(&v.answer(&req.uid)).unwrap_or_default();
         assert_eq!(answer["response"]["uid"].as_str(), Some(req.uid.as_str()));
         assert_eq!(answer["response"]["allowed"].as_bool(), Some(v.allowed));
         allowed.push(v.allowed);

@@ -447,14 +447,11 @@ fn the_webhook_default_gpu_is_a_fallback_too() {
             "dryRun": false
         }
     });
-    let review_doc: kube_core::admission::AdmissionReview<kube_core::DynamicObject> =
-        serde_json::from_value(body).unwrap();
-    let req: kube_core::admission::AdmissionRequest<kube_core::DynamicObject> =
-        review_doc.try_into().unwrap();
+    let req = kvlint::webhook::server::parse_review(body.to_string().as_bytes()).unwrap();
     let mut policy = Policy::default();
     policy.options.gpu = Some(kvlint::gpu::parse_spec("h200").unwrap());
     policy.options.gpu_source = kvlint::gpu::GpuSource::Webhook;
-    let verdict = review(&req, 0, &policy, None).expect("no deadline");
+    let verdict = review(req, 0, &policy, None).expect("no deadline");
     assert!(!verdict.allowed, "{verdict:?}");
     let rules: Vec<&str> = verdict.findings.iter().map(|(r, _)| r.as_str()).collect();
     assert!(

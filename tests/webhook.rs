@@ -403,8 +403,8 @@ fn a_review_stops_at_its_deadline() {
     let req = kvlint::webhook::server::parse_review(&body).expect("review");
     let policy = kvlint::webhook::Policy::default();
     let past = std::time::Instant::now();
-    assert!(kvlint::webhook::admission::review(&req, 0, &policy, Some(past)).is_err());
-    let verdict = kvlint::webhook::admission::review(&req, 0, &policy, None).expect("no deadline");
+    assert!(kvlint::webhook::admission::review(req.clone(), 0, &policy, Some(past)).is_err());
+    let verdict = kvlint::webhook::admission::review(req, 0, &policy, None).expect("no deadline");
     assert!(!verdict.allowed);
 }
 

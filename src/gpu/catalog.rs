@@ -4,6 +4,7 @@ use super::local::local;
 pub use super::local::{add_local, local_entry, LocalGpu};
 use super::{GpuError, GpuSelection, GpuSpec, Vendor};
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// One catalog row: the spec plus every name the GPU goes by.
@@ -113,9 +114,24 @@ fn find_in(list: &'static [CatalogEntry], name: &str) -> Option<&'static Catalog
         .find(|e| e.all_names().any(|n| normalize(n) == key))
 }
 
-/// The embedded entry a name means, ignoring kvlint.toml `[gpus]`.
+/// The embedded entry a name means, ignoring kvlint.toml `[gpus]`: the first entry with the name,
+/// as [`find_in`] would scan, from an index built once (the webhook resolves a GPU per review).
 pub fn embedded_entry(name: &str) -> Option<&'static CatalogEntry> {
-    find_in(entries(), name)
+    static INDEX: OnceLock<HashMap<String, usize>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut index = HashMap::new();
+        for (i, e) in entries().iter().enumerate() {
+            for n in e.all_names() {
+                index.entry(normalize(n)).or_insert(i);
+            }
+        }
+        index
+    });
+    let key = normalize(name);
+    if key.is_empty() {
+        return None;
+    }
+    index.get(&key).map(|&i| &entries()[i])
 }
 
 fn lookup_entry(name: &str) -> Option<&'static CatalogEntry> {
@@ -251,7 +267,22 @@ pub fn parse_spec(s: &str) -> Result<GpuSelection, GpuError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+
+    #[test]
+    fn the_index_answers_as_a_scan_of_the_catalog() {
+        let names = entries()
+            .iter()
+            .flat_map(|e| e.all_names().map(str::to_string))
+            .chain(["h100", "H100 SXM", "nvidia-h200", "", " - ", "no such gpu"].map(String::from));
+        for name in names {
+            let scan = find_in(entries(), &name).map(|e| &e.spec.name);
+            assert_eq!(
+                embedded_entry(&name).map(|e| &e.spec.name),
+                scan,
+                "{name:?}"
+            );
+        }
+    }
 
     #[test]
     fn every_name_resolves_to_its_entry() {

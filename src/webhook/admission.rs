@@ -2,12 +2,12 @@
 //! extraction, plans and rules as `kvlint check`, and its findings become a deny (403 with the
 //! rule ids and messages), warnings, or nothing.
 
+use super::request::Review;
 use crate::extract::k8s;
 use crate::pipeline::{Options, Outcome};
 use crate::report::{self, Rendered};
 use crate::rules::Level;
-use kube_core::admission::{AdmissionRequest, Operation};
-use kube_core::DynamicObject;
+use crate::yaml::{Node, Value};
 use std::time::Instant;
 
 /// Rules that mean "kvlint cannot tell" rather than "this deploy is unsafe": unknown model,
@@ -91,26 +91,54 @@ impl Verdict {
         }
     }
 
-    /// The AdmissionReview answering request `uid`; a deny carries code 403.
-    pub fn answer(&self, uid: &str) -> serde_json::Value {
-        let mut response = serde_json::json!({"uid": uid, "allowed": self.allowed});
-        if !self.allowed {
-            response["status"] = serde_json::json!({
-                "status": "Failure",
-                "message": self.message,
-                "reason": "Forbidden",
-                "code": 403,
-            });
-        }
-        if !self.warnings.is_empty() {
-            response["warnings"] = serde_json::json!(self.warnings);
-        }
-        serde_json::json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "response": response,
-        })
+    /// The AdmissionReview answering request `uid`, as JSON; a deny carries code 403.
+    pub fn answer(&self, uid: &str) -> Vec<u8> {
+        let status = (!self.allowed).then(|| Status {
+            status: "Failure",
+            message: &self.message,
+            reason: "Forbidden",
+            code: 403,
+        });
+        let review = Answer {
+            api_version: "admission.k8s.io/v1",
+            kind: "AdmissionReview",
+            response: Response {
+                uid,
+                allowed: self.allowed,
+                status,
+                warnings: &self.warnings,
+            },
+        };
+        // Plain strings and numbers: serializing cannot fail.
+        serde_json::to_vec(&review).unwrap_or_default()
     }
+}
+
+/// admission.k8s.io/v1 AdmissionReview with a response (k8s.io/api admission/v1 types.go).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Answer<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    response: Response<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct Response<'a> {
+    uid: &'a str,
+    allowed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status<'a>>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    warnings: &'a [String],
+}
+
+#[derive(serde::Serialize)]
+struct Status<'a> {
+    status: &'static str,
+    message: &'a str,
+    reason: &'static str,
+    code: u16,
 }
 
 /// Kinds whose controllers create the objects kvlint reviews (Pods, ReplicaSets, Jobs,
@@ -138,41 +166,36 @@ pub struct Expired;
 /// Reviews one request. Only creations and updates of a whole object are checked; deletions,
 /// connections and subresources (scale, status) pass untouched. `cut` counts the subtrees
 /// [`super::prune`] replaced (too deep to read): they fall under the unknown policy. Work stops
-/// at `deadline`.
+/// at `deadline`. The object's text moves into the review's sources: no copy of it is made.
 pub fn review(
-    req: &AdmissionRequest<DynamicObject>,
+    req: Review,
     cut: usize,
     policy: &Policy,
     deadline: Option<Instant>,
 ) -> Result<Verdict, Expired> {
-    let checked = matches!(req.operation, Operation::Create | Operation::Update)
-        && req.sub_resource.as_deref().unwrap_or("").is_empty();
-    let Some(object) = req.object.as_ref().filter(|_| checked) else {
+    let checked = req.checked();
+    let Some(text) = req.object.filter(|_| checked) else {
         return Ok(Verdict::untouched());
     };
     let in_time = || match deadline {
         Some(d) if Instant::now() >= d => Err(Expired),
         _ => Ok(()),
     };
-    let Ok(json) = serde_json::to_value(object) else {
+    let mut outcome = Outcome::default();
+    let name = format!("{}/{}/{}.json", req.kind, req.namespace, req.name);
+    let file = outcome.sources.add(name, text);
+    let Ok(tree) = super::object::to_tree(file, &outcome.sources.get(file).text) else {
         return Ok(Verdict::internal_error(
             policy,
-            "the object does not serialize",
+            "the object is not readable JSON",
         ));
     };
-    let mut outcome = Outcome::default();
-    let file = outcome.sources.next_id();
-    let (text, tree) = super::object::to_tree(file, &json);
-    drop(json);
-    let ns = req.namespace.as_deref().unwrap_or("");
-    let file = outcome
-        .sources
-        .add(format!("{}/{ns}/{}.json", req.kind.kind, req.name), text);
     let (launches, findings) = if k8s::is_object(&tree) {
         k8s::read(file, outcome.sources.get(file), &tree)
     } else {
         (Vec::new(), Vec::new())
     };
+    let owner = controller(&tree, &req.username);
     // What reading found (INP004 in a container script, INP006): judged with the launches.
     outcome.findings.extend(findings);
     drop(tree);
@@ -194,7 +217,7 @@ pub fn review(
     let mut verdict = decide(
         &report::render_with(&outcome, &policy.options.rules),
         policy,
-        controller(object, req.user_info.username.as_deref().unwrap_or("")),
+        owner,
     );
     if cut > 0 {
         let unread = Verdict::internal_error(policy, &too_deep(cut));
@@ -226,16 +249,24 @@ fn join_messages(a: &str, b: &str) -> String {
 /// LeaderWorkerSet), if it is a kind that creates pods and the request comes from a controller
 /// (a `system:` identity: kube-controller-manager, an operator's service account). Anyone can
 /// write an ownerReference; only the built-in and operator identities act for a controller.
-fn controller(object: &DynamicObject, username: &str) -> Option<String> {
+fn controller(object: &Node, username: &str) -> Option<String> {
     if !username.starts_with("system:") {
         return None;
     }
-    let owners = object.metadata.owner_references.as_ref()?;
-    let owner = owners.iter().find(|o| o.controller == Some(true))?;
-    let group = owner.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let owners = object.get("metadata")?.get("ownerReferences")?;
+    let Value::Seq(owners) = &owners.value else {
+        return None;
+    };
+    let owner = owners.iter().find(|o| {
+        o.get("controller")
+            .is_some_and(|c| c.value == Value::Bool(true))
+    })?;
+    let text = |key: &str| owner.get(key).and_then(Node::as_str).unwrap_or("");
+    let group = text("apiVersion").rsplit_once('/').map_or("", |(g, _)| g);
+    let kind = text("kind");
     POD_CONTROLLERS
-        .contains(&(group, owner.kind.as_str()))
-        .then(|| format!("{} {}", owner.kind, owner.name))
+        .contains(&(group, kind))
+        .then(|| format!("{kind} {}", text("name")))
 }
 
 /// Turns rendered findings into a verdict under the policy. A controller-owned object is only
@@ -338,17 +369,19 @@ fn bound_total(warnings: Vec<String>) -> Vec<String> {
 }
 
 /// Cuts to at most `max` characters, ending in `…` when cut; control characters become spaces
-/// (warnings travel in HTTP headers).
+/// (warnings travel in HTTP headers). One pass: every answer's messages go through here.
 pub fn truncate(s: &str, max: usize) -> String {
-    let clean: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if clean.chars().count() <= max {
-        return clean;
+    let mut out = String::with_capacity(s.len().min(4 * max));
+    let mut chars = s.chars().peekable();
+    let mut n = 0;
+    while let Some(c) = chars.next() {
+        if n + 1 >= max && chars.peek().is_some() {
+            out.push('…');
+            break;
+        }
+        out.push(if c.is_control() { ' ' } else { c });
+        n += 1;
     }
-    let mut out: String = clean.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
     out
 }
 
@@ -360,7 +393,9 @@ mod tests {
     fn truncate_counts_characters_and_marks_the_cut() {
         assert_eq!(truncate("abc", 3), "abc");
         assert_eq!(truncate("a\nbcd", 3), "a …");
-        assert_eq!(truncate("ééééé", 4).chars().count(), 4);
+        assert_eq!(truncate("ééééé", 4), "ééé…");
+        assert_eq!(truncate("éééé", 4), "éééé");
+        assert_eq!(truncate("", 4), "");
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod admission;
 pub mod metrics;
 pub mod object;
 pub mod prune;
+pub mod request;
 pub mod server;
 pub mod slots;
 pub mod tls;

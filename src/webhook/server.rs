@@ -5,6 +5,7 @@
 use super::admission::{self, Policy, Verdict};
 use super::metrics::Metrics;
 use super::prune;
+use super::request::Review;
 use super::slots::{NoSlot, Slots};
 use super::tls::CertStore;
 use super::WebhookError;
@@ -16,8 +17,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use kube_core::admission::{AdmissionRequest, AdmissionReview};
-use kube_core::DynamicObject;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -89,6 +88,8 @@ impl Settings {
 /// Shared by every connection.
 struct State {
     settings: Settings,
+    /// `settings.policy`, shared with the review threads without a copy per review.
+    policy: Arc<Policy>,
     metrics: Metrics,
     slots: Slots,
     /// Units of [`MEMORY_UNIT`] bytes out of `memory_budget`.
@@ -125,6 +126,7 @@ impl Webhook {
             acceptor,
             certs,
             state: Arc::new(State {
+                policy: Arc::new(settings.policy.clone()),
                 settings,
                 metrics: Metrics::default(),
                 slots,
@@ -331,25 +333,19 @@ async fn validate(req: Request<Incoming>, state: &Arc<State>) -> Reply {
             .reply(state)
         }
     };
-    let body = match prune::prune(&body, prune::MAX_DEPTH) {
+    let (body, cut) = match prune::prune(&body, prune::MAX_DEPTH) {
         Some((pruned, cut)) => (Bytes::from(pruned), cut),
         None => (body, 0),
     };
-    let Some(uid) = review_uid(&body.0) else {
-        return match parse_review(&body.0) {
-            Err(reason) => Refusal(StatusCode::BAD_REQUEST, "bad_request", reason).reply(state),
-            Ok(_) => Refusal(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
-                "the AdmissionReview request has no uid".into(),
-            )
-            .reply(state),
-        };
-    };
-    let verdict = match check(body, memory, state, deadline).await {
-        Ok(v) => v,
+    // Parsed once, here: every answer, even one given when the check cannot run, carries the
+    // uid. The body goes once the object's text is copied out of it.
+    let review = match parse_review(&body) {
+        Ok(review) => review,
         Err(reason) => return Refusal(StatusCode::BAD_REQUEST, "bad_request", reason).reply(state),
     };
+    drop(body);
+    let uid = review.uid.clone();
+    let verdict = check(review, cut, memory, state, deadline).await;
     for (rule, level) in &verdict.findings {
         state.metrics.finding(rule, level.name());
     }
@@ -360,7 +356,7 @@ async fn validate(req: Request<Incoming>, state: &Arc<State>) -> Reply {
             (true, true) => "allowed",
             (true, false) => "denied",
         });
-    let body = serde_json::to_vec(&verdict.answer(&uid)).unwrap_or_default();
+    let body = verdict.answer(&uid);
     Response::builder()
         .header(CONTENT_TYPE, "application/json")
         .body(Full::from(body))
@@ -430,51 +426,25 @@ fn discard_later(version: hyper::Version, mut body: Incoming) {
     });
 }
 
-/// The request's uid, read without building the object: every answer, even one given when the
-/// check cannot run, must carry it.
-fn review_uid(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Review {
-        request: Request,
-    }
-    #[derive(serde::Deserialize)]
-    struct Request {
-        uid: String,
-    }
-    serde_json::from_slice::<Review>(body)
-        .ok()
-        .map(|r| r.request.uid)
-}
-
 /// An admission.k8s.io/v1 AdmissionReview with a request, or the reason it is not one. The body
 /// must already be pruned to [`prune::MAX_DEPTH`] when it may nest deeper.
-pub fn parse_review(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, String> {
-    let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body)
-        .map_err(|e| format!("not an admission.k8s.io/v1 AdmissionReview: {e}"))?;
-    let (api_version, kind) = (&review.types.api_version, &review.types.kind);
-    if kind != "AdmissionReview" || api_version != "admission.k8s.io/v1" {
-        return Err(format!(
-            "expected apiVersion admission.k8s.io/v1, kind AdmissionReview; got {api_version:?}, {kind:?}"
-        ));
-    }
-    review
-        .try_into()
-        .map_err(|_| "the AdmissionReview has no request".to_string())
+pub fn parse_review(body: &[u8]) -> Result<Review, String> {
+    super::request::parse(body)
 }
 
-/// Parses and reviews on a blocking thread, in a review slot and within the deadline, holding
-/// the request's share of the memory budget until the work ends. A review run on the async
-/// worker instead saves two thread hand-offs but raised the p50 at 2,000 requests/s from 1.6–2.1
-/// to 3.1–3.3 ms, as the worker running it serves no other connection meanwhile (README,
-/// "Load test"). A panic, a missed deadline or no slot is answered by the unknown policy, logged
-/// and counted; the process lives. A body that is not an AdmissionReview is the error.
+/// Reviews on a blocking thread, in a review slot and within the deadline, holding the request's
+/// share of the memory budget until the work ends. A review run on the async worker instead saves
+/// two thread hand-offs but raised the p50 at 2,000 requests/s from 1.6–2.1 to 3.1–3.3 ms, as the
+/// worker running it serves no other connection meanwhile (README, "Load test"). A panic, a missed
+/// deadline or no slot is answered by the unknown policy, logged and counted; the process lives.
 async fn check(
-    (body, cut): (Bytes, usize),
+    review: Review,
+    cut: usize,
     memory: OwnedSemaphorePermit,
     state: &Arc<State>,
     deadline: Instant,
-) -> Result<Verdict, String> {
-    let policy = &state.settings.policy;
+) -> Verdict {
+    let policy = &state.policy;
     let slot = match state.slots.enter(deadline, &state.metrics).await {
         Ok(slot) => slot,
         Err(no) => {
@@ -482,46 +452,31 @@ async fn check(
                 NoSlot::Full { .. } => "overloaded",
                 NoSlot::Late => "timeout",
             });
-            return Ok(Verdict::internal_error(policy, &no.reason()));
+            return Verdict::internal_error(policy, &no.reason());
         }
     };
-    let p = policy.clone();
+    let p = Arc::clone(policy);
     let task = tokio::task::spawn_blocking(move || {
         let _held = (slot, memory);
-        review_body(&body, cut, &p, deadline)
+        admission::review(review, cut, &p, Some(deadline))
     });
     let reviewed = match tokio::time::timeout_at(deadline.into(), task).await {
-        Ok(done) => done.map_err(|e| e.to_string()),
-        Err(_) => Ok(Ok(Err(admission::Expired))),
+        Ok(done) => done,
+        Err(_) => Ok(Err(admission::Expired)),
     };
     match reviewed {
-        Ok(Ok(Ok(verdict))) => Ok(verdict),
-        Ok(Ok(Err(admission::Expired))) => {
+        Ok(Ok(verdict)) => verdict,
+        Ok(Err(admission::Expired)) => {
             state.metrics.error("timeout");
             eprintln!("kvlint webhook: a review missed its deadline");
-            Ok(Verdict::internal_error(
-                policy,
-                "the check did not finish in time",
-            ))
+            Verdict::internal_error(policy, "the check did not finish in time")
         }
-        Ok(Err(reason)) => Err(reason),
         Err(e) => {
             state.metrics.error("internal");
             eprintln!("kvlint webhook: internal error in a review: {e}");
-            Ok(Verdict::internal_error(policy, "internal error"))
+            Verdict::internal_error(policy, "internal error")
         }
     }
-}
-
-/// The review of a body, or why it is not an AdmissionReview.
-fn review_body(
-    body: &[u8],
-    cut: usize,
-    policy: &Policy,
-    deadline: Instant,
-) -> Result<Result<Verdict, admission::Expired>, String> {
-    let req = parse_review(body)?;
-    Ok(admission::review(&req, cut, policy, Some(deadline)))
 }
 
 /// When a connection last finished a request, and how many it has in flight.
