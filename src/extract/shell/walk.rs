@@ -463,7 +463,7 @@ impl Walker {
     /// Records a launch; an argument that may stand for any number of words is `INP004`.
     fn launch(&mut self, engine: Engine, command: Loc, args: &[Field], env: Vec<(String, Value)>) {
         for (i, f) in args.iter().enumerate() {
-            let Some((name, kind)) = &f.splat else {
+            let Some((name, kind)) = f.splat.as_deref() else {
                 continue;
             };
             let prev = i.checked_sub(1).map(|p| args[p].text());
