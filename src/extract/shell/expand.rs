@@ -32,6 +32,10 @@ impl Field {
         self.chars.as_str().to_string()
     }
 
+    pub fn as_str(&self) -> &str {
+        self.chars.as_str()
+    }
+
     pub fn from_chars(chars: &[Ch], loc: Loc) -> Self {
         Field {
             chars: chars.iter().map(|ch| (ch.c, ch.start, ch.end)).collect(),

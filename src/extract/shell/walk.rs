@@ -312,7 +312,8 @@ impl Walker {
         prefix: Vec<(String, Value)>,
         stdin: Option<&lex::Heredoc>,
     ) {
-        let texts: Vec<String> = fields.iter().map(Field::text).collect();
+        // Borrowed: a padded argv of 120,000 words is not copied again.
+        let texts: Vec<&str> = fields.iter().map(Field::as_str).collect();
         let Some(first) = texts.iter().position(|t| !commands::is_reserved(t)) else {
             return;
         };
@@ -388,7 +389,7 @@ impl Walker {
 
     /// `docker run [OPTIONS] IMAGE [COMMAND...]`: the container runs the command (or the image's
     /// entrypoint) with only its `-e` env; the image tag names the engine release.
-    fn docker(&mut self, fields: &[Field], texts: &[String], run: commands::DockerRun) {
+    fn docker(&mut self, fields: &[Field], texts: &[&str], run: commands::DockerRun) {
         if self.depth >= MAX_DEPTH {
             return;
         }
@@ -396,7 +397,7 @@ impl Walker {
             .env
             .iter()
             .filter_map(|&k| {
-                let text = &texts[k];
+                let text = texts[k];
                 let kv = text
                     .strip_prefix("--env=")
                     .or_else(|| text.strip_prefix("-e").filter(|r| !r.is_empty()))
@@ -431,7 +432,7 @@ impl Walker {
         for l in &mut inner.launches {
             l.engine_version = placement::image_version(&texts[run.image], l.engine.name())
                 .map(|v| (v, image.loc));
-            l.placement.image = Some((texts[run.image].clone(), image.loc));
+            l.placement.image = Some((texts[run.image].to_string(), image.loc));
             l.placement.gpus_per_pod = gpus.or(l.placement.gpus_per_pod);
             l.placement.pods = Some(1);
         }
@@ -515,7 +516,7 @@ impl Walker {
 }
 
 fn starts_a_launch(args: &[Field]) -> bool {
-    let texts: Vec<String> = args.iter().map(Field::text).collect();
+    let texts: Vec<&str> = args.iter().map(Field::as_str).collect();
     !texts.is_empty() && commands::match_launch(&texts, 0).is_some()
 }
 
