@@ -32,9 +32,7 @@ pub fn match_launch(texts: &[&str], j: usize) -> Option<(Engine, usize)> {
         }
         // Dynamo's TRT-LLM worker has its own flags (components/src/dynamo/trtllm/utils/trtllm_utils.py).
         "dynamo.trtllm" => Engine::Trtllm,
-        "tensorrt_llm.commands.serve" => {
-            return trtllm_serve(texts.get(after).copied(), after)
-        }
+        "tensorrt_llm.commands.serve" => return trtllm_serve(texts.get(after).copied(), after),
         _ => return None,
     };
     Some((engine, after))
@@ -390,10 +388,7 @@ mod tests {
         assert_eq!(words[run.image], "img:1");
         assert_eq!(run.gpus.map(|g| words[g]), Some("all"));
         assert_eq!(
-            run.env
-                .iter()
-                .map(|&e| words[e])
-                .collect::<Vec<_>>(),
+            run.env.iter().map(|&e| words[e]).collect::<Vec<_>>(),
             ["A=1", "--env=B=2"]
         );
         assert_eq!(docker_run(&argv(&["docker", "ps"]), 0), None);
