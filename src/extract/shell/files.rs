@@ -220,9 +220,11 @@ impl Walker {
     /// Expanded fields joined by spaces, with the variables left in them.
     fn block_of(&self, fields: &[Field], line: usize, end: &str) -> Block {
         let mut unknown = Vec::new();
-        for f in fields {
+        for f in fields.iter().filter(|f| !f.names.is_empty()) {
+            // Each character's start, listed once: looked up per name, many names were quadratic.
+            let starts: Vec<usize> = f.chars.iter().map(|c| c.1).collect();
             for (i, name) in &f.names {
-                let start = f.chars.get(*i).map_or(f.loc.start, |c| c.1);
+                let start = starts.get(*i).copied().unwrap_or(f.loc.start);
                 let at = self.scope.loc((start, start + name.len() + 1));
                 unknown.push((name.clone(), at));
             }
