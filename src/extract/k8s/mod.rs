@@ -143,11 +143,15 @@ impl<'a> Cx<'a> {
     /// One container: its argv, read with its env, and where it runs.
     fn container(&mut self, c: &Node, pod: Option<&Node>, g: &Group) {
         let env = self.env(c);
-        let mut argv = self.words(c.get("command"), &env);
-        if argv.is_empty() {
-            argv = self.image_entrypoint(c);
+        let mut command = self.words(c.get("command"), &env);
+        if command.is_empty() {
+            command = self.image_entrypoint(c);
         }
-        argv.extend(self.words(c.get("args"), &env));
+        // The args are read as the shell reader takes them: a padded list of 120,000 words is
+        // not also held as a list of its own.
+        let argv = command
+            .into_iter()
+            .chain(self.word_iter(c.get("args"), &env));
         let found = shell::exec_launches(self.file, argv, &env);
         self.findings.extend(found.findings);
         for launch in found.launches {
@@ -182,15 +186,26 @@ impl<'a> Cx<'a> {
     /// belongs (`command: vllm serve m`, as hand-written manifests and chart values give it) is
     /// read as the words a shell splits it into.
     fn words(&self, list: Option<&Node>, env: &[(String, MappedWord)]) -> Vec<MappedWord> {
+        self.word_iter(list, env).collect()
+    }
+
+    /// [`Cx::words`], one at a time.
+    fn word_iter<'s>(
+        &'s self,
+        list: Option<&'s Node>,
+        env: &'s [(String, MappedWord)],
+    ) -> Box<dyn Iterator<Item = MappedWord> + 's> {
         if let Some(line) = list.filter(|n| matches!(n.value, Value::Str(_))) {
-            return scalar::word(self.src, line)
+            let words = scalar::word(self.src, line)
                 .map(|w| shell::split_words(self.file, &expand(w, env)))
                 .unwrap_or_default();
+            return Box::new(words.into_iter());
         }
-        items(list)
-            .filter_map(|n| scalar::word(self.src, n))
-            .map(|w| expand(w, env))
-            .collect()
+        Box::new(
+            items(list)
+                .filter_map(|n| scalar::word(self.src, n))
+                .map(|w| expand(w, env)),
+        )
     }
 
     /// Without a `command`, the image's entrypoint runs: `vllm/vllm-openai` images start

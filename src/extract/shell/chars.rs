@@ -50,6 +50,11 @@ impl Chars {
         &self.text
     }
 
+    /// The characters as text, moved out.
+    pub fn into_string(self) -> String {
+        self.text
+    }
+
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }

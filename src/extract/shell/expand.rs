@@ -84,6 +84,15 @@ impl Field {
         }
     }
 
+    /// [`Field::arg`], the text moved rather than copied.
+    pub fn into_arg(self) -> Arg {
+        Arg {
+            unresolved: self.unresolved(),
+            text: self.chars.into_string(),
+            loc: self.loc,
+        }
+    }
+
     pub fn arg(&self) -> Arg {
         Arg {
             text: self.text(),

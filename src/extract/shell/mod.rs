@@ -104,7 +104,7 @@ impl MappedWord {
 /// `${VAR:-default}` whose `VAR` is not in it takes the default.
 pub fn exec_launches(
     file: FileId,
-    argv: Vec<MappedWord>,
+    argv: impl IntoIterator<Item = MappedWord>,
     env: &[(String, MappedWord)],
 ) -> Extracted {
     let mut walker = Walker::new(file, false);
@@ -112,8 +112,9 @@ pub fn exec_launches(
         walker.export(name, value.field());
     }
     // Moved, not copied: a padded argv of 120,000 words is held once.
-    let fields: Vec<Field> = argv.into_iter().map(MappedWord::into_field).collect();
-    walker.argv(&fields);
+    let mut fields: Vec<Field> = argv.into_iter().map(MappedWord::into_field).collect();
+    fields.shrink_to_fit();
+    walker.argv(fields);
     extracted(walker)
 }
 
