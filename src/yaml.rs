@@ -300,11 +300,14 @@ impl Locator<'_> {
     }
 }
 
-/// The items collected without spare room: collected in place, a list of nodes would keep the
-/// size of the parser's larger items (about 1.7 times its own).
+/// The items collected without spare room when that is large: collected in place, a list of
+/// nodes keeps the size of the parser's larger items (about 1.7 times its own). Small lists keep
+/// it, as trimming each of them leaves the heap in holes.
 fn fit<T>(items: impl Iterator<Item = T>) -> Vec<T> {
     let mut v: Vec<T> = items.collect();
-    v.shrink_to_fit();
+    if (v.capacity() - v.len()) * std::mem::size_of::<T>() > 64 * 1024 {
+        v.shrink_to_fit();
+    }
     v
 }
 
