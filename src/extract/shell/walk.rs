@@ -320,7 +320,7 @@ impl Walker {
         let Some(first) = texts.iter().position(|t| !commands::is_reserved(t)) else {
             return;
         };
-        if commands::IGNORED_COMMANDS.contains(&commands::basename(&texts[first])) {
+        if commands::IGNORED_COMMANDS.contains(&commands::basename(texts[first])) {
             return;
         }
         for j in first..texts.len() {
@@ -421,10 +421,7 @@ impl Walker {
         inner.scope.open_env = false;
         let image = &fields[run.image];
         let args = &fields[run.image + 1..];
-        match (
-            run.entrypoint,
-            commands::image_entrypoint(&texts[run.image]),
-        ) {
+        match (run.entrypoint, commands::image_entrypoint(texts[run.image])) {
             (Some(ep), _) => {
                 let argv: Vec<Field> = std::iter::once(fields[ep].clone())
                     .chain(args.iter().cloned())
@@ -438,10 +435,10 @@ impl Walker {
             }
             (None, _) => inner.run(Cow::Borrowed(args), Vec::new(), None),
         }
-        let gpus = run.gpus.and_then(|g| commands::docker_gpus(&texts[g]));
+        let gpus = run.gpus.and_then(|g| commands::docker_gpus(texts[g]));
         for l in &mut inner.launches {
-            l.engine_version = placement::image_version(&texts[run.image], l.engine.name())
-                .map(|v| (v, image.loc));
+            l.engine_version =
+                placement::image_version(texts[run.image], l.engine.name()).map(|v| (v, image.loc));
             l.placement.image = Some((texts[run.image].to_string(), image.loc));
             l.placement.gpus_per_pod = gpus.or(l.placement.gpus_per_pod);
             l.placement.pods = Some(1);
