@@ -52,7 +52,7 @@ pub fn read(
 ) -> Result<Vec<Input>, InputError> {
     if input == "-" {
         let name = limits.stdin_name.as_deref().unwrap_or("<stdin>");
-        let text = read_capped(std::io::stdin().lock(), name, limits.max_size)?;
+        let text = read_capped(std::io::stdin().lock(), name, limits.max_size, 0)?;
         return Ok(vec![Input {
             name: name.into(),
             text,
@@ -84,7 +84,9 @@ fn read_file(path: &Path, limits: &Limits) -> Result<Input, InputError> {
         path: name.clone(),
         source,
     })?;
-    let text = read_capped(file, &name, limits.max_size)?;
+    // Sized from the start: grown by doubling, the buffer would peak at up to twice the file.
+    let size = file.metadata().map_or(0, |m| m.len());
+    let text = read_capped(file, &name, limits.max_size, size)?;
     Ok(Input {
         name,
         text,
@@ -92,9 +94,9 @@ fn read_file(path: &Path, limits: &Limits) -> Result<Input, InputError> {
     })
 }
 
-/// Reads at most `max` bytes; more is an error, not a truncation.
-fn read_capped(reader: impl Read, name: &str, max: u64) -> Result<String, InputError> {
-    let mut bytes = Vec::new();
+/// Reads at most `max` bytes; more is an error, not a truncation. `size` is the expected length.
+fn read_capped(reader: impl Read, name: &str, max: u64, size: u64) -> Result<String, InputError> {
+    let mut bytes = Vec::with_capacity(usize::try_from(size.min(max)).unwrap_or(0));
     reader
         .take(max.saturating_add(1))
         .read_to_end(&mut bytes)

@@ -44,61 +44,114 @@ impl Loc {
 pub struct SourceFile {
     pub name: String,
     pub text: String,
-    line_starts: Vec<usize>,
-    /// Characters before each [`CHAR_BLOCK`]-byte block: a column is then found in a bounded
-    /// count, not by counting from the start of a (possibly megabyte-long) line.
-    chars_before: Vec<usize>,
+    /// Per [`BLOCK`]-byte block (and one for the end): what comes before the block's first byte,
+    /// so that a line and column are found by scanning one block, not by counting from the start
+    /// of the file or of a (possibly megabyte-long) line. 24 bytes per 512 of text, where a
+    /// table of line starts took 8 bytes per line.
+    blocks: Vec<Before>,
 }
 
-/// Bytes per block of [`SourceFile::chars_before`].
-const CHAR_BLOCK: usize = 512;
+/// Counts before a block's first byte.
+#[derive(Debug, Clone, Copy)]
+struct Before {
+    chars: usize,
+    newlines: usize,
+    /// Where the line holding the block's first byte starts.
+    line_start: usize,
+}
+
+/// Bytes per block of [`SourceFile::blocks`].
+const BLOCK: usize = 512;
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
         let text = text.into();
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        let mut chars_before = Vec::with_capacity(text.len() / CHAR_BLOCK + 1);
-        let mut count = 0;
-        for block in text.as_bytes().chunks(CHAR_BLOCK) {
-            chars_before.push(count);
-            count += chars_in(block);
+        let mut blocks = Vec::with_capacity(text.len() / BLOCK + 2);
+        let mut at = Before {
+            chars: 0,
+            newlines: 0,
+            line_start: 0,
+        };
+        for (i, block) in text.as_bytes().chunks(BLOCK).enumerate() {
+            blocks.push(at);
+            at.chars += chars_in(block);
+            at.newlines += block.iter().filter(|&&b| b == b'\n').count();
+            if let Some(nl) = block.iter().rposition(|&b| b == b'\n') {
+                at.line_start = i * BLOCK + nl + 1;
+            }
+        }
+        // An entry for the end too, when it starts a block of its own.
+        if text.len() % BLOCK == 0 {
+            blocks.push(at);
         }
         SourceFile {
             name: name.into(),
             text,
-            line_starts,
-            chars_before,
+            blocks,
         }
+    }
+
+    /// The counts before the block holding byte `offset` (at most the text's length), and the
+    /// bytes from the block's start to `offset`.
+    fn block_of(&self, offset: usize) -> (Before, &[u8]) {
+        let block = offset / BLOCK;
+        (
+            self.blocks[block],
+            &self.text.as_bytes()[block * BLOCK..offset],
+        )
     }
 
     /// Characters before byte `offset`.
     fn char_index(&self, offset: usize) -> usize {
-        let block = offset / CHAR_BLOCK;
-        let before = self.chars_before.get(block).copied().unwrap_or(0);
-        let start = (block * CHAR_BLOCK).min(self.text.len());
-        before + chars_in(&self.text.as_bytes()[start..offset.min(self.text.len())])
+        let (before, head) = self.block_of(offset);
+        before.chars + chars_in(head)
     }
 
     /// 1-based line and column (column counted in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.line_starts[line];
+        let (before, head) = self.block_of(offset);
+        let line = before.newlines + head.iter().filter(|&&b| b == b'\n').count();
+        let start = match head.iter().rposition(|&b| b == b'\n') {
+            Some(nl) => offset - head.len() + nl + 1,
+            None => before.line_start,
+        };
         let col = self.char_index(offset) - self.char_index(start);
         (line + 1, col + 1)
     }
 
     /// Byte offset of a 1-based line and column (column in characters).
     pub fn offset_of(&self, line: usize, col: usize) -> usize {
-        let Some(&start) = self.line_starts.get(line.saturating_sub(1)) else {
+        let Some(start) = self.line_start(line.saturating_sub(1)) else {
             return self.text.len();
         };
         self.text[start..]
             .char_indices()
             .nth(col.saturating_sub(1))
             .map_or(self.text.len(), |(i, _)| start + i)
+    }
+
+    /// Where the 0-based line `n` starts: after the `n`th newline.
+    fn line_start(&self, n: usize) -> Option<usize> {
+        if n == 0 {
+            return Some(0);
+        }
+        // The last block with fewer than `n` newlines before it holds the `n`th.
+        let block = self
+            .blocks
+            .partition_point(|b| b.newlines < n)
+            .checked_sub(1)?;
+        let from = block * BLOCK;
+        let bytes = self.text.as_bytes().get(from..)?;
+        let skip = n - self.blocks[block].newlines - 1;
+        let nl = bytes
+            .iter()
+            .take(BLOCK)
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .nth(skip)?
+            .0;
+        Some(from + nl + 1)
     }
 }
 
@@ -169,6 +222,46 @@ mod tests {
         // 'ç' is two bytes: "--tp" starts at byte 7, the 4th character of line 2.
         assert_eq!(f.line_col(7), (2, 4));
         assert_eq!(f.offset_of(2, 4), 7);
+    }
+
+    #[test]
+    fn lines_and_offsets_agree_across_blocks() {
+        // Lines of every length from 0 to 1,200 bytes, some with two-byte characters, so that
+        // line starts fall at, before and after block boundaries.
+        let mut text = String::new();
+        let mut starts = vec![0];
+        for n in 0..1200 {
+            text.push_str(&if n % 3 == 0 {
+                "é".repeat(n / 2)
+            } else {
+                "x".repeat(n)
+            });
+            text.push('\n');
+            starts.push(text.len());
+        }
+        let f = SourceFile::new("x", text.clone());
+        for (line, &start) in starts.iter().enumerate() {
+            assert_eq!(f.line_col(start), (line + 1, 1), "line {line}");
+            assert_eq!(
+                f.offset_of(line + 1, 1),
+                start.min(text.len()),
+                "line {line}"
+            );
+        }
+        for offset in (0..text.len())
+            .step_by(37)
+            .filter(|&o| text.is_char_boundary(o))
+        {
+            let line = starts.partition_point(|&s| s <= offset) - 1;
+            let col = text[starts[line]..offset].chars().count() + 1;
+            assert_eq!(f.line_col(offset), (line + 1, col), "offset {offset}");
+            assert_eq!(f.offset_of(line + 1, col), offset, "offset {offset}");
+        }
+        assert_eq!(f.offset_of(1202, 1), text.len());
+        let exact = SourceFile::new("x", "a".repeat(BLOCK - 1) + "\n");
+        assert_eq!(exact.line_col(BLOCK), (2, 1));
+        assert_eq!(exact.offset_of(2, 1), BLOCK);
+        assert_eq!(SourceFile::new("x", "").line_col(0), (1, 1));
     }
 
     #[test]

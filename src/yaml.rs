@@ -249,27 +249,33 @@ impl<'de> Visitor<'de> for RawVisitor {
 /// Converts saphyr locations (1-based line/column within the document) to byte ranges of the file.
 struct Locator<'a> {
     file: FileId,
-    doc: SourceFile,
+    /// The document's text.
+    text: &'a str,
+    /// The document as a source, built only when the parser gives a line and column without a
+    /// byte offset: a copy of the document is not made for every parse.
+    doc: std::cell::OnceCell<SourceFile>,
     base: usize,
-    _text: &'a str,
 }
 
 impl Locator<'_> {
     fn loc(&self, l: &serde_saphyr::Location) -> Loc {
         let start = match l.span().byte_offset() {
             Some(b) => usize::try_from(b).unwrap_or(0),
-            None => self.doc.offset_of(
-                usize::try_from(l.line()).unwrap_or(1),
-                usize::try_from(l.column()).unwrap_or(1),
-            ),
+            None => self
+                .doc
+                .get_or_init(|| SourceFile::new("", self.text))
+                .offset_of(
+                    usize::try_from(l.line()).unwrap_or(1),
+                    usize::try_from(l.column()).unwrap_or(1),
+                ),
         };
         let len = l
             .span()
             .byte_len()
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(0);
-        let start = start.min(self.doc.text.len());
-        let end = scalar_end(&self.doc.text, start, len);
+        let start = start.min(self.text.len());
+        let end = scalar_end(self.text, start, len);
         Loc {
             file: self.file,
             start: self.base + start,
@@ -285,16 +291,24 @@ impl Locator<'_> {
             RawValue::Int(i) => Value::Int(i),
             RawValue::Float(f) => Value::Float(f),
             RawValue::Str(s) => Value::Str(s),
-            RawValue::Seq(items) => Value::Seq(items.into_iter().map(|i| self.node(i)).collect()),
-            RawValue::Map(entries) => Value::Map(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (self.node(k), self.node(v)))
-                    .collect(),
-            ),
+            RawValue::Seq(items) => Value::Seq(fit(items.into_iter().map(|i| self.node(i)))),
+            RawValue::Map(entries) => Value::Map(fit(entries
+                .into_iter()
+                .map(|(k, v)| (self.node(k), self.node(v))))),
         };
         Node { value, loc }
     }
+}
+
+/// The items collected without spare room when that is large: collected in place, a list of
+/// nodes keeps the size of the parser's larger items (about 1.7 times its own). Small lists keep
+/// it, as trimming each of them leaves the heap in holes.
+fn fit<T>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = items.collect();
+    if (v.capacity() - v.len()) * std::mem::size_of::<T>() > 64 * 1024 {
+        v.shrink_to_fit();
+    }
+    v
 }
 
 /// End of a scalar: the parser's length when it gave one, else the rest of the token on that line.
@@ -311,9 +325,9 @@ fn scalar_end(text: &str, start: usize, len: usize) -> usize {
 fn root_node(file: FileId, text: &str, base: usize, root: Spanned<RawNode>) -> Node {
     let locator = Locator {
         file,
-        doc: SourceFile::new("", text),
+        text,
+        doc: std::cell::OnceCell::new(),
         base,
-        _text: text,
     };
     locator.node(root)
 }

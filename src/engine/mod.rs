@@ -283,14 +283,6 @@ fn run_engine(
         could_run: Vec::new(),
     };
     let mut findings = out.findings;
-    // Each repetition's token, found by its start in one map: a search per repetition made
-    // 60,000 repeated flags quadratic.
-    let mut tokens = std::collections::HashMap::new();
-    for a in &launch.args {
-        tokens
-            .entry((a.loc.file, a.loc.start))
-            .or_insert(a.text.as_str());
-    }
     // One CFG003 per option however often it repeats, from its first place to its last:
     // 60,000 repetitions made 60,000 findings.
     let mut repeated: Vec<(String, Loc, Loc)> = Vec::new();
@@ -302,6 +294,20 @@ fn run_engine(
                 index.insert(dest.clone(), repeated.len());
                 repeated.push((dest, first, second));
             }
+        }
+    }
+    // Each finding's token, found by its start in one map (a search per repetition made 60,000
+    // repeated flags quadratic) that holds only those: a map of every argument took 13 MB on a
+    // padded argv.
+    let wanted: std::collections::HashSet<_> = repeated
+        .iter()
+        .map(|(_, _, second)| (second.file, second.start))
+        .collect();
+    let mut tokens = std::collections::HashMap::new();
+    for a in &launch.args {
+        let at = (a.loc.file, a.loc.start);
+        if wanted.contains(&at) {
+            tokens.entry(at).or_insert(a.text.as_str());
         }
     }
     findings.extend(

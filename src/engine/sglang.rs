@@ -61,22 +61,27 @@ pub fn spec(version: Version) -> Option<Spec<'static>> {
 }
 
 pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed {
-    let mut launch = launch.clone();
     // `sglang serve MODEL ...`: sglang/cli/serve.py::_normalize_positional_model_path turns a
-    // leading positional into `--model-path MODEL`.
-    let serve = super::command_text(&launch, cx).ends_with(" serve");
-    if let Some(first) = launch
+    // leading positional into `--model-path MODEL`. Copied only then: a padded argv is large.
+    let serve = super::command_text(launch, cx).ends_with(" serve");
+    let normalized;
+    let launch = match launch
         .args
         .first()
         .filter(|a| serve && !a.text.starts_with('-'))
     {
-        let flag = Arg::new("--model-path", first.loc);
-        launch.args.insert(0, flag);
-    }
+        Some(first) => {
+            let mut copy = launch.clone();
+            copy.args.insert(0, Arg::new("--model-path", first.loc));
+            normalized = copy;
+            &normalized
+        }
+        None => launch,
+    };
     super::run_engine(
         spec(version.clone()),
         BoolStyle::Sglang,
-        &launch,
+        launch,
         version,
         cx,
     )

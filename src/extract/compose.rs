@@ -98,13 +98,13 @@ fn environment(src: &SourceFile, svc: &Node) -> Vec<(String, MappedWord)> {
             .iter()
             .filter_map(|n| {
                 let w = scalar::word(src, n)?;
-                let text: String = w.chars.iter().map(|(c, _)| *c).collect();
+                let text = w.chars.as_str();
                 let (name, _) = text.split_once('=')?;
                 let skip = name.chars().count() + 1;
                 Some((
                     name.to_string(),
                     MappedWord {
-                        chars: w.chars[skip..].to_vec(),
+                        chars: w.chars.tail(skip),
                         ..w
                     },
                 ))

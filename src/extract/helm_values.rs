@@ -45,10 +45,7 @@ pub fn launches(src: &SourceFile, doc: &Node) -> Vec<Launch> {
 
 fn model_launch(src: &SourceFile, m: &Node) -> Option<Launch> {
     let url = m.get("modelURL")?;
-    let word = |n: &Node| {
-        scalar::word(src, n)
-            .map(|w| Arg::new(w.chars.iter().map(|(c, _)| *c).collect::<String>(), w.loc))
-    };
+    let word = |n: &Node| scalar::word(src, n).map(|w| Arg::new(w.chars.as_str(), w.loc));
     let mut args = vec![word(url)?];
     let config = m.get("vllmConfig");
     for (key, flag) in VLLM_CONFIG {
@@ -188,10 +185,7 @@ fn inference_chart(doc: &Node) -> Option<&str> {
 /// (templates/lws-deployment.yaml `size`), each with `resources.gpu`, on `instanceType` nodes.
 fn inference_launch(src: &SourceFile, doc: &Node, framework: &str) -> Option<Launch> {
     let model = doc.get("model")?;
-    let word = |n: &Node| {
-        scalar::word(src, n)
-            .map(|w| Arg::new(w.chars.iter().map(|(c, _)| *c).collect::<String>(), w.loc))
-    };
+    let word = |n: &Node| scalar::word(src, n).map(|w| Arg::new(w.chars.as_str(), w.loc));
     let mut args = vec![Arg::new("--model", model.loc), word(model)?];
     let params = doc.get("modelParameters");
     let entries: &[(Node, Node)] = match params.map(|p| &p.value) {

@@ -155,15 +155,15 @@ fn is_shell_name(name: &str) -> bool {
 
 /// Text with no telling name or first line (stdin, an extensionless file) is YAML when one of
 /// its documents is a mapping that kvlint reads (a manifest, `kubectl` or `helm template`
-/// output, an engine config); a shell command parses as a plain string at most.
+/// output, an engine config); a shell command parses as a plain string at most. One document at a
+/// time, as the reading itself goes.
 fn looks_like_yaml(file: FileId, sources: &Sources) -> bool {
-    let docs = yaml::parse_documents(file, sources.get(file));
-    docs.iter().flatten().any(|n| {
+    yaml::documents(file, sources.get(file)).flatten().any(|n| {
         matches!(n.value, yaml::Value::Map(_) | yaml::Value::Seq(_))
-            && (k8s::is_object(n)
-                || helm_values::is_values(n)
-                || compose::is_compose(n)
-                || engine_config::detect(n).is_some()
+            && (k8s::is_object(&n)
+                || helm_values::is_values(&n)
+                || compose::is_compose(&n)
+                || engine_config::detect(&n).is_some()
                 || n.get("kind").is_some())
     })
 }

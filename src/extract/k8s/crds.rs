@@ -205,15 +205,9 @@ impl Cx<'_> {
         let mut args = Vec::new();
         if let Some(uri) = spec.get("model").and_then(|m| m.get("uri")) {
             let w = scalar::word(self.src, uri)?;
-            let skip = w
-                .chars
-                .iter()
-                .map(|(c, _)| *c)
-                .collect::<String>()
-                .find("://")
-                .map_or(0, |i| i + 3);
+            let skip = w.chars.as_str().find("://").map_or(0, |i| i + 3);
             args.push(arg_of(&MappedWord {
-                chars: w.chars[skip..].to_vec(),
+                chars: w.chars.tail(skip),
                 ..w
             }));
         }

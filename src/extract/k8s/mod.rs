@@ -10,7 +10,7 @@ pub mod placement;
 pub mod scalar;
 mod serving;
 
-use crate::extract::shell::{self, MappedWord};
+use crate::extract::shell::{self, Chars, MappedWord};
 use crate::finding::Finding;
 use crate::launch::{Arg, Launch, ObjectRef};
 use crate::source::{FileId, Loc, SourceFile};
@@ -143,11 +143,15 @@ impl<'a> Cx<'a> {
     /// One container: its argv, read with its env, and where it runs.
     fn container(&mut self, c: &Node, pod: Option<&Node>, g: &Group) {
         let env = self.env(c);
-        let mut argv = self.words(c.get("command"), &env);
-        if argv.is_empty() {
-            argv = self.image_entrypoint(c);
+        let mut command = self.words(c.get("command"), &env);
+        if command.is_empty() {
+            command = self.image_entrypoint(c);
         }
-        argv.extend(self.words(c.get("args"), &env));
+        // The args are read as the shell reader takes them: a padded list of 120,000 words is
+        // not also held as a list of its own.
+        let argv = command
+            .into_iter()
+            .chain(self.word_iter(c.get("args"), &env));
         let found = shell::exec_launches(self.file, argv, &env);
         self.findings.extend(found.findings);
         for launch in found.launches {
@@ -171,7 +175,7 @@ impl<'a> Cx<'a> {
                 continue;
             };
             if let Some(w) = scalar::word(self.src, value) {
-                let w = expand(&w, &env);
+                let w = expand(w, &env);
                 env.push((name.to_string(), w));
             }
         }
@@ -182,15 +186,26 @@ impl<'a> Cx<'a> {
     /// belongs (`command: vllm serve m`, as hand-written manifests and chart values give it) is
     /// read as the words a shell splits it into.
     fn words(&self, list: Option<&Node>, env: &[(String, MappedWord)]) -> Vec<MappedWord> {
+        self.word_iter(list, env).collect()
+    }
+
+    /// [`Cx::words`], one at a time.
+    fn word_iter<'s>(
+        &'s self,
+        list: Option<&'s Node>,
+        env: &'s [(String, MappedWord)],
+    ) -> Box<dyn Iterator<Item = MappedWord> + 's> {
         if let Some(line) = list.filter(|n| matches!(n.value, Value::Str(_))) {
-            return scalar::word(self.src, line)
-                .map(|w| shell::split_words(self.file, &expand(&w, env)))
+            let words = scalar::word(self.src, line)
+                .map(|w| shell::split_words(self.file, &expand(w, env)))
                 .unwrap_or_default();
+            return Box::new(words.into_iter());
         }
-        items(list)
-            .filter_map(|n| scalar::word(self.src, n))
-            .map(|w| expand(&w, env))
-            .collect()
+        Box::new(
+            items(list)
+                .filter_map(|n| scalar::word(self.src, n))
+                .map(|w| expand(w, env)),
+        )
     }
 
     /// Without a `command`, the image's entrypoint runs: `vllm/vllm-openai` images start
@@ -248,42 +263,47 @@ impl<'a> Cx<'a> {
 /// Kubernetes `$(VAR)` expansion (kubernetes `third_party/forked/golang/expansion`): a defined
 /// variable is replaced by its value, `$$` is a literal `$`, an undefined reference stays as
 /// written and is recorded as unresolved.
-pub fn expand(w: &MappedWord, env: &[(String, MappedWord)]) -> MappedWord {
-    let cs = &w.chars;
+pub fn expand(w: MappedWord, env: &[(String, MappedWord)]) -> MappedWord {
+    if !w.chars.as_str().contains('$') {
+        return w;
+    }
+    let cs: Vec<(char, usize, usize)> = w.chars.iter().collect();
     let mut out = MappedWord {
-        chars: Vec::with_capacity(cs.len()),
+        chars: Chars::default(),
         loc: w.loc,
         unresolved: Vec::new(),
     };
+    // Characters written so far: `Chars::len` counts, this does not.
+    let mut len = 0;
     let mut i = 0;
     while i < cs.len() {
         let next = cs.get(i + 1).map(|c| c.0);
         if cs[i].0 == '$' && next == Some('$') {
-            out.chars.push(('$', cs[i].1.start..cs[i + 1].1.end));
+            out.chars.push(('$', cs[i].1, cs[i + 1].2));
+            len += 1;
             i += 2;
             continue;
         }
-        let Some((name, end)) = reference(cs, i) else {
-            out.chars.push(cs[i].clone());
+        let Some((name, end)) = reference(&cs, i) else {
+            out.chars.push(cs[i]);
+            len += 1;
             i += 1;
             continue;
         };
-        let span = cs[i].1.start..cs[end].1.end;
+        let (start, stop) = (cs[i].1, cs[end].2);
         match env.iter().rev().find(|(n, _)| *n == name) {
             Some((_, value)) => {
-                let base = out.chars.len();
-                out.unresolved.extend(
-                    value
-                        .unresolved
-                        .iter()
-                        .map(|(at, n)| (base + at, n.clone())),
-                );
-                out.chars
-                    .extend(value.chars.iter().map(|(c, _)| (*c, span.clone())));
+                out.unresolved
+                    .extend(value.unresolved.iter().map(|(at, n)| (len + at, n.clone())));
+                for c in value.chars.as_str().chars() {
+                    out.chars.push((c, start, stop));
+                    len += 1;
+                }
             }
             None => {
-                out.unresolved.push((out.chars.len(), name));
-                out.chars.extend(cs[i..=end].iter().cloned());
+                out.unresolved.push((len, name));
+                out.chars.extend(cs[i..=end].iter().copied());
+                len += end + 1 - i;
             }
         }
         i = end + 1;
@@ -292,12 +312,12 @@ pub fn expand(w: &MappedWord, env: &[(String, MappedWord)]) -> MappedWord {
 }
 
 /// `$(NAME)` at `i`: the name and the index of the closing parenthesis.
-fn reference(cs: &[(char, std::ops::Range<usize>)], i: usize) -> Option<(String, usize)> {
+fn reference(cs: &[(char, usize, usize)], i: usize) -> Option<(String, usize)> {
     if cs.get(i)?.0 != '$' || cs.get(i + 1)?.0 != '(' {
         return None;
     }
     let close = (i + 2..cs.len()).find(|&j| cs[j].0 == ')')?;
-    let name: String = cs[i + 2..close].iter().map(|(c, _)| *c).collect();
+    let name: String = cs[i + 2..close].iter().map(|ch| ch.0).collect();
     let valid = !name.is_empty()
         && name
             .chars()
@@ -310,7 +330,7 @@ pub fn synthetic_words(words: &[&str], at: Loc) -> Vec<MappedWord> {
     words
         .iter()
         .map(|w| MappedWord {
-            chars: w.chars().map(|ch| (ch, at.range())).collect(),
+            chars: w.chars().map(|ch| (ch, at.start, at.end)).collect(),
             loc: at,
             unresolved: Vec::new(),
         })
@@ -326,7 +346,7 @@ fn arg_of(w: &MappedWord) -> Arg {
         }
     }
     Arg {
-        text: w.chars.iter().map(|(c, _)| *c).collect(),
+        text: w.chars.as_str().to_string(),
         loc: w.loc,
         unresolved,
     }

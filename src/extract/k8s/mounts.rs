@@ -72,38 +72,37 @@ pub fn launch_files(file: FileId, src: &SourceFile, launch: &Launch) -> Vec<Laun
     out
 }
 
-/// Resolves `path`, as the container that runs the launch at `at` sees it.
+/// Resolves `path`, as the container that runs the launch at `at` sees it. The input is read one
+/// document at a time: what is kept of each is the container's mounts and the ConfigMaps' keys.
 pub fn resolve(file: FileId, src: &SourceFile, at: Loc, path: &str) -> Mounted {
-    let docs: Vec<Node> = yaml::parse_documents(file, src)
-        .into_iter()
-        .filter_map(Result::ok)
-        .collect();
-    let Some(chain) = docs.iter().find_map(|d| ancestors(d, at)) else {
+    let mut site: Option<Option<Site>> = None;
+    let mut configmaps: Vec<ConfigMapKeys> = Vec::new();
+    for doc in yaml::documents(file, src).flatten() {
+        if site.is_none() {
+            site = ancestors(&doc, at).map(|chain| Site::of(&chain));
+        }
+        configmaps.extend(ConfigMapKeys::of(&doc));
+    }
+    let Some(Some(site)) = site else {
         return Mounted::NotManifest;
     };
-    let Some(container) = chain
-        .iter()
-        .rev()
-        .find(|n| n.get("command").is_some() || n.get("args").is_some())
-    else {
-        return Mounted::NotManifest;
-    };
-    let workdir = container.get("workingDir").and_then(Node::as_str);
-    let Some(abs) = absolute(path, workdir) else {
+    let Some(abs) = absolute(path, site.workdir.as_deref()) else {
         return Mounted::Missing(format!(
             "{path} is relative and the container sets no workingDir"
         ));
     };
-    let volumes = chain.iter().rev().find_map(|n| n.get("volumes"));
+    let find = |name: &str| {
+        configmaps
+            .iter()
+            .find(|c| c.name == name)
+            .and_then(|c| c.data.as_deref())
+    };
     let mut mounted = Vec::new();
-    for m in items(container.get("volumeMounts")) {
-        let Some((cm, mount)) = configmap_mount(m, volumes) else {
-            continue;
-        };
-        let keys: Vec<String> = find_configmap(&docs, &cm.name)
+    for (cm, mount) in &site.mounts {
+        let keys: Vec<String> = find(&cm.name)
             .unwrap_or_default()
             .iter()
-            .filter_map(|(k, _)| k.scalar_text())
+            .filter_map(|k| k.text.clone())
             .collect();
         mounted.push(format!(
             "ConfigMap {} at {} (keys: {})",
@@ -111,17 +110,20 @@ pub fn resolve(file: FileId, src: &SourceFile, at: Loc, path: &str) -> Mounted {
             mount.path,
             keys.join(", ")
         ));
-        let Some(key) = mount.key_for(&abs, &cm) else {
+        let Some(key) = mount.key_for(&abs, cm) else {
             continue;
         };
-        let Some(data) = find_configmap(&docs, &cm.name) else {
+        let Some(data) = find(&cm.name) else {
             return Mounted::Missing(format!(
                 "{abs} comes from ConfigMap {}, which is not in this input",
                 cm.name
             ));
         };
-        return match data.iter().find(|(k, _)| k.as_str() == Some(key.as_str())) {
-            Some((k, _)) => Mounted::Found(MountedFile {
+        return match data
+            .iter()
+            .find(|k| k.is_str && k.text.as_deref() == Some(&key))
+        {
+            Some(k) => Mounted::Found(MountedFile {
                 name: format!("{} (ConfigMap {} key {key})", src.name, cm.name),
                 text: block_of(&src.text, k.loc),
             }),
@@ -134,6 +136,98 @@ pub fn resolve(file: FileId, src: &SourceFile, at: Loc, path: &str) -> Mounted {
         format!("the mounts are {}", mounted.join(", "))
     };
     Mounted::Missing(format!("no mounted ConfigMap provides {abs}: {what}"))
+}
+
+/// What resolving needs of the container that runs a launch: its working directory and its
+/// ConfigMap mounts.
+struct Site {
+    workdir: Option<String>,
+    mounts: Vec<(ConfigMapVolume, Mount)>,
+}
+
+impl Site {
+    /// `None` when no node on the chain is a container (one with a command or args).
+    fn of(chain: &[&Node]) -> Option<Site> {
+        let container = chain
+            .iter()
+            .rev()
+            .find(|n| n.get("command").is_some() || n.get("args").is_some())?;
+        let volumes = chain.iter().rev().find_map(|n| n.get("volumes"));
+        Some(Site {
+            workdir: container
+                .get("workingDir")
+                .and_then(Node::as_str)
+                .map(str::to_string),
+            mounts: items(container.get("volumeMounts"))
+                .filter_map(|m| configmap_mount(m, volumes))
+                .collect(),
+        })
+    }
+}
+
+/// A ConfigMap's name and the keys of its `data` (`None` when `data` is not a mapping).
+struct ConfigMapKeys {
+    name: String,
+    data: Option<Vec<Key>>,
+}
+
+struct Key {
+    /// The key as text (`8` for an int key).
+    text: Option<String>,
+    /// Written as a string: only those name a file.
+    is_str: bool,
+    loc: Loc,
+}
+
+impl ConfigMapKeys {
+    fn of(doc: &Node) -> Option<ConfigMapKeys> {
+        let name = configmap_name(doc)?;
+        let data = match doc.get("data").map(|d| &d.value) {
+            Some(Value::Map(e)) => Some(
+                e.iter()
+                    .map(|(k, _)| Key {
+                        text: k.scalar_text(),
+                        is_str: k.as_str().is_some(),
+                        loc: k.loc,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        Some(ConfigMapKeys {
+            name: name.to_string(),
+            data,
+        })
+    }
+}
+
+/// The name of a ConfigMap object.
+fn configmap_name(doc: &Node) -> Option<&str> {
+    if doc.get("kind").and_then(Node::as_str) != Some("ConfigMap") {
+        return None;
+    }
+    doc.get("metadata")?.get("name")?.as_str()
+}
+
+/// Where the key `key` of the ConfigMap `name` is written in the input, read one document at a
+/// time.
+pub(super) fn configmap_key(
+    file: FileId,
+    src: &SourceFile,
+    name: &str,
+    key: &str,
+) -> Result<Loc, String> {
+    let cm = yaml::documents(file, src)
+        .flatten()
+        .find(|d| configmap_name(d) == Some(name))
+        .ok_or_else(|| format!("ConfigMap {name} is not in this input"))?;
+    let Some(Value::Map(data)) = cm.get("data").map(|d| &d.value) else {
+        return Err(format!("ConfigMap {name} is not in this input"));
+    };
+    data.iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map(|(k, _)| k.loc)
+        .ok_or_else(|| format!("ConfigMap {name} has no key {key}"))
 }
 
 /// The nodes from `root` down to the deepest one whose extent holds `at`.
@@ -242,21 +336,6 @@ fn configmap_mount(m: &Node, volumes: Option<&Node>) -> Option<(ConfigMapVolume,
             sub_path: text(m, "subPath"),
         },
     ))
-}
-
-/// The `data` entries of the ConfigMap called `name`.
-pub(super) fn find_configmap<'n>(docs: &'n [Node], name: &str) -> Option<&'n [(Node, Node)]> {
-    let cm = docs.iter().find(|d| {
-        d.get("kind").and_then(Node::as_str) == Some("ConfigMap")
-            && d.get("metadata")
-                .and_then(|m| m.get("name"))
-                .and_then(Node::as_str)
-                == Some(name)
-    })?;
-    match &cm.get("data")?.value {
-        Value::Map(e) => Some(e),
-        _ => None,
-    }
 }
 
 /// The manifest with everything but the block scalar under the key at `key` blanked: the lines

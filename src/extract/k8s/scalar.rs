@@ -28,7 +28,10 @@ pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
         })
         .unwrap_or_else(|| value.chars().map(|c| (c, node.loc.range())).collect());
     Some(MappedWord {
-        chars,
+        chars: chars
+            .into_iter()
+            .map(|(c, r)| (c, r.start, r.end))
+            .collect(),
         loc: node.loc,
         unresolved: Vec::new(),
     })

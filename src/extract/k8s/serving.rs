@@ -56,7 +56,7 @@ impl Cx<'_> {
         }
         let mut args: Vec<Arg> = Vec::new();
         if let Some(w) = spec.get("url").and_then(|u| scalar::word(self.src, u)) {
-            let text: String = w.chars.iter().map(|(c, _)| *c).collect();
+            let text = w.chars.as_str();
             let skip = text.find("://").map_or(0, |i| i + 3);
             args.push(Arg::new("--model", engine_node.loc));
             args.push(Arg::new(&text[skip..], w.loc));
@@ -246,17 +246,8 @@ impl Cx<'_> {
 
     /// The YAML under `key` of the ConfigMap `name` in this file.
     fn configmap_yaml(&self, name: &str, key: &str) -> Result<Node, String> {
-        let docs: Vec<Node> = yaml::parse_documents(self.file, self.src)
-            .into_iter()
-            .filter_map(Result::ok)
-            .collect();
-        let data = mounts::find_configmap(&docs, name)
-            .ok_or_else(|| format!("ConfigMap {name} is not in this input"))?;
-        let (k, _) = data
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .ok_or_else(|| format!("ConfigMap {name} has no key {key}"))?;
-        self.block_yaml(k.loc)
+        let at = mounts::configmap_key(self.file, self.src, name, key)?;
+        self.block_yaml(at)
     }
 }
 

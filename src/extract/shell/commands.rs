@@ -9,9 +9,9 @@ use crate::launch::Engine;
 /// the engine they wrap. Their command words stay visible in the launch's `command` span (its text
 /// is `python3 -m dynamo.sglang`), so the engine reader can tell a wrapper's own flags from the
 /// engine's. Routers (`sglang_router`, `dynamo.frontend`, `vllm-router`) are no launch.
-pub fn match_launch(texts: &[String], j: usize) -> Option<(Engine, usize)> {
-    let cmd = basename(&texts[j]);
-    let next = texts.get(j + 1).map(String::as_str);
+pub fn match_launch(texts: &[&str], j: usize) -> Option<(Engine, usize)> {
+    let cmd = basename(texts[j]);
+    let next = texts.get(j + 1).copied();
     match (cmd, next) {
         ("vllm", Some("serve")) => return Some((Engine::Vllm, j + 2)),
         ("sglang", Some("serve")) => return Some((Engine::Sglang, j + 2)),
@@ -32,9 +32,7 @@ pub fn match_launch(texts: &[String], j: usize) -> Option<(Engine, usize)> {
         }
         // Dynamo's TRT-LLM worker has its own flags (components/src/dynamo/trtllm/utils/trtllm_utils.py).
         "dynamo.trtllm" => Engine::Trtllm,
-        "tensorrt_llm.commands.serve" => {
-            return trtllm_serve(texts.get(after).map(String::as_str), after)
-        }
+        "tensorrt_llm.commands.serve" => return trtllm_serve(texts.get(after).copied(), after),
         _ => return None,
     };
     Some((engine, after))
@@ -60,11 +58,11 @@ fn is_python(cmd: &str) -> bool {
 }
 
 /// The `-m MODULE` after interpreter options (`-u`, `-O`, `-W arg`, `-X opt`), and the index after it.
-pub fn python_module(texts: &[String], mut k: usize) -> Option<(&str, usize)> {
+pub fn python_module<'a>(texts: &[&'a str], mut k: usize) -> Option<(&'a str, usize)> {
     loop {
-        let t = texts.get(k)?.as_str();
+        let t = *texts.get(k)?;
         match t {
-            "-m" => return texts.get(k + 1).map(|m| (m.as_str(), k + 2)),
+            "-m" => return texts.get(k + 1).map(|m| (*m, k + 2)),
             "-W" | "-X" => k += 2,
             "-c" | "-" | "--" => return None,
             _ if t.starts_with("-m") => return Some((&t[2..], k + 1)),
@@ -84,9 +82,9 @@ pub enum Shell {
 }
 
 /// `sh -c SCRIPT` or a shell reading its standard input, at `j`.
-pub fn shell_at(texts: &[String], j: usize) -> Option<Shell> {
+pub fn shell_at(texts: &[&str], j: usize) -> Option<Shell> {
     if !matches!(
-        basename(&texts[j]),
+        basename(texts[j]),
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash"
     ) {
         return None;
@@ -102,7 +100,7 @@ pub fn shell_at(texts: &[String], j: usize) -> Option<Shell> {
             k += 2;
         } else if opt.starts_with('-') && opt.contains('c') {
             // `bash -c -- SCRIPT`: `--` ends the options; the script is the word after it.
-            let script = k + 1 + usize::from(texts.get(k + 1).is_some_and(|t| t == "--"));
+            let script = k + 1 + usize::from(texts.get(k + 1).is_some_and(|t| *t == "--"));
             return (script < texts.len()).then_some(Shell::Script(script));
         } else if opt.starts_with('-') && opt.contains('s') {
             return Some(Shell::Stdin);
@@ -145,20 +143,20 @@ const DOCKER_RUN_SWITCHES: &[&str] = &[
     "--help",
 ];
 
-pub fn docker_run(texts: &[String], j: usize) -> Option<DockerRun> {
-    if !matches!(basename(&texts[j]), "docker" | "podman" | "nerdctl") {
+pub fn docker_run(texts: &[&str], j: usize) -> Option<DockerRun> {
+    if !matches!(basename(texts[j]), "docker" | "podman" | "nerdctl") {
         return None;
     }
     let mut k = j + 1;
-    if texts.get(k).map(String::as_str) == Some("container") {
+    if texts.get(k).copied() == Some("container") {
         k += 1;
     }
-    if texts.get(k).map(String::as_str) != Some("run") {
+    if texts.get(k).copied() != Some("run") {
         return None;
     }
     k += 1;
     let mut out = DockerRun::default();
-    while let Some(t) = texts.get(k) {
+    while let Some(&t) = texts.get(k) {
         if t == "--" {
             k += 1;
             break;
@@ -168,7 +166,7 @@ pub fn docker_run(texts: &[String], j: usize) -> Option<DockerRun> {
         }
         let (name, inline) = match t.split_once('=') {
             Some((n, _)) if t.starts_with("--") => (n, true),
-            _ => (t.as_str(), false),
+            _ => (t, false),
         };
         let takes_value = if name.starts_with("--") {
             !DOCKER_RUN_SWITCHES.contains(&name)
@@ -245,8 +243,8 @@ pub const IGNORED_COMMANDS: &[&str] = &[
 mod tests {
     use super::*;
 
-    fn argv(words: &[&str]) -> Vec<String> {
-        words.iter().map(|w| w.to_string()).collect()
+    fn argv<'a>(words: &[&'a str]) -> Vec<&'a str> {
+        words.to_vec()
     }
 
     #[test]
@@ -388,12 +386,9 @@ mod tests {
         ]);
         let run = docker_run(&words, 0).expect("a docker run");
         assert_eq!(words[run.image], "img:1");
-        assert_eq!(run.gpus.map(|g| words[g].as_str()), Some("all"));
+        assert_eq!(run.gpus.map(|g| words[g]), Some("all"));
         assert_eq!(
-            run.env
-                .iter()
-                .map(|&e| words[e].as_str())
-                .collect::<Vec<_>>(),
+            run.env.iter().map(|&e| words[e]).collect::<Vec<_>>(),
             ["A=1", "--env=B=2"]
         );
         assert_eq!(docker_run(&argv(&["docker", "ps"]), 0), None);

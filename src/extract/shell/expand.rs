@@ -1,6 +1,7 @@
 //! Expansion: words → argv fields, with the script's variables substituted, quotes removed and
 //! unquoted expansions split, every character still mapped to the bytes it was written at.
 
+use super::chars::Chars;
 use super::lex::{Ch, ParamOp, Part, Word, MAX_DEPTH};
 use crate::launch::Arg;
 use crate::source::{FileId, Loc};
@@ -9,14 +10,15 @@ use crate::source::{FileId, Loc};
 /// the variables it still contains.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
-    pub chars: Vec<(char, usize, usize)>,
+    pub chars: Chars,
     pub loc: Loc,
     /// Unresolved variables, by the index of the character where their reference starts.
     pub names: Vec<(usize, String)>,
     /// The whole word was an unknown expansion, which may hold any flag: `Many` for `"$@"`-like
     /// expansions (any number of words), `Words` for an unknown `$EXTRA_ARGS` or `"$ARGS"`
-    /// (words, or one flag's value when it follows an option).
-    pub splat: Option<(String, Splat)>,
+    /// (words, or one flag's value when it follows an option). Boxed: most fields have none, and
+    /// a padded argv holds 100,000s of fields.
+    pub splat: Option<Box<(String, Splat)>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +29,11 @@ pub enum Splat {
 
 impl Field {
     pub fn text(&self) -> String {
-        self.chars.iter().map(|ch| ch.0).collect()
+        self.chars.as_str().to_string()
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.chars.as_str()
     }
 
     pub fn from_chars(chars: &[Ch], loc: Loc) -> Self {
@@ -43,7 +49,7 @@ impl Field {
     pub fn lexer_chars(&self) -> Vec<Ch> {
         self.chars
             .iter()
-            .map(|&(c, start, end)| Ch {
+            .map(|(c, start, end)| Ch {
                 c,
                 start,
                 end,
@@ -71,10 +77,19 @@ impl Field {
             .map(|(i, n)| (i - skip, n.clone()))
             .collect();
         Field {
-            chars: self.chars.get(skip..).unwrap_or_default().to_vec(),
+            chars: self.chars.tail(skip),
             loc: self.loc,
             names,
             splat: None,
+        }
+    }
+
+    /// [`Field::arg`], the text moved rather than copied.
+    pub fn into_arg(self) -> Arg {
+        Arg {
+            unresolved: self.unresolved(),
+            text: self.chars.into_string(),
+            loc: self.loc,
         }
     }
 
@@ -250,7 +265,7 @@ impl Scope {
                 fields.push(field_of(Vec::new(), loc));
             }
             for f in &mut fields {
-                f.splat = Some(name.clone());
+                f.splat = Some(Box::new(name.clone()));
             }
         }
         fields

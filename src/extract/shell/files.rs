@@ -78,10 +78,10 @@ impl Walker {
         outputs: &[(Word, bool)],
         stdin: Option<&Heredoc>,
     ) {
-        let texts: Vec<String> = fields.iter().map(Field::text).collect();
+        let texts: Vec<&str> = fields.iter().map(Field::as_str).collect();
         let name = texts.first().map_or("", |t| commands::basename(t));
         if name == "tee" {
-            let append = texts[1..].iter().any(|t| t == "-a" || t == "--append");
+            let append = texts[1..].iter().any(|t| *t == "-a" || *t == "--append");
             let content = self.heredoc_block(stdin);
             for (f, t) in fields[1..].iter().zip(&texts[1..]) {
                 if !t.starts_with('-') && f.names.is_empty() {
@@ -177,8 +177,8 @@ impl Walker {
     }
 
     /// `echo [-n] WORDS`: the words joined by spaces, and a newline unless `-n`.
-    fn echo_block(&self, fields: &[Field], texts: &[String]) -> Result<Block, String> {
-        let newline = texts.get(1).is_none_or(|t| t != "-n");
+    fn echo_block(&self, fields: &[Field], texts: &[&str]) -> Result<Block, String> {
+        let newline = texts.get(1).is_none_or(|t| *t != "-n");
         let words = &fields[if newline { 1 } else { 2 }..];
         if words.first().is_some_and(|f| f.text().starts_with('-')) {
             return Err(format!("written by `{}`", texts.join(" ")));
@@ -188,7 +188,7 @@ impl Walker {
     }
 
     /// `printf TEXT` with no conversion: TEXT with its backslash escapes.
-    fn printf_block(&self, fields: &[Field], texts: &[String]) -> Result<Block, String> {
+    fn printf_block(&self, fields: &[Field], texts: &[&str]) -> Result<Block, String> {
         let [_, format] = texts else {
             return Err(format!("written by `{}`", texts.join(" ")));
         };
@@ -220,9 +220,11 @@ impl Walker {
     /// Expanded fields joined by spaces, with the variables left in them.
     fn block_of(&self, fields: &[Field], line: usize, end: &str) -> Block {
         let mut unknown = Vec::new();
-        for f in fields {
+        for f in fields.iter().filter(|f| !f.names.is_empty()) {
+            // Each character's start, listed once: looked up per name, many names were quadratic.
+            let starts: Vec<usize> = f.chars.iter().map(|c| c.1).collect();
             for (i, name) in &f.names {
-                let start = f.chars.get(*i).map_or(f.loc.start, |c| c.1);
+                let start = starts.get(*i).copied().unwrap_or(f.loc.start);
                 let at = self.scope.loc((start, start + name.len() + 1));
                 unknown.push((name.clone(), at));
             }

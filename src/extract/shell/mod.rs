@@ -25,6 +25,7 @@
 //! `"$@"`, `"${ARR[@]}"` of an unknown array and an unset `$EXTRA_ARGS` expanded as whole words
 //! may add any flag, and are `INP004` on the launch.
 
+mod chars;
 mod commands;
 mod dockerfile;
 mod expand;
@@ -32,6 +33,7 @@ mod files;
 mod lex;
 mod walk;
 
+pub use chars::Chars;
 pub use dockerfile::is_dockerfile;
 
 use crate::extract::Extracted;
@@ -71,7 +73,7 @@ fn extracted(walker: Walker) -> Extracted {
 /// with the file bytes it came from, its whole span, and the variables left in it by character index.
 #[derive(Debug, Clone)]
 pub struct MappedWord {
-    pub chars: Vec<(char, std::ops::Range<usize>)>,
+    pub chars: Chars,
     pub loc: Loc,
     pub unresolved: Vec<(usize, String)>,
 }
@@ -80,11 +82,7 @@ impl MappedWord {
     /// [`MappedWord::field`] reusing this word's character list.
     fn into_field(self) -> Field {
         Field {
-            chars: self
-                .chars
-                .into_iter()
-                .map(|(c, r)| (c, r.start, r.end))
-                .collect(),
+            chars: self.chars,
             loc: self.loc,
             names: self.unresolved,
             splat: None,
@@ -93,11 +91,7 @@ impl MappedWord {
 
     fn field(&self) -> Field {
         Field {
-            chars: self
-                .chars
-                .iter()
-                .map(|(c, r)| (*c, r.start, r.end))
-                .collect(),
+            chars: self.chars.clone(),
             loc: self.loc,
             names: self.unresolved.clone(),
             splat: None,
@@ -110,7 +104,7 @@ impl MappedWord {
 /// `${VAR:-default}` whose `VAR` is not in it takes the default.
 pub fn exec_launches(
     file: FileId,
-    argv: Vec<MappedWord>,
+    argv: impl IntoIterator<Item = MappedWord>,
     env: &[(String, MappedWord)],
 ) -> Extracted {
     let mut walker = Walker::new(file, false);
@@ -118,8 +112,9 @@ pub fn exec_launches(
         walker.export(name, value.field());
     }
     // Moved, not copied: a padded argv of 120,000 words is held once.
-    let fields: Vec<Field> = argv.into_iter().map(MappedWord::into_field).collect();
-    walker.argv(&fields);
+    let mut fields: Vec<Field> = argv.into_iter().map(MappedWord::into_field).collect();
+    fields.shrink_to_fit();
+    walker.argv(fields);
     extracted(walker)
 }
 
@@ -131,7 +126,7 @@ pub fn split_words(file: FileId, text: &MappedWord) -> Vec<MappedWord> {
         .iter()
         .flat_map(|w| walker.scope.expand(w, true))
         .map(|f| MappedWord {
-            chars: f.chars.iter().map(|&(c, s, e)| (c, s..e)).collect(),
+            chars: f.chars,
             loc: f.loc,
             unresolved: f.names,
         })

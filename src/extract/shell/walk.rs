@@ -9,6 +9,7 @@ use crate::extract::k8s::placement;
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
 use crate::source::{FileId, Loc};
+use std::borrow::Cow;
 
 /// Walks a script's commands, tracking variables, and collects launches and findings.
 pub struct Walker {
@@ -262,7 +263,7 @@ impl Walker {
             .collect();
         let stdin = cmd.heredocs.last().and_then(|&i| heredocs.get(i));
         self.write_files(&fields, &cmd.outputs, stdin);
-        self.run(&fields, prefix, stdin);
+        self.run(Cow::Owned(fields), prefix, stdin);
     }
 
     /// `export A=1 B`, `declare -x A=1`: assignments without field splitting.
@@ -306,22 +307,25 @@ impl Walker {
     }
 
     /// A command's expanded words: enter a nested shell or container, or record an engine launch.
+    /// Runs one simple command. Given its fields owned, a launch takes its arguments from them in
+    /// place: a padded argv of 120,000 words is then not held twice.
     fn run(
         &mut self,
-        fields: &[Field],
+        fields: Cow<'_, [Field]>,
         prefix: Vec<(String, Value)>,
         stdin: Option<&lex::Heredoc>,
     ) {
-        let texts: Vec<String> = fields.iter().map(Field::text).collect();
+        // Borrowed: a padded argv of 120,000 words is not copied again.
+        let texts: Vec<&str> = fields.iter().map(Field::as_str).collect();
         let Some(first) = texts.iter().position(|t| !commands::is_reserved(t)) else {
             return;
         };
-        if commands::IGNORED_COMMANDS.contains(&commands::basename(&texts[first])) {
+        if commands::IGNORED_COMMANDS.contains(&commands::basename(texts[first])) {
             return;
         }
         for j in first..texts.len() {
             if let Some(run) = commands::docker_run(&texts, j) {
-                return self.docker(fields, &texts, run);
+                return self.docker(&fields, &texts, run);
             }
             match commands::shell_at(&texts, j) {
                 Some(Shell::Script(script)) => {
@@ -341,7 +345,14 @@ impl Walker {
                 let env = self.env_of(&fields[first..j], prefix);
                 let command = fields[j..args_from].iter().map(|f| f.loc).reduce(Loc::join);
                 if let Some(command) = command {
-                    self.launch(engine, command, &fields[args_from..], env);
+                    let args = match fields {
+                        Cow::Owned(mut all) => {
+                            all.drain(..args_from);
+                            Cow::Owned(all)
+                        }
+                        Cow::Borrowed(all) => Cow::Borrowed(&all[args_from..]),
+                    };
+                    self.launch(engine, command, args, env);
                 }
                 return;
             }
@@ -388,7 +399,7 @@ impl Walker {
 
     /// `docker run [OPTIONS] IMAGE [COMMAND...]`: the container runs the command (or the image's
     /// entrypoint) with only its `-e` env; the image tag names the engine release.
-    fn docker(&mut self, fields: &[Field], texts: &[String], run: commands::DockerRun) {
+    fn docker(&mut self, fields: &[Field], texts: &[&str], run: commands::DockerRun) {
         if self.depth >= MAX_DEPTH {
             return;
         }
@@ -396,7 +407,7 @@ impl Walker {
             .env
             .iter()
             .filter_map(|&k| {
-                let text = &texts[k];
+                let text = texts[k];
                 let kv = text
                     .strip_prefix("--env=")
                     .or_else(|| text.strip_prefix("-e").filter(|r| !r.is_empty()))
@@ -410,28 +421,25 @@ impl Walker {
         inner.scope.open_env = false;
         let image = &fields[run.image];
         let args = &fields[run.image + 1..];
-        match (
-            run.entrypoint,
-            commands::image_entrypoint(&texts[run.image]),
-        ) {
+        match (run.entrypoint, commands::image_entrypoint(texts[run.image])) {
             (Some(ep), _) => {
                 let argv: Vec<Field> = std::iter::once(fields[ep].clone())
                     .chain(args.iter().cloned())
                     .collect();
-                inner.run(&argv, Vec::new(), None);
+                inner.run(Cow::Owned(argv), Vec::new(), None);
             }
             // The image's ENTRYPOINT takes the words after the image as its arguments; a command
             // that is itself a launch (`vllm serve m`) is read as the launch it was meant to be.
             (None, Some(engine)) if !starts_a_launch(args) => {
                 inner.entrypoint_launch(engine, image.loc, args)
             }
-            (None, _) => inner.run(args, Vec::new(), None),
+            (None, _) => inner.run(Cow::Borrowed(args), Vec::new(), None),
         }
-        let gpus = run.gpus.and_then(|g| commands::docker_gpus(&texts[g]));
+        let gpus = run.gpus.and_then(|g| commands::docker_gpus(texts[g]));
         for l in &mut inner.launches {
-            l.engine_version = placement::image_version(&texts[run.image], l.engine.name())
-                .map(|v| (v, image.loc));
-            l.placement.image = Some((texts[run.image].clone(), image.loc));
+            l.engine_version =
+                placement::image_version(texts[run.image], l.engine.name()).map(|v| (v, image.loc));
+            l.placement.image = Some((texts[run.image].to_string(), image.loc));
             l.placement.gpus_per_pod = gpus.or(l.placement.gpus_per_pod);
             l.placement.pods = Some(1);
         }
@@ -461,9 +469,15 @@ impl Walker {
     }
 
     /// Records a launch; an argument that may stand for any number of words is `INP004`.
-    fn launch(&mut self, engine: Engine, command: Loc, args: &[Field], env: Vec<(String, Value)>) {
+    fn launch(
+        &mut self,
+        engine: Engine,
+        command: Loc,
+        args: Cow<'_, [Field]>,
+        env: Vec<(String, Value)>,
+    ) {
         for (i, f) in args.iter().enumerate() {
-            let Some((name, kind)) = &f.splat else {
+            let Some((name, kind)) = f.splat.as_deref() else {
                 continue;
             };
             let prev = i.checked_sub(1).map(|p| args[p].text());
@@ -487,8 +501,16 @@ impl Walker {
             .into_iter()
             .filter_map(|(name, value)| Some((name, env_arg(value)?)))
             .collect();
-        let files = self.files_read(args);
-        let args = args.iter().map(Field::arg).collect();
+        let files = self.files_read(&args);
+        let args = match args {
+            Cow::Owned(fields) => {
+                // Collected in place into the fields' buffer, then trimmed to the arguments' size.
+                let mut args: Vec<Arg> = fields.into_iter().map(Field::into_arg).collect();
+                args.shrink_to_fit();
+                args
+            }
+            Cow::Borrowed(fields) => fields.iter().map(Field::arg).collect(),
+        };
         self.launches.push(Launch {
             env,
             files,
@@ -500,7 +522,7 @@ impl Walker {
     /// command words in the file: `command` is where the image is named; `args` follow it.
     pub fn entrypoint_launch(&mut self, engine: Engine, command: Loc, args: &[Field]) {
         let env = self.env_of(&[], Vec::new());
-        self.launch(engine, command, args, env);
+        self.launch(engine, command, Cow::Borrowed(args), env);
     }
 
     /// Defines an exported variable (Dockerfile `ENV`, container env).
@@ -509,13 +531,13 @@ impl Walker {
     }
 
     /// Walks an exec-form argv (Dockerfile `CMD [...]`, a container's command): no expansion.
-    pub fn argv(&mut self, fields: &[Field]) {
-        self.run(fields, Vec::new(), None);
+    pub fn argv<'f>(&mut self, fields: impl Into<Cow<'f, [Field]>>) {
+        self.run(fields.into(), Vec::new(), None);
     }
 }
 
 fn starts_a_launch(args: &[Field]) -> bool {
-    let texts: Vec<String> = args.iter().map(Field::text).collect();
+    let texts: Vec<&str> = args.iter().map(Field::as_str).collect();
     !texts.is_empty() && commands::match_launch(&texts, 0).is_some()
 }
 

@@ -1,0 +1,88 @@
+//! A multi-document YAML file is read one document at a time: the memory extraction needs on top
+//! of the input stays that of one document's tree, however many documents the file holds.
+//!
+//! Measured with a counting global allocator (this test binary only): the peak of live heap
+//! bytes during `extract`, above what was live before it. The allocations are deterministic,
+//! so the figures are too. One test in this binary, so no other test allocates meanwhile.
+
+use kvlint::extract::extract;
+use kvlint::source::Sources;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+            PEAK.fetch_max(live, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        LIVE.fetch_sub(layout.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, layout, new_size) };
+        if !q.is_null() {
+            // Counted as a new block then the old one freed: a copying realloc holds both.
+            let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
+            PEAK.fetch_max(live, Relaxed);
+            LIVE.fetch_sub(layout.size(), Relaxed);
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// `docs` ConfigMaps of 300 keys each (about 11 KB of YAML, a tree of some 40 KB): objects
+/// that hold no launch, so extraction keeps nothing of them and only its working memory counts.
+fn render(docs: usize) -> String {
+    let mut s = String::new();
+    for d in 0..docs {
+        s.push_str(&format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{d}\ndata:\n"
+        ));
+        for k in 0..300 {
+            s.push_str(&format!("  key-{k}: \"value {d} {k}\"\n"));
+        }
+    }
+    s
+}
+
+/// Peak heap bytes above the start while extracting `text` read under `name`, and the number
+/// of launches and findings found (none expected).
+fn extraction_peak(name: &str, text: String) -> (usize, usize) {
+    let mut sources = Sources::default();
+    let file = sources.add(name, text);
+    let before = LIVE.load(Relaxed);
+    PEAK.store(before, Relaxed);
+    let out = extract(file, &sources);
+    let peak = PEAK.load(Relaxed) - before;
+    (peak, out.launches.len() + out.findings.len())
+}
+
+#[test]
+fn documents_are_read_one_at_a_time() {
+    // A `.yaml` name, and standard input (named `<stdin>`), which is first sniffed for YAML.
+    for name in ["render.yaml", "<stdin>"] {
+        let (one, found_one) = extraction_peak(name, render(1));
+        let (many, found_many) = extraction_peak(name, render(100));
+        assert_eq!((found_one, found_many), (0, 0), "{name}");
+        eprintln!("{name}: {one} bytes above the input for 1 document, {many} for 100");
+        // Holding every tree would take 100 times as much for 100 documents; one tree at a
+        // time takes the same, plus a few bytes per document (their byte ranges).
+        assert!(
+            many < one * 3 / 2,
+            "{name}: extraction peaked {one} bytes above its input for 1 document, {many} for 100"
+        );
+    }
+}
