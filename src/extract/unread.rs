@@ -192,23 +192,38 @@ fn mentions(
     patterns: &[(&str, &'static str)],
 ) -> Vec<(Range<usize>, &'static str)> {
     let mut out = Vec::new();
-    let mut start = 0;
-    // A line holds every word of a pattern only if it holds the pattern's first word; the
-    // shortest of those words (`vllm` for `vllm.entrypoints`) reject most lines in a few scans.
+    // A line holds every word of a pattern only if it holds the pattern's first word, so only
+    // the lines where the shortest of those words (`vllm` for `vllm.entrypoints`) occur are
+    // read: one search of the whole text per word, not one per line.
     let firsts: Vec<&str> = patterns
         .iter()
         .filter_map(|(p, _)| p.split(' ').next())
         .collect();
-    let needles: Vec<&str> = firsts
+    let text = &src.text;
+    let mut found: Vec<usize> = firsts
         .iter()
-        .copied()
-        .filter(|w| !firsts.iter().any(|o| o != w && w.contains(o)))
+        .filter(|w| !w.is_empty() && !firsts.iter().any(|o| o != *w && w.contains(o)))
+        .flat_map(|w| text.match_indices(w).map(|(i, _)| i))
         .collect();
-    for line in src.text.split_inclusive('\n') {
-        if !needles.iter().any(|w| line.contains(w)) {
-            start += line.len();
-            continue;
+    found.sort_unstable();
+    // Each match's line start, read forward once (a search back from each match would be
+    // quadratic on one long line).
+    let (mut scanned, mut line_start) = (0, 0);
+    let mut starts: Vec<usize> = Vec::new();
+    for i in found {
+        if let Some(n) = text[scanned..i].rfind('\n') {
+            line_start = scanned + n + 1;
         }
+        scanned = i;
+        if starts.last() != Some(&line_start) {
+            starts.push(line_start);
+        }
+    }
+    for start in starts {
+        let end = text[start..]
+            .find('\n')
+            .map_or(text.len(), |n| start + n + 1);
+        let line = &text[start..end];
         let code = line.split(" #").next().unwrap_or(line);
         // Each word of a pattern is in the line wherever the pattern is: a cheap test first.
         let hit = patterns
@@ -219,7 +234,6 @@ fn mentions(
         if let Some((r, what)) = hit.filter(|(r, _)| !quiet(&code[..r.start])) {
             out.push((start + r.start..start + r.end, what));
         }
-        start += line.len();
     }
     out
 }
