@@ -346,6 +346,22 @@ mod tests {
     }
 
     #[test]
+    fn a_line_is_read_once_however_often_it_names_an_engine() {
+        // 20,000 mentions on one line, then a last line without a newline.
+        let text = format!(
+            "a: 1\n{}\nb: dynamo.vllm x",
+            "vllm serve m; ".repeat(20_000)
+        );
+        let src = SourceFile::new("run.sh", text.as_str());
+        let found: Vec<(usize, &str)> = mentions(&src, ENGINES)
+            .iter()
+            .map(|(r, what)| (r.start, *what))
+            .collect();
+        let last = text.rfind("dynamo.vllm").unwrap();
+        assert_eq!(found, [(5, "vLLM"), (last, "vLLM (Dynamo worker)")]);
+    }
+
+    #[test]
     fn each_document_gets_one_note_per_engine_and_per_router() {
         let text = "a: vllm serve m\nb: vllm serve n\n---\nc: vllm-router\nd: vllm-router\n---\n\
                     e: python -m sglang.launch_server\n";
