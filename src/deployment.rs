@@ -131,6 +131,9 @@ pub fn model_text(args: &EngineArgs) -> Option<&str> {
 /// Groups a run's launches into deployments, in the order their first launch appears.
 pub fn group(launches: &[LaunchOutcome], sources: &Sources) -> Vec<Deployment> {
     let mut deps: Vec<Deployment> = Vec::new();
+    // Each group's place in `deps` by id: a search of `deps` per launch made a render of
+    // thousands of objects quadratic.
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, lo) in launches.iter().enumerate() {
         let id = match &lo.launch.group {
             Some(g) => g.clone(),
@@ -140,12 +143,15 @@ pub fn group(launches: &[LaunchOutcome], sources: &Sources) -> Vec<Deployment> {
             launch: i,
             role: role_of(&lo.launch, &lo.args),
         };
-        match deps.iter_mut().find(|d| d.id == id) {
-            Some(d) => d.members.push(member),
-            None => deps.push(Deployment {
-                id,
-                members: vec![member],
-            }),
+        match at.get(&id) {
+            Some(&k) => deps[k].members.push(member),
+            None => {
+                at.insert(id.clone(), deps.len());
+                deps.push(Deployment {
+                    id,
+                    members: vec![member],
+                });
+            }
         }
     }
     join_halves(deps, launches)

@@ -83,7 +83,9 @@ pub fn comments(file: FileId, src: &SourceFile) -> Vec<Suppression> {
     let mut out = Vec::new();
     let mut offset = 0;
     for (i, line) in lines.iter().enumerate() {
-        let Some(at) = comment_start(line) else {
+        // The regex only on comments that name kvlint: a Helm render has a `# Source:` per object.
+        let at = comment_start(line).filter(|&at| line[at..].contains("kvlint:"));
+        let Some(at) = at else {
             offset += line.len() + 1;
             continue;
         };

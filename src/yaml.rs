@@ -120,8 +120,10 @@ fn parse_with(
     src: &SourceFile,
     start: usize,
     end: usize,
-    options: serde_saphyr::Options,
+    mut options: serde_saphyr::Options,
 ) -> Result<Node, YamlError> {
+    // No node keeps a comment: the parser still checks them, without copying their text.
+    options.emit_comments = false;
     let text = &src.text[start..end];
     match serde_saphyr::from_str_with_options::<Spanned<RawNode>>(text, options) {
         Ok(root) => Ok(root_node(file, text, start, root)),

@@ -208,6 +208,23 @@ fn ambiguous_prefix_is_an_error() {
         .contains("--cuda-graph-max-bs-decode"));
 }
 
+/// A long option that is not exact is resolved once per release and remembered: every launch
+/// of a run gets the first one's answer, and each release keeps its own.
+#[test]
+fn inexact_options_resolve_alike_on_every_launch_and_per_release() {
+    for _ in 0..3 {
+        let (p, _) = run(Engine::Sglang, "0.5.23", "--model-path m --tp 8");
+        assert!(p.findings.is_empty(), "{:?}", p.findings);
+        assert_eq!(p.args.int("tp_size"), Some(8));
+        let (p, _) = run(Engine::Sglang, "0.5.23", "--cuda-graph-max 8");
+        assert_eq!(rules(&p), ["CFG005"]);
+        // 0.5.9 has only `--cuda-graph-max-bs` under this prefix.
+        let (p, _) = run(Engine::Sglang, "0.5.9", "--cuda-graph-max 8");
+        assert!(p.findings.is_empty(), "{:?}", p.findings);
+        assert_eq!(p.args.int("cuda_graph_max_bs"), Some(8));
+    }
+}
+
 #[test]
 fn invalid_values_and_choices() {
     let (p, _) = run(Engine::Sglang, "0.5.23", "--tp-size eight");

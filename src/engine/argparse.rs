@@ -10,7 +10,7 @@ use crate::launch::{Arg, Engine};
 use crate::version::Version;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// One argparse action of one engine release range.
 #[derive(Debug, Clone, Deserialize)]
@@ -54,7 +54,22 @@ pub struct Table {
 struct Release {
     flags: Vec<usize>,
     exact: HashMap<String, (usize, bool)>,
+    /// Long options that are not exact (`--tp`), resolved once per run: the answer depends
+    /// only on the release, and a render repeats the same few thousands of times.
+    inexact: Mutex<HashMap<String, Inexact>>,
 }
+
+/// [`lookup`]'s answer for a long option that is not exact, by index into `Spec::flags`.
+#[derive(Debug, Clone)]
+enum Inexact {
+    Found(usize, bool),
+    Ambiguous(Vec<String>),
+    Unknown,
+}
+
+/// At most this many inexact options (of at most 256 bytes) are remembered per release, so
+/// that an input of many distinct unknown options cannot grow the memo without bound.
+const INEXACT_MEMO: usize = 1024;
 
 impl Table {
     pub fn parse(text: &str) -> Table {
@@ -115,7 +130,11 @@ impl Table {
                     exact.entry(o.clone()).or_insert((n, neg));
                 }
             }
-            Release { flags, exact }
+            Release {
+                flags,
+                exact,
+                inexact: Mutex::default(),
+            }
         })
     }
 }
@@ -146,6 +165,7 @@ pub struct Spec<'t> {
     pub flags: Vec<&'t FlagDef>,
     /// Option string → index into `flags` and whether it is a negative form.
     exact: &'t HashMap<String, (usize, bool)>,
+    inexact: &'t Mutex<HashMap<String, Inexact>>,
     /// Earlier releases' actions, for CFG002.
     pub table: &'t Table,
     pub table_version: Version,
@@ -177,6 +197,7 @@ impl<'t> Spec<'t> {
         let flags = release.flags.iter().map(|&k| &table.flag[k]).collect();
         Some(Spec {
             exact: &release.exact,
+            inexact: &release.inexact,
             engine,
             version,
             flags,
@@ -246,19 +267,39 @@ fn lookup<'t>(spec: &Spec<'t>, opt: &str) -> Lookup<'t> {
     if let Some((f, neg)) = spec.exact(opt) {
         return Lookup::Found(f, neg);
     }
+    let known = spec.inexact.lock().ok().and_then(|m| m.get(opt).cloned());
+    let answer = known.unwrap_or_else(|| {
+        let a = inexact(spec, opt);
+        if let Ok(mut m) = spec.inexact.lock() {
+            if m.len() < INEXACT_MEMO && opt.len() <= 256 {
+                m.insert(opt.to_string(), a.clone());
+            }
+        }
+        a
+    });
+    match answer {
+        Inexact::Found(n, neg) => Lookup::Found(spec.flags[n], neg),
+        Inexact::Ambiguous(c) => Lookup::Ambiguous(c),
+        Inexact::Unknown => Lookup::Unknown,
+    }
+}
+
+/// A long option that is not exact: a unique prefix of one, ambiguous, or unknown.
+fn inexact(spec: &Spec, opt: &str) -> Inexact {
     // A removed option that is now a prefix of newer ones (`--cuda-graph-max-bs` in 0.5.20)
     // is reported as removed: that is the cause, argparse's "ambiguous" only the symptom.
     if spec.removed(opt).is_some() {
-        return Lookup::Unknown;
+        return Inexact::Unknown;
     }
     let mut hits: Vec<&str> = spec.all_opts().filter(|o| o.starts_with(opt)).collect();
     hits.dedup();
     match hits.as_slice() {
-        [] => Lookup::Unknown,
+        [] => Inexact::Unknown,
         [one] => spec
-            .exact(one)
-            .map_or(Lookup::Unknown, |(f, neg)| Lookup::Found(f, neg)),
-        _ => Lookup::Ambiguous(hits.iter().map(|s| s.to_string()).collect()),
+            .exact
+            .get(*one)
+            .map_or(Inexact::Unknown, |&(n, neg)| Inexact::Found(n, neg)),
+        _ => Inexact::Ambiguous(hits.iter().map(|s| s.to_string()).collect()),
     }
 }
 

@@ -192,8 +192,38 @@ fn mentions(
     patterns: &[(&str, &'static str)],
 ) -> Vec<(Range<usize>, &'static str)> {
     let mut out = Vec::new();
-    let mut start = 0;
-    for line in src.text.split_inclusive('\n') {
+    // A line holds every word of a pattern only if it holds the pattern's first word, so only
+    // the lines where the shortest of those words (`vllm` for `vllm.entrypoints`) occur are
+    // read: one search of the whole text per word, not one per line.
+    let firsts: Vec<&str> = patterns
+        .iter()
+        .filter_map(|(p, _)| p.split(' ').next())
+        .collect();
+    let text = &src.text;
+    let mut found: Vec<usize> = firsts
+        .iter()
+        .filter(|w| !w.is_empty() && !firsts.iter().any(|o| o != *w && w.contains(o)))
+        .flat_map(|w| text.match_indices(w).map(|(i, _)| i))
+        .collect();
+    found.sort_unstable();
+    // Each match's line start, read forward once (a search back from each match would be
+    // quadratic on one long line).
+    let (mut scanned, mut line_start) = (0, 0);
+    let mut starts: Vec<usize> = Vec::new();
+    for i in found {
+        if let Some(n) = text[scanned..i].rfind('\n') {
+            line_start = scanned + n + 1;
+        }
+        scanned = i;
+        if starts.last() != Some(&line_start) {
+            starts.push(line_start);
+        }
+    }
+    for start in starts {
+        let end = text[start..]
+            .find('\n')
+            .map_or(text.len(), |n| start + n + 1);
+        let line = &text[start..end];
         let code = line.split(" #").next().unwrap_or(line);
         // Each word of a pattern is in the line wherever the pattern is: a cheap test first.
         let hit = patterns
@@ -204,7 +234,6 @@ fn mentions(
         if let Some((r, what)) = hit.filter(|(r, _)| !quiet(&code[..r.start])) {
             out.push((start + r.start..start + r.end, what));
         }
-        start += line.len();
     }
     out
 }
@@ -314,6 +343,22 @@ mod tests {
             .map(|(r, _)| r.start)
             .collect();
         assert_eq!(found, [src.text.rfind("vllm serve").unwrap()]);
+    }
+
+    #[test]
+    fn a_line_is_read_once_however_often_it_names_an_engine() {
+        // 20,000 mentions on one line, then a last line without a newline.
+        let text = format!(
+            "a: 1\n{}\nb: dynamo.vllm x",
+            "vllm serve m; ".repeat(20_000)
+        );
+        let src = SourceFile::new("run.sh", text.as_str());
+        let found: Vec<(usize, &str)> = mentions(&src, ENGINES)
+            .iter()
+            .map(|(r, what)| (r.start, *what))
+            .collect();
+        let last = text.rfind("dynamo.vllm").unwrap();
+        assert_eq!(found, [(5, "vLLM"), (last, "vLLM (Dynamo worker)")]);
     }
 
     #[test]

@@ -89,10 +89,13 @@ pub fn catalog() -> &'static [GpuSpec] {
 
 /// Lower-case and drop `-`, `_` and spaces, so `NVIDIA H100 80GB HBM3` matches `nvidia-h100-80gb-hbm3`.
 fn normalize(s: &str) -> String {
+    normalized(s).collect()
+}
+
+fn normalized(s: &str) -> impl Iterator<Item = char> + '_ {
     s.chars()
         .filter(|c| !matches!(c, '-' | '_' | ' ' | '\t'))
         .flat_map(char::to_lowercase)
-        .collect()
 }
 
 impl CatalogEntry {
@@ -110,8 +113,9 @@ fn find_in(list: &'static [CatalogEntry], name: &str) -> Option<&'static Catalog
     if key.is_empty() {
         return None;
     }
+    // Compared char by char: normalizing every name of every entry allocated per launch.
     list.iter()
-        .find(|e| e.all_names().any(|n| normalize(n) == key))
+        .find(|e| e.all_names().any(|n| normalized(n).eq(key.chars())))
 }
 
 /// The embedded entry a name means, ignoring kvlint.toml `[gpus]`: the first entry with the name,
