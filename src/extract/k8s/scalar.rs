@@ -58,10 +58,12 @@ fn quoted(raw: &str, base: usize) -> Option<Mapped> {
     if raw.contains('\n') || raw.len() < 2 {
         return None;
     }
-    let (quote, inner) = (raw.chars().next()?, &raw[1..raw.len() - 1]);
-    if !raw.ends_with(quote) || !matches!(quote, '\'' | '"') {
+    // Check the quote before slicing: a one-character plain scalar such as `é` is two bytes long.
+    let quote = raw.chars().next()?;
+    if !matches!(quote, '\'' | '"') || !raw.ends_with(quote) {
         return None;
     }
+    let inner = &raw[1..raw.len() - 1];
     let mut out = Vec::new();
     let mut it = chars_at(inner, base + 1).peekable();
     while let Some((c, r)) = it.next() {
