@@ -91,10 +91,28 @@ pub fn documents(
     file: FileId,
     src: &SourceFile,
 ) -> impl Iterator<Item = Result<Node, YamlError>> + '_ {
+    document_ranges(src)
+        .into_iter()
+        .map(move |range| parse_range(file, src, range))
+}
+
+/// Byte ranges of the documents of a YAML file that hold anything but comments, in order: each
+/// can be parsed on its own (`parse_range`), on any thread.
+pub fn document_ranges(src: &SourceFile) -> Vec<std::ops::Range<usize>> {
     split_documents(&src.text)
         .into_iter()
         .filter(|(start, end)| !is_blank_document(&src.text[*start..*end]))
-        .map(move |(start, end)| parse_at(file, src, start, end))
+        .map(|(start, end)| start..end)
+        .collect()
+}
+
+/// Parses the document at `range` (one of `document_ranges`); locations are the file's.
+pub fn parse_range(
+    file: FileId,
+    src: &SourceFile,
+    range: std::ops::Range<usize>,
+) -> Result<Node, YamlError> {
+    parse_at(file, src, range.start, range.end)
 }
 
 /// Parses a single-document YAML file.
