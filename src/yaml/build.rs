@@ -7,7 +7,7 @@ use super::scalar::{self, Kind};
 use super::{Node, Value};
 use crate::source::{FileId, Loc};
 use granit_parser::{ErrorKind, Event, Options, Parser, ScalarStyle, ScanError, Span, Tag};
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 /// Deepest nesting of sequences and maps (`Budget::max_depth`).
 const MAX_DEPTH: usize = 64;
@@ -145,14 +145,13 @@ struct Frame {
 #[derive(Default)]
 struct MapState {
     entries: Vec<(Node, Node)>,
-    ids: Vec<KeyId>,
     /// The key read, waiting for its value, and whether it is a merge key (`<<`).
-    key: Option<(Node, KeyId, bool)>,
+    key: Option<(Node, bool)>,
     /// Values of `<<` keys, merged when the map ends, with where they are used (an alias copy
     /// keeps its own locations until then, so that its keys keep their written text).
     merges: Vec<(Node, Loc)>,
     /// Key identities to entry positions, once the map has more than `LINEAR_KEY_SEARCH` keys.
-    index: Option<HashMap<Hashed, usize>>,
+    index: Option<HashSet<Owned>>,
 }
 
 /// serde-saphyr's per-document budget counters.
@@ -290,13 +289,6 @@ impl Builder<'_> {
         }
     }
 
-    /// The document's text at `loc`.
-    fn written(&self, loc: Loc) -> &str {
-        self.text
-            .get(loc.start - self.base..loc.end - self.base)
-            .unwrap_or("")
-    }
-
     fn expecting_key(&self) -> bool {
         matches!(self.stack.last(), Some(Frame { open: Open::Map(m), .. }) if m.key.is_none())
     }
@@ -337,8 +329,7 @@ impl Builder<'_> {
                     ));
                 }
             }
-            let id = KeyId::of_scalar(text, style, kind, &node.value);
-            return self.set_key(node, id, merge, text);
+            return self.set_key(node, merge, text);
         }
         self.push(node, 0)
     }
@@ -387,7 +378,7 @@ impl Builder<'_> {
             self.remember(frame.anchor, node.clone(), events, height, nodes);
         }
         if self.expecting_key() {
-            return self.set_key(node, KeyId::Unique, false, "");
+            return self.set_key(node, false, "");
         }
         self.push(node, height)
     }
@@ -430,7 +421,7 @@ impl Builder<'_> {
         self.produced += events;
         if let Some(frame) = self.stack.last_mut() {
             if let Open::Map(map) = &mut frame.open {
-                if matches!(map.key, Some((_, _, true))) {
+                if matches!(map.key, Some((_, true))) {
                     frame.height = frame.height.max(height);
                     map.key = None;
                     map.merges.push((node, used_at));
@@ -441,9 +432,8 @@ impl Builder<'_> {
         // Every node of the copy points at the alias, where it is used.
         relocate(&mut node, used_at);
         if self.expecting_key() {
-            let id = KeyId::of_value(&node.value, self.written(node.loc));
             let text = node.scalar_text().unwrap_or_default();
-            return self.set_key(node, id, false, &text);
+            return self.set_key(node, false, &text);
         }
         self.push(node, height)
     }
@@ -462,7 +452,7 @@ impl Builder<'_> {
 
     /// Holds a key until its value comes; a key the map already has is refused, unless the
     /// last one wins (then the consumer keeps the last: serde-saphyr handed all of them over).
-    fn set_key(&mut self, node: Node, id: KeyId, merge: bool, raw: &str) -> Result<(), Failure> {
+    fn set_key(&mut self, node: Node, merge: bool, raw: &str) -> Result<(), Failure> {
         let duplicates = self.duplicates;
         let base = self.base;
         if let Some(Frame {
@@ -470,11 +460,14 @@ impl Builder<'_> {
             ..
         }) = self.stack.last_mut()
         {
-            if duplicates == Duplicates::Error && !merge && map.find(&node, &id).is_some() {
-                let key = if id == KeyId::Unique { None } else { Some(raw) };
-                return Err(duplicate(key, node.loc.start - base));
+            if duplicates == Duplicates::Error && !merge {
+                if let Some(id) = ident(&node, self.text, base) {
+                    if map.has(&id, self.text, base) {
+                        return Err(duplicate(raw, node.loc.start - base));
+                    }
+                }
             }
-            map.key = Some((node, id, merge));
+            map.key = Some((node, merge));
         }
         Ok(())
     }
@@ -489,14 +482,14 @@ impl Builder<'_> {
         match &mut frame.open {
             Open::Seq(items) => items.push(node),
             Open::Map(map) => {
-                let Some((key, id, merge)) = map.key.take() else {
+                let Some((key, merge)) = map.key.take() else {
                     return Ok(());
                 };
                 if merge {
                     let loc = node.loc;
                     map.merges.push((node, loc));
                 } else {
-                    map.add(key, id, node);
+                    map.add(key, node, self.text, self.base);
                 }
             }
         }
@@ -524,11 +517,12 @@ impl Builder<'_> {
                 .into_iter()
                 .flat_map(|(entries, loc)| entries.into_iter().map(move |e| (e, loc)));
             for ((mut key, mut value), loc) in entries {
-                let id = KeyId::of_value(&key.value, self.written(key.loc));
+                let known = ident(&key, self.text, self.base)
+                    .is_some_and(|id| map.has(&id, self.text, self.base));
                 relocate(&mut key, loc);
                 relocate(&mut value, loc);
-                if map.find(&key, &id).is_none() {
-                    map.add(key, id, value);
+                if !known {
+                    map.add(key, value, self.text, self.base);
                 }
             }
         }
@@ -561,16 +555,11 @@ fn merge_failure(at: usize) -> Failure {
     )
 }
 
-fn duplicate(key: Option<&str>, at: usize) -> Failure {
-    let message = match key {
-        Some(k) => {
-            format!("duplicate mapping key: {k}, set DuplicateKeyPolicy in Options if acceptable")
-        }
-        None => {
-            "duplicate mapping key, set DuplicateKeyPolicy in Options if acceptable".to_string()
-        }
-    };
-    Failure::new(message, at)
+fn duplicate(key: &str, at: usize) -> Failure {
+    Failure::new(
+        format!("duplicate mapping key: {key}, set DuplicateKeyPolicy in Options if acceptable"),
+        at,
+    )
 }
 
 fn tag_len(tag: Option<&Tag>) -> usize {
@@ -607,116 +596,80 @@ fn fit<T>(mut v: Vec<T>) -> Vec<T> {
     v
 }
 
-/// What makes two keys the same one (serde-saphyr's `KeyFingerprint`): a plain integer by its
-/// value; any other scalar by its text and whether it is null, a string (plain `true` and
-/// quoted `"true"` are one key) or explicitly typed.
-#[derive(Clone, PartialEq, Eq, Hash)]
-enum KeyId {
-    Int(i128),
-    /// A string-like key whose text is its node's `Value::Str`.
-    Str,
-    /// Any other scalar: its class and text.
-    Text(Class, Box<str>),
-    /// A sequence or map key: never compared (kvlint reads none).
-    Unique,
+/// What makes two keys the same one (serde-saphyr's `KeyFingerprint`): an integer by its value;
+/// a string, or a plain boolean or float by its text, as a string (plain `true` and quoted
+/// `"true"` are one key); a null by its text (`~` and `null` are two). Sequence and map keys
+/// have none: they are never compared (kvlint reads none).
+#[derive(PartialEq, Eq, Hash)]
+enum Ident<'a> {
+    Int(i64),
+    Str(&'a str),
+    Null(&'a str),
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Class {
-    Str,
-    Null,
-    Typed(u8),
+/// `Ident` owned, for the index of a large map.
+#[derive(PartialEq, Eq, Hash)]
+enum Owned {
+    Int(i64),
+    Str(String),
+    Null(String),
 }
 
-impl KeyId {
-    fn of_scalar(text: &str, style: ScalarStyle, kind: Kind, value: &Value) -> KeyId {
-        let plain_untagged = style == ScalarStyle::Plain && kind == Kind::Untagged;
-        match (value, kind) {
-            (Value::Int(i), Kind::Untagged | Kind::Int) if plain_untagged || kind == Kind::Int => {
-                KeyId::Int(i128::from(*i))
-            }
-            (Value::Str(_), _) => KeyId::Str,
-            (Value::Null, Kind::Untagged) => KeyId::Text(Class::Null, text.into()),
-            (_, Kind::Untagged | Kind::Merge | Kind::NonSpecific | Kind::Str) => {
-                KeyId::Text(Class::Str, text.into())
-            }
-            (_, kind) => KeyId::Text(Class::Typed(kind as u8), text.into()),
+impl Ident<'_> {
+    fn owned(&self) -> Owned {
+        match self {
+            Ident::Int(i) => Owned::Int(*i),
+            Ident::Str(s) => Owned::Str(s.to_string()),
+            Ident::Null(s) => Owned::Null(s.to_string()),
         }
     }
+}
 
-    /// The identity of a key known only by its node (an alias or a merged entry); `written` is
-    /// the text at its location, which for a plain scalar is the scalar as written.
-    fn of_value(value: &Value, written: &str) -> KeyId {
-        match value {
-            Value::Int(i) => KeyId::Int(i128::from(*i)),
-            Value::Str(_) => KeyId::Str,
-            Value::Null => KeyId::Text(Class::Null, written.into()),
-            Value::Seq(_) | Value::Map(_) => KeyId::Unique,
-            Value::Bool(_) | Value::Float(_) => KeyId::Text(Class::Str, written.into()),
-        }
-    }
-
-    /// Class and text for comparing string-like keys, whatever their `KeyId` variant.
-    fn text<'a>(&'a self, node: &'a Node) -> Option<(Class, &'a str)> {
-        match (self, &node.value) {
-            (KeyId::Str, Value::Str(s)) => Some((Class::Str, s)),
-            (KeyId::Text(class, t), _) => Some((*class, t)),
-            _ => None,
-        }
-    }
+/// The identity of a key of the document `text` that starts at `base`: what is written at its
+/// location, for a plain scalar, is the scalar as written.
+fn ident<'a>(key: &'a Node, text: &'a str, base: usize) -> Option<Ident<'a>> {
+    let written = || {
+        key.loc
+            .start
+            .checked_sub(base)
+            .and_then(|s| text.get(s..key.loc.end - base))
+            .unwrap_or("")
+    };
+    Some(match &key.value {
+        Value::Int(i) => Ident::Int(*i),
+        Value::Str(s) => Ident::Str(s),
+        Value::Null => Ident::Null(written()),
+        Value::Bool(_) | Value::Float(_) => Ident::Str(written()),
+        Value::Seq(_) | Value::Map(_) => return None,
+    })
 }
 
 impl MapState {
-    /// The entry whose key is the same as `key`.
-    fn find(&self, key: &Node, id: &KeyId) -> Option<usize> {
-        if *id == KeyId::Unique {
-            return None;
+    /// Whether the map has a key with this identity.
+    fn has(&self, id: &Ident, text: &str, base: usize) -> bool {
+        match &self.index {
+            Some(index) => index.contains(&id.owned()),
+            None => self
+                .entries
+                .iter()
+                .any(|(k, _)| ident(k, text, base).as_ref() == Some(id)),
         }
-        if let Some(index) = &self.index {
-            return index.get(&Self::hashed(key, id)).copied();
-        }
-        let wanted = id.text(key);
-        self.ids
-            .iter()
-            .zip(&self.entries)
-            .position(|(other, (k, _))| match wanted {
-                Some(w) => other.text(k) == Some(w),
-                None => other == id,
-            })
     }
 
-    fn add(&mut self, key: Node, id: KeyId, value: Node) {
+    fn add(&mut self, key: Node, value: Node, text: &str, base: usize) {
         if self.index.is_none() && self.entries.len() >= LINEAR_KEY_SEARCH {
-            let mut index = HashMap::with_capacity(self.entries.len() * 2);
-            for (i, (id, (k, _))) in self.ids.iter().zip(&self.entries).enumerate() {
-                if *id != KeyId::Unique {
-                    index.entry(Self::hashed(k, id)).or_insert(i);
-                }
-            }
+            let index = self
+                .entries
+                .iter()
+                .filter_map(|(k, _)| Some(ident(k, text, base)?.owned()))
+                .collect();
             self.index = Some(index);
         }
         if let Some(index) = &mut self.index {
-            if id != KeyId::Unique {
-                index
-                    .entry(Self::hashed(&key, &id))
-                    .or_insert(self.entries.len());
+            if let Some(id) = ident(&key, text, base) {
+                index.insert(id.owned());
             }
         }
-        self.ids.push(id);
         self.entries.push((key, value));
     }
-
-    /// A key's identity as an owned value, for maps large enough to index.
-    fn hashed(key: &Node, id: &KeyId) -> Hashed {
-        match id.text(key) {
-            Some((class, text)) => Hashed::Text(class, text.to_string()),
-            None => Hashed::Id(id.clone()),
-        }
-    }
-}
-
-#[derive(PartialEq, Eq, Hash)]
-enum Hashed {
-    Text(Class, String),
-    Id(KeyId),
 }

@@ -241,4 +241,77 @@ mod tests {
         let c = docs[2].as_ref().unwrap().get("c").unwrap();
         assert_eq!(s.position(c.loc).line, 5);
     }
+
+    fn read(text: &str) -> Result<Node, YamlError> {
+        parse_document(FileId(0), &SourceFile::new("t.yaml", text))
+    }
+
+    #[test]
+    fn a_repeated_key_is_refused_where_it_repeats() {
+        let err = read("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert_eq!(
+            err.message,
+            "error: line 3 column 1: duplicate mapping key: a, set DuplicateKeyPolicy in Options if acceptable"
+        );
+        assert_eq!(err.loc.start, 10);
+        // Plain `true` and quoted "true" are one key; `1` and "1" are two.
+        assert!(read("true: x\n\"true\": y\n").is_err());
+        assert!(read("1: x\n\"1\": y\n").is_ok());
+        // With the last key winning, every entry is handed over; the reader keeps the last.
+        let src = SourceFile::new("c.yaml", "a: 1\na: 2\n");
+        let doc = parse_document_last_key_wins(FileId(0), &src).unwrap();
+        let Value::Map(entries) = &doc.value else {
+            panic!("not a map")
+        };
+        assert_eq!(entries.len(), 2);
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_before_it_is_expanded() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        for (prev, name) in "abcdefgh".chars().zip("bcdefghi".chars()) {
+            let refs = vec![format!("*{prev}"); 9].join(", ");
+            text += &format!("{name}: &{name} [{refs}]\n");
+        }
+        let started = std::time::Instant::now();
+        let err = read(&text).unwrap_err();
+        assert!(
+            started.elapsed().as_secs_f64() < 2.0,
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            err.message.contains("budget breached: Nodes"),
+            "{}",
+            err.message
+        );
+        // A few copies are fine, and each points at the alias that made it.
+        let doc = read("a: &x [1, 2]\nb: *x\n").unwrap();
+        let b = doc.get("b").unwrap();
+        assert_eq!(b.to_json(), serde_json::json!([1, 2]));
+        let Value::Seq(items) = &b.value else {
+            panic!("not a list")
+        };
+        assert_eq!((items[0].loc.start, items[0].loc.end), (16, 18));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_exhausting_the_stack() {
+        let flow = format!("{}x{}", "[".repeat(10_000), "]".repeat(10_000));
+        let mut block = String::new();
+        for depth in 0..10_000 {
+            block += &format!("{}k:\n", " ".repeat(depth));
+        }
+        for text in [flow, block] {
+            let err = read(&text).unwrap_err();
+            assert!(!err.message.is_empty());
+        }
+        let at_limit = format!("{}x{}", "[".repeat(64), "]".repeat(64));
+        assert!(read(&at_limit).is_ok());
+        let over = format!("{}x{}", "[".repeat(65), "]".repeat(65));
+        assert!(read(&over)
+            .unwrap_err()
+            .message
+            .ends_with("budget breached: Depth { depth: 65 }"));
+    }
 }

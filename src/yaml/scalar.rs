@@ -131,12 +131,37 @@ pub(super) fn resolve(text: &str, style: ScalarStyle, kind: Kind) -> Result<Valu
     if is_null(text) {
         return Ok(Value::Null);
     }
+    if !may_be_typed(text) {
+        return Ok(Value::Str(text.to_string()));
+    }
     Ok(untagged_plain(text)?.unwrap_or_else(|| Value::Str(text.to_string())))
 }
 
 /// Plain text YAML core reads as null (`scalar_is_nullish`: exact spellings, no trimming).
 pub(super) fn is_null(text: &str) -> bool {
     matches!(text, "" | "~" | "null" | "Null" | "NULL")
+}
+
+/// Whether a plain scalar can be anything but a string: every boolean, integer and float
+/// spelling starts with one of these (after padding, which plain scalars do not have).
+fn may_be_typed(text: &str) -> bool {
+    text.as_bytes().first().is_some_and(|b| {
+        b.is_ascii_digit()
+            || matches!(
+                b.to_ascii_lowercase(),
+                b'+' | b'-'
+                    | b'.'
+                    | b't'
+                    | b'f'
+                    | b'y'
+                    | b'n'
+                    | b'o'
+                    | b' '
+                    | b'\t'
+                    | b'\r'
+                    | b'\n'
+            )
+    })
 }
 
 /// A plain, untagged, non-null scalar: bool, then int, then float; `None` keeps the text.
@@ -178,9 +203,15 @@ fn finite(f: f64) -> Result<Value, ScalarError> {
     }
 }
 
-/// ASCII padding dropped before typing (`yaml_trim`).
+/// ASCII padding dropped before typing (`yaml_trim`); plain scalars never have any.
 fn trim(s: &str) -> &str {
-    s.trim_matches([' ', '\t', '\r', '\n'])
+    let pad = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let bytes = s.as_bytes();
+    if bytes.first().is_some_and(pad) || bytes.last().is_some_and(pad) {
+        s.trim_matches([' ', '\t', '\r', '\n'])
+    } else {
+        s
+    }
 }
 
 /// YAML 1.1 booleans, any case (`parse_yaml11_bool`).
@@ -300,4 +331,136 @@ fn float(s: &str, tagged: bool) -> Option<f64> {
         .is_some_and(u8::is_ascii_digit)
         .then_some(parsed)
         .filter(|p| p.is_infinite())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(text: &str) -> Result<Value, ScalarError> {
+        resolve(text, ScalarStyle::Plain, Kind::Untagged)
+    }
+
+    /// YAML 1.2.2 core schema, tag resolution (§10.3.2), for the spellings it lists.
+    #[test]
+    fn plain_scalars_resolve_as_the_core_schema_says() {
+        let s = |t: &str| Value::Str(t.to_string());
+        let table = [
+            ("null", Value::Null),
+            ("Null", Value::Null),
+            ("NULL", Value::Null),
+            ("~", Value::Null),
+            ("", Value::Null),
+            ("true", Value::Bool(true)),
+            ("True", Value::Bool(true)),
+            ("TRUE", Value::Bool(true)),
+            ("false", Value::Bool(false)),
+            ("FALSE", Value::Bool(false)),
+            ("0", Value::Int(0)),
+            ("-19", Value::Int(-19)),
+            ("+12", Value::Int(12)),
+            ("0o14", Value::Int(12)),
+            ("0xC", Value::Int(12)),
+            ("0x1f", Value::Int(31)),
+            ("1.", Value::Float(1.0)),
+            (".5", Value::Float(0.5)),
+            ("+12e03", Value::Float(12000.0)),
+            ("-2E+05", Value::Float(-200000.0)),
+            ("0.", Value::Float(0.0)),
+            // Not in any of the core schema's forms: strings.
+            ("nULL", s("nULL")),
+            ("tRUE", Value::Bool(true)), // YAML 1.1 booleans are case-insensitive (below)
+            ("0x", s("0x")),
+            ("inf", s("inf")),
+            ("nan", s("nan")),
+            ("12e", s("12e")),
+            ("1:20", s("1:20")),
+            ("2001-12-14", s("2001-12-14")),
+            ("0.1.2", s("0.1.2")),
+            ("Qwen/Qwen3-8B", s("Qwen/Qwen3-8B")),
+        ];
+        for (text, want) in table {
+            assert_eq!(plain(text), Ok(want), "{text:?}");
+        }
+    }
+
+    /// serde-saphyr's documented defaults, which kvlint's YAML always had: YAML 1.1 booleans
+    /// (`Options::strict_booleans` off), binary and underscored integers, a u64 beyond i64 as a
+    /// float here (the tree has no unsigned integers), non-finite floats refused
+    /// (`reject_non_finite_typeless_float`), and upper-case radix prefixes kept as text.
+    #[test]
+    fn serde_saphyr_defaults_hold() {
+        let s = |t: &str| Value::Str(t.to_string());
+        for (text, b) in [
+            ("yes", true),
+            ("Y", true),
+            ("on", true),
+            ("No", false),
+            ("n", false),
+            ("OFF", false),
+        ] {
+            assert_eq!(plain(text), Ok(Value::Bool(b)), "{text:?}");
+        }
+        assert_eq!(plain("0b101"), Ok(Value::Int(5)));
+        assert_eq!(plain("1_000"), Ok(Value::Int(1000)));
+        assert_eq!(plain("1__0"), Ok(Value::Str("1__0".into())));
+        assert_eq!(plain("9223372036854775807"), Ok(Value::Int(i64::MAX)));
+        assert_eq!(
+            plain("9223372036854775808"),
+            Ok(Value::Float(9223372036854775808.0))
+        );
+        assert_eq!(plain("-9223372036854775808"), Ok(Value::Int(i64::MIN)));
+        for text in [".inf", "-.inf", ".NaN", "1e999"] {
+            assert_eq!(plain(text), Err(ScalarError::NonFinite), "{text:?}");
+        }
+        for text in ["0X1F", "0O17", "0B1", "-.nan", "+.nan"] {
+            assert_eq!(plain(text), Ok(s(text)), "{text:?}");
+        }
+        // A redundant leading zero is no integer; Rust's float grammar still takes it.
+        assert_eq!(plain("007"), Ok(Value::Float(7.0)));
+    }
+
+    #[test]
+    fn quoted_block_and_string_tagged_scalars_stay_text() {
+        for style in [
+            ScalarStyle::SingleQuoted,
+            ScalarStyle::DoubleQuoted,
+            ScalarStyle::Literal,
+            ScalarStyle::Folded,
+        ] {
+            assert_eq!(
+                resolve("8", style, Kind::Untagged),
+                Ok(Value::Str("8".into()))
+            );
+            assert_eq!(
+                resolve("", style, Kind::Untagged),
+                Ok(Value::Str(String::new()))
+            );
+        }
+        for kind in [Kind::Str, Kind::NonSpecific] {
+            assert_eq!(
+                resolve("true", ScalarStyle::Plain, kind),
+                Ok(Value::Str("true".into()))
+            );
+            assert_eq!(
+                resolve("~", ScalarStyle::Plain, kind),
+                Ok(Value::Str("~".into()))
+            );
+        }
+    }
+
+    #[test]
+    fn explicit_tags_type_the_text_or_refuse_it() {
+        let tagged = |text: &str, kind| resolve(text, ScalarStyle::Plain, kind);
+        assert_eq!(tagged("8", Kind::Float), Ok(Value::Float(8.0)));
+        assert_eq!(tagged("-8", Kind::Int), Ok(Value::Int(-8)));
+        assert_eq!(tagged("x", Kind::Null), Ok(Value::Null));
+        assert_eq!(tagged("yes", Kind::Bool), Ok(Value::Bool(true)));
+        assert_eq!(tagged("8.5", Kind::Int), Err(ScalarError::Invalid("u64")));
+        assert_eq!(
+            tagged("maybe", Kind::Bool),
+            Err(ScalarError::Invalid("boolean"))
+        );
+        assert_eq!(ScalarError::Invalid("u64").message("8.5"), "invalid u64");
+    }
 }
