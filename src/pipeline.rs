@@ -33,6 +33,8 @@ pub struct Options {
     pub engine_version: Option<EngineVersions>,
     /// Rule levels and parameters from `kvlint.toml`.
     pub rules: RuleSettings,
+    /// Threads that read the documents of a large YAML file (`--jobs`); 0 or 1: this thread only.
+    pub jobs: usize,
 }
 
 /// The result of a run.
@@ -66,7 +68,7 @@ impl Outcome {
     pub fn check_file(&mut self, file: FileId, opts: &Options, base_dir: Option<&Path>) {
         self.files_checked += 1;
         let first = self.launches.len();
-        let found = extract::extract(file, &self.sources);
+        let found = extract::extract_with(file, &self.sources, opts.jobs);
         for launch in found.launches {
             self.check_launch(launch, file, opts, base_dir);
         }

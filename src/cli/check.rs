@@ -118,6 +118,10 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
         ..options(h, cfg.gpu.as_ref())?
     };
     opts.models.table = cfg.models.clone();
+    opts.jobs = a
+        .jobs
+        .or_else(|| std::thread::available_parallelism().ok())
+        .map_or(1, |n| n.get());
     let mut outcome = Outcome::default();
     for input in &a.paths {
         for Input { name, text, base } in read_input(input, &a, &cfg)? {
