@@ -7,13 +7,17 @@ mod common;
 use common::{kvlint, kvlint_env};
 use std::path::PathBuf;
 
+/// INP007 (a router, not checked) is off by default; these runs report it.
+const SELECT: &str = "--extend-select";
+
 /// Documents of the render before the broken one.
 const BEFORE_BROKEN: usize = 150;
 
-/// A Helm-style render of 300 documents (well over the 64 KiB below which a file is read on
+/// A Helm-style render of 301 documents (well over the 64 KiB below which a file is read on
 /// one thread): vLLM Deployments on one L4, every third with a 128k context that does not fit
-/// (KV001), one of those suppressed with a reason, their Services, and one broken document in
-/// the middle. Returns the text and the 1-based line of the broken document's bad flow sequence.
+/// (KV001), one of those suppressed with a reason, their Services but one, which a router and
+/// an unread engine mention replace, and one broken document in the middle. Returns the text and
+/// the 1-based line of the broken document's bad flow sequence.
 fn render() -> (String, usize) {
     let mut s = String::new();
     let mut broken_line = 0;
@@ -22,6 +26,13 @@ fn render() -> (String, usize) {
             s.push_str("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n");
             broken_line = s.lines().count() + 1;
             s.push_str("  flags: [--max-model-len, 4096\n");
+            continue;
+        }
+        if i == 41 {
+            // Read by the whole-text scan that runs beside the documents' reading: a router
+            // (INP007) and an engine named where kvlint finds no launch (INP006).
+            s.push_str("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: front\ndata:\n  run: vllm-router --port 8000\n");
+            s.push_str("---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  run: vllm serve m\n");
             continue;
         }
         if i % 2 == 1 {
@@ -77,15 +88,21 @@ fn reports_are_the_same_on_one_thread_and_on_four() {
     let (path, broken_line) = written_render("jobs-same.yaml");
     let path = path.to_str().expect("utf-8 path");
     for format in ["json", "human", "sarif"] {
-        let one = kvlint(&["check", "--format", format, "--jobs", "1", path]);
-        let four = kvlint(&["check", "--format", format, "--jobs", "4", path]);
+        let run = |jobs| {
+            kvlint(&[
+                "check", "--format", format, "-j", jobs, SELECT, "INP007", path,
+            ])
+        };
+        let (one, four) = (run("1"), run("4"));
         assert_eq!(one.code, 1, "{format}: KV001 fires\n{}", one.stderr);
         assert_eq!(four.code, one.code, "{format}: exit codes differ");
         assert_same(&one.stdout, &four.stdout, &format!("{format} stdout"));
         assert_same(&one.stderr, &four.stderr, &format!("{format} stderr"));
     }
 
-    let json = kvlint(&["check", "--format", "json", "-j", "4", path]);
+    let json = kvlint(&[
+        "check", "--format", "json", "-j", "4", SELECT, "INP007", path,
+    ]);
     let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json report");
     let findings = report["findings"].as_array().expect("findings");
     let rules: Vec<&str> = findings
@@ -107,6 +124,13 @@ fn reports_are_the_same_on_one_thread_and_on_four() {
     let inp: Vec<&serde_json::Value> = findings.iter().filter(|f| f["rule"] == "INP001").collect();
     assert_eq!(inp.len(), 1, "{rules:?}");
     assert_eq!(inp[0]["line"], broken_line, "{}", inp[0]);
+    for rule in ["INP006", "INP007"] {
+        assert_eq!(
+            rules.iter().filter(|r| **r == rule).count(),
+            1,
+            "{rule}: {rules:?}"
+        );
+    }
     assert_eq!(report["launches"].as_array().map(Vec::len), Some(149));
 }
 

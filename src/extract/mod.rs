@@ -44,9 +44,14 @@ pub fn extract_with(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
     if let Some(out) = unread::helm_template(file, src) {
         return out;
     }
-    let mut out = by_kind(file, sources, jobs);
+    let read = || by_kind(file, sources, jobs);
+    let (mut out, scan) = if jobs > 1 && src.text.len() >= PARALLEL_MIN_BYTES {
+        parallel::join(read, || unread::scan(src))
+    } else {
+        (read(), unread::scan(src))
+    };
     roles::fill(&mut out.launches, sources);
-    unread::note(file, src, &mut out);
+    unread::note(file, src, scan, &mut out);
     out
 }
 

@@ -49,9 +49,22 @@ pub fn map_ordered<T: Sync, R: Send>(
         .collect()
 }
 
+/// `a` on this thread while `b` runs on another, as rayon's `join`; a panic in either is raised
+/// here with its own payload.
+pub fn join<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
+    std::thread::scope(|s| {
+        let other = s.spawn(b);
+        let mine = a();
+        match other.join() {
+            Ok(theirs) => (mine, theirs),
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::map_ordered;
+    use super::{join, map_ordered};
 
     #[test]
     fn keeps_the_order_of_the_items_for_any_thread_count() {
@@ -72,6 +85,14 @@ mod tests {
             );
         }
         assert!(map_ordered(&[] as &[u64], 4, slow_square).is_empty());
+    }
+
+    #[test]
+    fn join_returns_both_results_and_raises_the_other_threads_panic() {
+        assert_eq!(join(|| 6 * 7, || "other".len()), (42, 5));
+        let caught = std::panic::catch_unwind(|| join(|| 1, || -> u8 { panic!("scan broke") }));
+        let payload = caught.expect_err("the other thread's panic reaches the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"scan broke"));
     }
 
     #[test]
