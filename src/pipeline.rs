@@ -47,6 +47,8 @@ pub struct Outcome {
     pub deployments: Vec<Deployment>,
     /// Input files read (files an engine `--config` names are not counted).
     pub files_checked: usize,
+    /// Models resolved so far in this run, by what the launch asks for.
+    models: model::Memo,
 }
 
 /// A whole-run failure (exit code 2).
@@ -123,7 +125,13 @@ impl Outcome {
         findings.extend(parsed.findings);
         findings.extend(engine::startup::check(&parsed.args));
         let args = parsed.args;
-        let model = model::resolve::for_launch(&launch, &args, &opts.models, &mut findings);
+        let model = model::resolve::for_launch(
+            &launch,
+            &args,
+            &opts.models,
+            &mut self.models,
+            &mut findings,
+        );
         let stages = model
             .as_ref()
             .map(|m| engine::startup::check_layers(&args, m.num_layers));

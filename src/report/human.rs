@@ -126,17 +126,17 @@ impl Window {
         }
         let first = top.saturating_sub(CONTEXT_LINES).max(1);
         let last = bottom + CONTEXT_LINES;
-        let line_at = |n: usize| file.offset_of(n, 1);
-        let long = (first..=last).any(|n| line_at(n + 1) - line_at(n) > 4 * LINE_CHARS);
-        let (from, to) = if long {
-            // One cut line: the span with some characters either side, never past its line.
-            let from = back_chars(text, start, LINE_CHARS);
-            let from = text[from..start].rfind('\n').map_or(from, |i| from + i + 1);
-            let to = fwd_chars(text, start, 2 * LINE_CHARS);
-            let to = text[start..to].find('\n').map_or(to, |i| start + i);
-            (from, to)
-        } else {
-            (line_at(first), line_at(last + 1))
+        let top_at = file.offset_of(first, 1);
+        let (from, to) = match lines_end(text, top_at, last + 1 - first) {
+            Some(end) => (top_at, end),
+            None => {
+                // One cut line: the span with some characters either side, never past its line.
+                let from = back_chars(text, start, LINE_CHARS);
+                let from = text[from..start].rfind('\n').map_or(from, |i| from + i + 1);
+                let to = fwd_chars(text, start, 2 * LINE_CHARS);
+                let to = text[start..to].find('\n').map_or(to, |i| start + i);
+                (from, to)
+            }
         };
         let (line0, col0) = file.line_col(from);
         Window {
@@ -189,6 +189,26 @@ impl SourceCode for Window {
             inner.line_count() + self.line,
         )))
     }
+}
+
+/// Where the line `count` lines after the one starting at `start` starts; `None` when one of
+/// those lines is longer than a frame shows. Each line is scanned only up to that length, so a
+/// megabyte-long line costs no more than a short one.
+fn lines_end(text: &str, mut start: usize, count: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    for _ in 0..count {
+        let stop = (start + 4 * LINE_CHARS + 1).min(bytes.len());
+        let next = match bytes[start..stop].iter().position(|&b| b == b'\n') {
+            Some(i) => start + i + 1,
+            None if stop < bytes.len() => return None,
+            None => bytes.len(),
+        };
+        if next - start > 4 * LINE_CHARS {
+            return None;
+        }
+        start = next;
+    }
+    Some(start)
 }
 
 /// The nearest character boundary at or before `at`.
@@ -316,7 +336,7 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = String::new();
     let verdicts = super::verdicts(outcome, findings);
     for (lo, verdict) in outcome.launches.iter().zip(verdicts) {
-        let pos = outcome.sources.position(lo.launch.command);
+        let line = outcome.sources.line(lo.launch.command);
         let file = &outcome.sources.get(lo.file).name;
         let from = super::gpu_source_text(outcome, lo)
             .map_or_else(String::new, |s| format!(", GPU from {s}"));
@@ -360,7 +380,7 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
             .filter(|s| s.kind == "model-config")
             .and_then(|s| s.note.as_ref())
             .map_or(String::new(), |n| format!(" ({n})"));
-        out.push_str(&format!("{file}:{}: {what}: {verdict}{note}\n", pos.line));
+        out.push_str(&format!("{file}:{line}: {what}: {verdict}{note}\n"));
     }
     out
 }
