@@ -245,7 +245,7 @@ pub fn clean(s: &str) -> String {
 
 /// As [`clean`], each replacement as long in bytes as what it replaces, so offsets still hold.
 fn clean_keep_len(s: &str) -> String {
-    if !s.chars().any(unsafe_char) {
+    if !has_unsafe(s) {
         return s.to_string();
     }
     s.chars()
@@ -259,6 +259,15 @@ fn clean_keep_len(s: &str) -> String {
             },
         })
         .collect()
+}
+
+/// Whether `s` holds a character [`unsafe_char`] replaces. Only bytes that can start one are
+/// decoded: ASCII controls, and the lead bytes of C1 controls (0xC2) and of the bidirectional
+/// overrides (0xE2), so that a long report is scanned byte by byte.
+fn has_unsafe(s: &str) -> bool {
+    s.bytes().enumerate().any(|(i, b)| {
+        matches!(b, 0..=0x1f | 0x7f | 0xc2 | 0xe2) && s[i..].chars().next().is_some_and(unsafe_char)
+    })
 }
 
 fn unsafe_char(c: char) -> bool {
@@ -499,4 +508,17 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
     }
     out.push_str(&summary(findings, outcome.suppressed.len()));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_byte_scan_finds_exactly_the_unsafe_characters() {
+        for c in (0..0x3000).filter_map(char::from_u32) {
+            let text = format!("a×{c}–b");
+            assert_eq!(has_unsafe(&text), unsafe_char(c), "U+{:04X}", c as u32);
+        }
+    }
 }

@@ -256,14 +256,23 @@ pub fn check(outcome: &Outcome, findings: &[Rendered]) -> Value {
     serde_json::to_value(Check::new(outcome, findings)).unwrap_or(Value::Null)
 }
 
-/// [`check`] as the text `--format json` prints (pretty, one newline at the end), written one
-/// launch at a time: a large render never holds every launch's object at once.
+/// [`check`] as the text `--format json` prints (pretty, one newline at the end).
 pub fn check_text(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = Vec::new();
     // Writing to a Vec fails only if a value does not serialize; every value here is JSON.
-    let _ = serde_json::to_writer_pretty(&mut out, &Check::new(outcome, findings));
-    out.push(b'\n');
+    let _ = write_check(&mut out, outcome, findings);
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`check_text`] written straight to `w`, one launch at a time: a large render never holds
+/// every launch's object, nor the whole text, at once.
+pub fn write_check<W: std::io::Write>(
+    mut w: W,
+    outcome: &Outcome,
+    findings: &[Rendered],
+) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut w, &Check::new(outcome, findings))?;
+    w.write_all(b"\n")
 }
 
 /// The `check` document, its fields in the order of the contract; launches and deployments are
