@@ -33,6 +33,8 @@ pub struct Options {
     pub engine_version: Option<EngineVersions>,
     /// Rule levels and parameters from `kvlint.toml`.
     pub rules: RuleSettings,
+    /// Threads that read the documents of a large YAML file (`--jobs`); 0 or 1: this thread only.
+    pub jobs: usize,
 }
 
 /// The result of a run.
@@ -47,6 +49,8 @@ pub struct Outcome {
     pub deployments: Vec<Deployment>,
     /// Input files read (files an engine `--config` names are not counted).
     pub files_checked: usize,
+    /// Models resolved so far in this run, by what the launch asks for.
+    models: model::Memo,
 }
 
 /// A whole-run failure (exit code 2).
@@ -66,7 +70,7 @@ impl Outcome {
     pub fn check_file(&mut self, file: FileId, opts: &Options, base_dir: Option<&Path>) {
         self.files_checked += 1;
         let first = self.launches.len();
-        let found = extract::extract(file, &self.sources);
+        let found = extract::extract_with(file, &self.sources, opts.jobs);
         for launch in found.launches {
             self.check_launch(launch, file, opts, base_dir);
         }
@@ -123,7 +127,13 @@ impl Outcome {
         findings.extend(parsed.findings);
         findings.extend(engine::startup::check(&parsed.args));
         let args = parsed.args;
-        let model = model::resolve::for_launch(&launch, &args, &opts.models, &mut findings);
+        let model = model::resolve::for_launch(
+            &launch,
+            &args,
+            &opts.models,
+            &mut self.models,
+            &mut findings,
+        );
         let stages = model
             .as_ref()
             .map(|m| engine::startup::check_layers(&args, m.num_layers));

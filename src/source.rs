@@ -188,6 +188,10 @@ impl Sources {
     pub fn text(&self, loc: Loc) -> &str {
         self.get(loc.file).text.get(loc.range()).unwrap_or("")
     }
+    /// The 1-based line a span starts on (half the work of [`Sources::position`]).
+    pub fn line(&self, loc: Loc) -> usize {
+        self.get(loc.file).line_col(loc.start).0
+    }
     /// (line, column, end line, end column), all 1-based; the end is exclusive.
     pub fn position(&self, loc: Loc) -> Position {
         let f = self.get(loc.file);

@@ -5,7 +5,7 @@
 //! bytes during `extract`, above what was live before it. The allocations are deterministic,
 //! so the figures are too. One test in this binary, so no other test allocates meanwhile.
 
-use kvlint::extract::extract;
+use kvlint::extract::extract_with;
 use kvlint::source::Sources;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -58,14 +58,14 @@ fn render(docs: usize) -> String {
     s
 }
 
-/// Peak heap bytes above the start while extracting `text` read under `name`, and the number
-/// of launches and findings found (none expected).
-fn extraction_peak(name: &str, text: String) -> (usize, usize) {
+/// Peak heap bytes above the start while extracting `text` read under `name` on up to `jobs`
+/// threads, and the number of launches and findings found (none expected).
+fn extraction_peak(name: &str, text: String, jobs: usize) -> (usize, usize) {
     let mut sources = Sources::default();
     let file = sources.add(name, text);
     let before = LIVE.load(Relaxed);
     PEAK.store(before, Relaxed);
-    let out = extract(file, &sources);
+    let out = extract_with(file, &sources, jobs);
     let peak = PEAK.load(Relaxed) - before;
     (peak, out.launches.len() + out.findings.len())
 }
@@ -74,9 +74,16 @@ fn extraction_peak(name: &str, text: String) -> (usize, usize) {
 fn documents_are_read_one_at_a_time() {
     // A `.yaml` name, and standard input (named `<stdin>`), which is first sniffed for YAML.
     for name in ["render.yaml", "<stdin>"] {
-        let (one, found_one) = extraction_peak(name, render(1));
-        let (many, found_many) = extraction_peak(name, render(100));
-        assert_eq!((found_one, found_many), (0, 0), "{name}");
+        let (one, found_one) = extraction_peak(name, render(1), 1);
+        let (many, found_many) = extraction_peak(name, render(100), 1);
+        // On 4 threads (`--jobs 4`) each holds one tree at a time: 4 trees at most.
+        let (threads, found_threads) = extraction_peak(name, render(100), 4);
+        assert_eq!((found_one, found_many, found_threads), (0, 0, 0), "{name}");
+        eprintln!("{name}: {threads} bytes above the input for 100 documents on 4 threads");
+        assert!(
+            threads < one * 9 / 2,
+            "{name}: 4 threads peaked {threads} bytes above the input, one tree takes {one}"
+        );
         eprintln!("{name}: {one} bytes above the input for 1 document, {many} for 100");
         // Holding every tree would take 100 times as much for 100 documents; one tree at a
         // time takes the same, plus a few bytes per document (their byte ranges).

@@ -4,6 +4,7 @@ pub mod compose;
 pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
+mod parallel;
 mod roles;
 pub mod shell;
 pub mod skypilot;
@@ -12,7 +13,7 @@ mod unread;
 
 use crate::finding::Finding;
 use crate::launch::Launch;
-use crate::source::{FileId, Sources};
+use crate::source::{FileId, SourceFile, Sources};
 use crate::yaml;
 
 /// Launches found in one file, and the problems met on the way (invalid YAML, ...).
@@ -33,23 +34,34 @@ impl Extracted {
 /// and JSON (manifests, Helm output, `kubectl get -o yaml`), Dockerfiles, engine configs, and shell
 /// scripts for everything else. Standard input is named `<stdin>` (or by `--stdin-filename`).
 pub fn extract(file: FileId, sources: &Sources) -> Extracted {
+    extract_with(file, sources, 1)
+}
+
+/// [`extract`] with the documents of a large YAML file read on up to `jobs` threads (`--jobs`);
+/// the result is the same for any `jobs`, and 0 or 1 reads on this thread only.
+pub fn extract_with(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
     let src = sources.get(file);
     if let Some(out) = unread::helm_template(file, src) {
         return out;
     }
-    let mut out = by_kind(file, sources);
+    let read = || by_kind(file, sources, jobs);
+    let (mut out, scan) = if jobs > 1 && src.text.len() >= PARALLEL_MIN_BYTES {
+        parallel::join(read, || unread::scan(src))
+    } else {
+        (read(), unread::scan(src))
+    };
     roles::fill(&mut out.launches, sources);
-    unread::note(file, src, &mut out);
+    unread::note(file, src, scan, &mut out);
     out
 }
 
-fn by_kind(file: FileId, sources: &Sources) -> Extracted {
+fn by_kind(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
     let src = sources.get(file);
     match kind(&src.name, &src.text) {
-        Kind::Yaml | Kind::Json => yaml_input(file, sources),
+        Kind::Yaml | Kind::Json => yaml_input(file, sources, jobs),
         Kind::Dockerfile => shell::dockerfile(file, &src.text),
         Kind::Shell => shell::script(file, &src.text),
-        Kind::Unknown if looks_like_yaml(file, sources) => yaml_input(file, sources),
+        Kind::Unknown if looks_like_yaml(file, sources) => yaml_input(file, sources, jobs),
         Kind::Unknown => shell::script(file, &src.text),
     }
 }
@@ -168,39 +180,63 @@ fn looks_like_yaml(file: FileId, sources: &Sources) -> bool {
     })
 }
 
+/// Below this size a YAML file is read on the calling thread: starting threads costs more than
+/// they save on a few small documents (the common case: one manifest, one values file).
+const PARALLEL_MIN_BYTES: usize = 64 * 1024;
+const PARALLEL_MIN_DOCUMENTS: usize = 4;
+
 /// A YAML file: each document is a Kubernetes object, Helm values, a compose file or an engine
-/// config; a broken document is an `INP001` finding and the others are still read.
-fn yaml_input(file: FileId, sources: &Sources) -> Extracted {
-    let mut out = Extracted::default();
+/// config; a broken document is an `INP001` finding and the others are still read. A large file's
+/// documents are parsed and read on up to `jobs` threads, each dropping a document's tree before
+/// taking the next; the results are joined in document order, so the output is the same for any
+/// `jobs`.
+fn yaml_input(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
     let src = sources.get(file);
-    for doc in yaml::documents(file, src) {
-        match doc {
-            Ok(node) if k8s::is_object(&node) => {
-                let (launches, findings) = k8s::read(file, src, &node);
-                out.launches.extend(launches);
-                out.findings.extend(findings);
-            }
-            Ok(node) if helm_values::is_values(&node) => {
-                out.launches.extend(helm_values::launches(src, &node))
-            }
-            Ok(node) if skypilot::is_task(&node) => out.add(skypilot::launches(file, src, &node)),
-            Ok(node) if srt_slurm::is_recipe(&node) => {
-                let (launches, findings) = srt_slurm::read(&node);
-                out.launches.extend(launches);
-                out.findings.extend(findings);
-            }
-            Ok(node) if compose::is_compose(&node) => out.add(compose::launches(file, src, &node)),
-            Ok(node) => match engine_config::launch(src, &node) {
-                Some(Ok(launch)) => out.launches.push(launch),
-                Some(Err(reason)) => out
-                    .findings
-                    .push(Finding::new("INP001", Some(node.loc)).var("reason", reason)),
-                None => {}
-            },
-            Err(e) => out
-                .findings
-                .push(Finding::new("INP001", Some(e.loc)).var("reason", e.message)),
+    let ranges = yaml::document_ranges(src);
+    let jobs = if src.text.len() >= PARALLEL_MIN_BYTES && ranges.len() >= PARALLEL_MIN_DOCUMENTS {
+        jobs
+    } else {
+        1
+    };
+    let mut out = Extracted::default();
+    let read = |range: &std::ops::Range<usize>| {
+        document(file, src, yaml::parse_range(file, src, range.clone()))
+    };
+    for one in parallel::map_ordered(&ranges, jobs, read) {
+        out.add(one);
+    }
+    out
+}
+
+/// The launches and findings of one parsed (or broken) document.
+fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlError>) -> Extracted {
+    let mut out = Extracted::default();
+    match doc {
+        Ok(node) if k8s::is_object(&node) => {
+            let (launches, findings) = k8s::read(file, src, &node);
+            out.launches.extend(launches);
+            out.findings.extend(findings);
         }
+        Ok(node) if helm_values::is_values(&node) => {
+            out.launches.extend(helm_values::launches(src, &node))
+        }
+        Ok(node) if skypilot::is_task(&node) => out.add(skypilot::launches(file, src, &node)),
+        Ok(node) if srt_slurm::is_recipe(&node) => {
+            let (launches, findings) = srt_slurm::read(&node);
+            out.launches.extend(launches);
+            out.findings.extend(findings);
+        }
+        Ok(node) if compose::is_compose(&node) => out.add(compose::launches(file, src, &node)),
+        Ok(node) => match engine_config::launch(src, &node) {
+            Some(Ok(launch)) => out.launches.push(launch),
+            Some(Err(reason)) => out
+                .findings
+                .push(Finding::new("INP001", Some(node.loc)).var("reason", reason)),
+            None => {}
+        },
+        Err(e) => out
+            .findings
+            .push(Finding::new("INP001", Some(e.loc)).var("reason", e.message)),
     }
     out
 }

@@ -43,11 +43,28 @@ const MENTIONS: &[&str] = &[
     "echo ", "printf ", "grep ", "pgrep ", "pkill ", "pip ", "install ",
 ];
 
+/// What [`note`] needs from the text alone: the documents' byte ranges and where routers and
+/// engine entrypoints are named. It does not depend on what reading the documents found, so a
+/// large file is scanned beside that reading.
+pub struct Scan {
+    docs: Vec<Range<usize>>,
+    routers: Vec<(Range<usize>, &'static str)>,
+    engines: Vec<(Range<usize>, &'static str)>,
+}
+
+/// Scans the file once for each list of words, however many documents it holds.
+pub fn scan(src: &SourceFile) -> Scan {
+    Scan {
+        docs: documents(src),
+        routers: mentions(src, NOT_ENGINES),
+        engines: mentions(src, ENGINES),
+    }
+}
+
 /// Adds INP007 for each skipped router or frontend, and INP006 for each YAML document (or non-YAML
-/// file) that names an engine entrypoint but gave no launch and no finding saying why. The file
-/// is scanned once for each list of words, however many documents it holds.
-pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
-    let docs = documents(src);
+/// file) that names an engine entrypoint but gave no launch and no finding saying why.
+pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
+    let docs = scan.docs;
     let doc_of = |at: usize| {
         let i = docs.partition_point(|d| d.end <= at);
         docs.get(i).filter(|d| d.contains(&at)).map(|_| i)
@@ -60,7 +77,7 @@ pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
         .filter(|f| f.rule == "INP007")
         .filter_map(|f| Some((f.get("what")?.to_string(), doc_of(f.primary?.start))))
         .collect();
-    for (at, what) in mentions(src, NOT_ENGINES) {
+    for (at, what) in scan.routers {
         if !said.insert((what.to_string(), doc_of(at.start))) {
             continue;
         }
@@ -90,7 +107,7 @@ pub fn note(file: FileId, src: &SourceFile, out: &mut Extracted) {
         }
     }
     let mut named = vec![false; docs.len()];
-    for (at, engine) in mentions(src, ENGINES) {
+    for (at, engine) in scan.engines {
         let Some(i) = doc_of(at.start) else { continue };
         if covered[i] || named[i] || routes(src, &at) {
             continue;
@@ -367,7 +384,7 @@ mod tests {
                     e: python -m sglang.launch_server\n";
         let src = SourceFile::new("a.yaml", text);
         let mut out = Extracted::default();
-        note(FileId(0), &src, &mut out);
+        note(FileId(0), &src, scan(&src), &mut out);
         let got: Vec<(&str, usize)> = out
             .findings
             .iter()

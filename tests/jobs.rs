@@ -1,0 +1,152 @@
+//! `--jobs N` reads the documents of a large YAML file on N threads; the reports must be
+//! byte-identical to a one-thread run: same findings, same order, same lines, a broken document
+//! in the middle still an INP001 at its own line.
+
+mod common;
+
+use common::{kvlint, kvlint_env};
+use std::path::PathBuf;
+
+/// INP007 (a router, not checked) is off by default; these runs report it.
+const SELECT: &str = "--extend-select";
+
+/// Documents of the render before the broken one.
+const BEFORE_BROKEN: usize = 150;
+
+/// A Helm-style render of 301 documents (well over the 64 KiB below which a file is read on
+/// one thread): vLLM Deployments on one L4, every third with a 128k context that does not fit
+/// (KV001), one of those suppressed with a reason, their Services but one, which a router and
+/// an unread engine mention replace, and one broken document in the middle. Returns the text and
+/// the 1-based line of the broken document's bad flow sequence.
+fn render() -> (String, usize) {
+    let mut s = String::new();
+    let mut broken_line = 0;
+    for i in 0..BEFORE_BROKEN * 2 {
+        if i == BEFORE_BROKEN {
+            s.push_str("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata:\n");
+            broken_line = s.lines().count() + 1;
+            s.push_str("  flags: [--max-model-len, 4096\n");
+            continue;
+        }
+        if i == 41 {
+            // Read by the whole-text scan that runs beside the documents' reading: a router
+            // (INP007) and an engine named where kvlint finds no launch (INP006).
+            s.push_str("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: front\ndata:\n  run: vllm-router --port 8000\n");
+            s.push_str("---\napiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  run: vllm serve m\n");
+            continue;
+        }
+        if i % 2 == 1 {
+            let name = format!("engine-{}", i / 2);
+            s.push_str(&format!(
+                "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\nspec:\n  ports:\n    - port: 8000\n"
+            ));
+            continue;
+        }
+        let n = i / 2;
+        let context = if n % 3 == 0 { 131072 } else { 8192 };
+        let ignore = if n == 9 {
+            "  annotations:\n    kvlint.io/ignore: \"KV001=a test of the suppression\"\n"
+        } else {
+            ""
+        };
+        s.push_str(&format!(
+            "---\n# Source: chart/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: engine-{n}\n{ignore}spec:\n  template:\n    spec:\n      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-L4\n      containers:\n        - name: engine\n          image: vllm/vllm-openai:v0.11.0\n          command: [\"vllm\", \"serve\"]\n          args: [\"meta-llama/Llama-3.1-8B-Instruct\", \"--max-model-len\", \"{context}\"]\n          resources:\n            limits:\n              nvidia.com/gpu: \"1\"\n"
+        ));
+    }
+    (s, broken_line)
+}
+
+/// The render written under `name` (one file per test: tests run at the same time).
+fn written_render(name: &str) -> (PathBuf, usize) {
+    let (text, line) = render();
+    assert!(text.len() > 64 * 1024, "the render must be read on threads");
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, text).expect("write the render");
+    (path, line)
+}
+
+/// Fails at the first line where the `--jobs 4` output departs from the `--jobs 1` one (whole
+/// reports are too long to print).
+fn assert_same(one: &str, four: &str, what: &str) {
+    let first = one.lines().zip(four.lines()).position(|(a, b)| a != b);
+    if let Some(i) = first {
+        let (a, b) = (one.lines().nth(i), four.lines().nth(i));
+        panic!(
+            "{what}: line {} differs\n--jobs 1: {a:?}\n--jobs 4: {b:?}",
+            i + 1
+        );
+    }
+    assert_eq!(
+        one.len(),
+        four.len(),
+        "{what}: one output is a prefix of the other"
+    );
+}
+
+#[test]
+fn reports_are_the_same_on_one_thread_and_on_four() {
+    let (path, broken_line) = written_render("jobs-same.yaml");
+    let path = path.to_str().expect("utf-8 path");
+    for format in ["json", "human", "sarif"] {
+        let run = |jobs| {
+            kvlint(&[
+                "check", "--format", format, "-j", jobs, SELECT, "INP007", path,
+            ])
+        };
+        let (one, four) = (run("1"), run("4"));
+        assert_eq!(one.code, 1, "{format}: KV001 fires\n{}", one.stderr);
+        assert_eq!(four.code, one.code, "{format}: exit codes differ");
+        assert_same(&one.stdout, &four.stdout, &format!("{format} stdout"));
+        assert_same(&one.stderr, &four.stderr, &format!("{format} stderr"));
+    }
+
+    let json = kvlint(&[
+        "check", "--format", "json", "-j", "4", SELECT, "INP007", path,
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json report");
+    let findings = report["findings"].as_array().expect("findings");
+    let rules: Vec<&str> = findings
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap_or(""))
+        .collect();
+    // The broken document takes the place of deployment 75; of the others, 0, 3, ..., 147 fire
+    // KV001 (49), and 9's is suppressed.
+    assert_eq!(
+        rules.iter().filter(|r| **r == "KV001").count(),
+        48,
+        "{rules:?}"
+    );
+    assert!(
+        !rules.contains(&"SUP002"),
+        "the suppression is used: {rules:?}"
+    );
+    assert_eq!(report["suppressed"], 1);
+    let inp: Vec<&serde_json::Value> = findings.iter().filter(|f| f["rule"] == "INP001").collect();
+    assert_eq!(inp.len(), 1, "{rules:?}");
+    assert_eq!(inp[0]["line"], broken_line, "{}", inp[0]);
+    for rule in ["INP006", "INP007"] {
+        assert_eq!(
+            rules.iter().filter(|r| **r == rule).count(),
+            1,
+            "{rule}: {rules:?}"
+        );
+    }
+    assert_eq!(report["launches"].as_array().map(Vec::len), Some(149));
+}
+
+#[test]
+fn jobs_come_from_the_environment_and_must_be_positive() {
+    let (path, _) = written_render("jobs-env.yaml");
+    let path = path.to_str().expect("utf-8 path");
+    let one = kvlint(&["check", "--format", "json", "--jobs", "1", path]);
+    let env = kvlint_env(
+        &["check", "--format", "json", path],
+        None,
+        &[("KVLINT_JOBS", "3")],
+    );
+    assert_eq!((env.code, &env.stdout), (one.code, &one.stdout));
+
+    let zero = kvlint(&["check", "--jobs", "0", path]);
+    assert_eq!(zero.code, 2, "{}", zero.stderr);
+    assert!(zero.stderr.contains("--jobs"), "{}", zero.stderr);
+}
