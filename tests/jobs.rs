@@ -135,7 +135,7 @@ fn reports_are_the_same_on_one_thread_and_on_four() {
 }
 
 #[test]
-fn jobs_come_from_the_environment_and_must_be_positive() {
+fn jobs_come_from_the_environment_and_must_be_positive_or_blank() {
     let (path, _) = written_render("jobs-env.yaml");
     let path = path.to_str().expect("utf-8 path");
     let one = kvlint(&["check", "--format", "json", "--jobs", "1", path]);
@@ -145,6 +145,10 @@ fn jobs_come_from_the_environment_and_must_be_positive() {
         &[("KVLINT_JOBS", "3")],
     );
     assert_eq!((env.code, &env.stdout), (one.code, &one.stdout));
+
+    // Empty (a CI input left blank, `KVLINT_JOBS=`) is the default, one thread per CPU.
+    let blank = kvlint(&["check", "--format", "json", "--jobs", "", path]);
+    assert_eq!((blank.code, &blank.stdout), (one.code, &one.stdout));
 
     let zero = kvlint(&["check", "--jobs", "0", path]);
     assert_eq!(zero.code, 2, "{}", zero.stderr);
