@@ -236,10 +236,10 @@ pub struct CheckArgs {
     /// Largest input read, in bytes (suffixes K, M, G); a larger file or stdin is an error.
     #[arg(long, value_name = "BYTES", default_value = "256M", value_parser = crate::input::parse_size)]
     pub max_input_size: u64,
-    /// Threads that parse the documents of a large YAML file (a Helm render). Default: one per
-    /// CPU; 1 reads on one thread. The report is the same for any count.
-    #[arg(long, short = 'j', value_name = "N", env = "KVLINT_JOBS")]
-    pub jobs: Option<std::num::NonZeroUsize>,
+    /// Threads that parse the documents of a large YAML file (a Helm render). Default (also an
+    /// empty `$KVLINT_JOBS`): one per CPU; 1 reads on one thread. The report is the same for any count.
+    #[arg(long, short = 'j', value_name = "N", env = "KVLINT_JOBS", value_parser = check::parse_jobs)]
+    pub jobs: Option<usize>,
     /// Where each report goes, from the order of `--format` and `--output` (set by [`run_from`]).
     #[arg(skip)]
     pub targets: Vec<Target>,

@@ -49,7 +49,8 @@ pub struct Outcome {
     pub deployments: Vec<Deployment>,
     /// Input files read (files an engine `--config` names are not counted).
     pub files_checked: usize,
-    /// Models resolved so far in this run, by what the launch asks for.
+    /// Models resolved so far in this run, by what the launch asks for (every caller checks an
+    /// outcome's launches with one `Options`, so with one resolver).
     models: model::Memo,
 }
 

@@ -418,6 +418,39 @@ mod tests {
     }
 
     #[test]
+    fn comments_are_found_on_any_line_and_only_outside_quotes() {
+        let text = "a: 1\nb: \"x # kvlint: ignore[KV001] quoted\"\n\n\
+                    # kvlint: ignore[KV003] kvlint: twice\nsglang --tp 2\n\
+                    c: 3 # kvlint: ignore[KV004] last";
+        let s = sources(text);
+        let sup = comments(FileId(0), s.get(FileId(0)));
+        let found: Vec<(&str, &[String], Scope)> = sup
+            .iter()
+            .map(|x| (s.text(x.at), x.rules.as_slice(), x.scope.clone()))
+            .collect();
+        let lines = |first, last| Scope::Lines {
+            file: FileId(0),
+            first,
+            last,
+        };
+        assert_eq!(
+            found,
+            [
+                (
+                    "# kvlint: ignore[KV003] kvlint: twice",
+                    &["KV003".to_string()][..],
+                    lines(5, 5)
+                ),
+                (
+                    "# kvlint: ignore[KV004] last",
+                    &["KV004".to_string()][..],
+                    lines(6, 6)
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn no_reason_is_sup001_and_an_unused_one_is_sup002() {
         let s = sources("x # kvlint: ignore[KV001]\ny # kvlint: ignore[KV003] because\n");
         let sup = comments(FileId(0), s.get(FileId(0)));

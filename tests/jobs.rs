@@ -135,7 +135,7 @@ fn reports_are_the_same_on_one_thread_and_on_four() {
 }
 
 #[test]
-fn jobs_come_from_the_environment_and_must_be_positive() {
+fn jobs_come_from_the_environment_and_must_be_positive_or_blank() {
     let (path, _) = written_render("jobs-env.yaml");
     let path = path.to_str().expect("utf-8 path");
     let one = kvlint(&["check", "--format", "json", "--jobs", "1", path]);
@@ -146,7 +146,35 @@ fn jobs_come_from_the_environment_and_must_be_positive() {
     );
     assert_eq!((env.code, &env.stdout), (one.code, &one.stdout));
 
+    // Empty (a CI input left blank, `KVLINT_JOBS=`) is the default, one thread per CPU.
+    let blank = kvlint(&["check", "--format", "json", "--jobs", "", path]);
+    assert_eq!((blank.code, &blank.stdout), (one.code, &one.stdout));
+
     let zero = kvlint(&["check", "--jobs", "0", path]);
     assert_eq!(zero.code, 2, "{}", zero.stderr);
     assert!(zero.stderr.contains("--jobs"), "{}", zero.stderr);
+}
+
+/// Past the first round of documents read on threads (512), the launches and findings still come
+/// in document order: four renders back to back, 1,204 documents with 4 broken ones.
+#[test]
+fn extraction_keeps_document_order_across_rounds() {
+    let text = render().0.repeat(4);
+    let mut sources = kvlint::source::Sources::default();
+    let file = sources.add("render.yaml", text);
+    let one = kvlint::extract::extract_with(file, &sources, 1);
+    for jobs in [2, 3, 8] {
+        let many = kvlint::extract::extract_with(file, &sources, jobs);
+        assert_eq!(many.launches.len(), 4 * 149, "jobs {jobs}");
+        assert!(
+            many.launches == one.launches,
+            "jobs {jobs}: launches differ"
+        );
+        assert!(
+            many.findings == one.findings,
+            "jobs {jobs}: findings differ"
+        );
+    }
+    let broken = one.findings.iter().filter(|f| f.rule == "INP001").count();
+    assert_eq!(broken, 4);
 }

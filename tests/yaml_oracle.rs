@@ -176,7 +176,9 @@ const CASES: &[&str] = &[
     "a: &x [*x]", "base: &b {x: 1, y: 2}\nc:\n  <<: *b\n  y: 3", "c:\n  <<: [{x: 1}, {x: 2, z: 3}]\n  w: 0",
     "c:\n  <<: 5", "c:\n  <<: {a: 1}\n  <<: {b: 2}", "c:\n  !!merge <<: {a: 1}", "c:\n  '<<': {a: 1}",
     "a: &x 1\n*x : 2", "- &a [1]\n- *a\n- *a", "a: !!seq [1]", "a: !!map {b: 1}", "a: !!str [1]", "a: !!map [1]",
-    "%YAML 1.2\n---\na: 1", "a: 1\n...\n", "a: \"\\u00e9\"", "é: ü", "a: é8", "a: ʒ", "a: \ttab",
+    "%YAML 1.2\n---\na: 1", "a: &a {x: 1}\nb: &b {y: 2}\nc:\n  <<: [*a, *b]\n  z: 3", "a: &a [1, {k: v}]\nb: &b [*a, *a]\nc: *b",
+    "a: &k key\n*k : 2", "a: &a {x: 1}\nb:\n  <<: *a\n  x: 2", "a: &a {x: 1, x: 2}", "- &a a\n- {*a : 1, a: 2}",
+    "a: &a 1\na: 2", "a: !!int &x 5\nb: *x", "&r a: 1", "a:\n  - &i {b: 1}\n  - *i\n  - <<: *i\n    c: 2", "a: 1\n...\n", "a: \"\\u00e9\"", "é: ü", "a: é8", "a: ʒ", "a: \ttab",
     "k1: 1\nk2: 2\nk3: 3\nk4: 4\nk5: 5\nk6: 6\nk7: 7\nk8: 8\nk9: 9\nk10: 10\nk11: 11\nk12: 12\nk13: 13\nk14: 14\nk15: 15\nk16: 16\nk17: 17\nk3: 18\nk18: 19",
 ];
 
@@ -209,6 +211,22 @@ fn hostile_inputs_read_as_before() {
 }
 
 fn hostile_inputs() {
+    compare_all(hostile_cases());
+}
+
+/// The node budget's edge, on both sides (about a minute in a debug build).
+#[test]
+#[ignore = "slow: 250,000 nodes through serde-saphyr's debug build"]
+fn the_node_budget_holds_as_before() {
+    with_stack(|| {
+        compare_all(vec![
+            format!("[{}]", vec!["1"; 250_001].join(",")),
+            format!("[{}]", vec!["1"; 249_999].join(",")),
+        ])
+    });
+}
+
+fn hostile_cases() -> Vec<String> {
     let mut cases = Vec::new();
     cases.push(format!("{}x{}", "[".repeat(64), "]".repeat(64)));
     cases.push(format!("{}x{}", "[".repeat(65), "]".repeat(65)));
@@ -228,6 +246,15 @@ fn hostile_inputs() {
     cases.push(laughs);
     cases.push(format!("a: &a [1]\nb: [{}]", vec!["*a"; 150].join(",")));
     cases.push(format!("a: &a [1]\nb: [{}]", vec!["*a"; 50].join(",")));
+    cases.push(format!(
+        "a: &a [{}]\nb: [{}]",
+        vec!["1"; 2_000].join(","),
+        vec!["*a"; 99].join(",")
+    ));
+    cases
+}
+
+fn compare_all(cases: Vec<String>) {
     let mut bad = Vec::new();
     for c in &cases {
         if let Some(d) = compare(&c[..c.len().min(40)], c) {

@@ -118,10 +118,9 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
         ..options(h, cfg.gpu.as_ref())?
     };
     opts.models.table = cfg.models.clone();
-    opts.jobs = a
-        .jobs
-        .or_else(|| std::thread::available_parallelism().ok())
-        .map_or(1, |n| n.get());
+    opts.jobs = a.jobs.filter(|&n| n > 0).unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
     let mut outcome = Outcome::default();
     for input in &a.paths {
         for Input { name, text, base } in read_input(input, &a, &cfg)? {
@@ -168,6 +167,18 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
     // at a time costs more than writing its report did; the system takes the memory back at once.
     std::mem::forget((outcome, findings));
     Ok(code)
+}
+
+/// `--jobs N`: at least 1. Empty (`KVLINT_JOBS=`, as a CI input left blank) gives 0: the default.
+pub(super) fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim() {
+        "" => Ok(0),
+        n => match n.parse::<usize>() {
+            Ok(0) => Err("must be at least 1".into()),
+            Ok(n) => Ok(n),
+            Err(e) => Err(e.to_string()),
+        },
+    }
 }
 
 /// `--summary FILE` (overwritten), else `$GITHUB_STEP_SUMMARY` (appended) with `--format github`.

@@ -184,6 +184,8 @@ fn looks_like_yaml(file: FileId, sources: &Sources) -> bool {
 /// they save on a few small documents (the common case: one manifest, one values file).
 const PARALLEL_MIN_BYTES: usize = 64 * 1024;
 const PARALLEL_MIN_DOCUMENTS: usize = 4;
+/// Documents read on threads before their results join the file's.
+const PARALLEL_ROUND: usize = 512;
 
 /// A YAML file: each document is a Kubernetes object, Helm values, a compose file or an engine
 /// config; a broken document is an `INP001` finding and the others are still read. A large file's
@@ -193,17 +195,20 @@ const PARALLEL_MIN_DOCUMENTS: usize = 4;
 fn yaml_input(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
     let src = sources.get(file);
     let ranges = yaml::document_ranges(src);
-    let jobs = if src.text.len() >= PARALLEL_MIN_BYTES && ranges.len() >= PARALLEL_MIN_DOCUMENTS {
-        jobs
-    } else {
-        1
-    };
     let mut out = Extracted::default();
     let read = |range: &std::ops::Range<usize>| {
         document(file, src, yaml::parse_range(file, src, range.clone()))
     };
-    for one in parallel::map_ordered(&ranges, jobs, read) {
-        out.add(one);
+    let small = src.text.len() < PARALLEL_MIN_BYTES || ranges.len() < PARALLEL_MIN_DOCUMENTS;
+    if jobs <= 1 || small {
+        ranges.iter().for_each(|r| out.add(read(r)));
+        return out;
+    }
+    // In rounds, so that few results wait for the documents before them.
+    for round in ranges.chunks(PARALLEL_ROUND) {
+        parallel::map_ordered(round, jobs, read)
+            .into_iter()
+            .for_each(|one| out.add(one));
     }
     out
 }

@@ -12,6 +12,7 @@ use crate::source::Sources;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
+use std::io::{BufWriter, Write};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -265,14 +266,17 @@ pub fn check_text(outcome: &Outcome, findings: &[Rendered]) -> String {
 }
 
 /// [`check_text`] written straight to `w`, one launch at a time: a large render never holds
-/// every launch's object, nor the whole text, at once.
-pub fn write_check<W: std::io::Write>(
-    mut w: W,
+/// every launch's object, nor the whole text, at once. The serializer's many small writes go
+/// to a buffer here, inlined, not through `w`'s (possibly dynamic) `write` one by one.
+pub fn write_check<W: Write>(
+    w: W,
     outcome: &Outcome,
     findings: &[Rendered],
 ) -> std::io::Result<()> {
+    let mut w = BufWriter::with_capacity(1 << 16, w);
     serde_json::to_writer_pretty(&mut w, &Check::new(outcome, findings))?;
-    w.write_all(b"\n")
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 /// The `check` document, its fields in the order of the contract; launches and deployments are

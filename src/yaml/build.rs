@@ -1,61 +1,20 @@
 //! The tree built straight from granit-parser's events, with an explicit stack (no recursion,
-//! so nesting cannot overflow the thread's stack) and serde-saphyr 2.2's default budget
-//! (`de/budget.rs` `Budget::default`, `de/options.rs` `AliasLimits::default`), which kvlint
-//! read YAML through before: aliases expand to copies, bounded in total.
+//! so nesting cannot overflow the thread's stack), within serde-saphyr's budget (`budget`):
+//! aliases expand to copies that point at the alias, bounded in total.
 
+use super::budget::{Counts, Failure, MAX_DEPTH};
+use super::map::{fit, ident, relocate, MapState};
 use super::scalar::{self, Kind};
 use super::{Node, Value};
 use crate::source::{FileId, Loc};
 use granit_parser::{ErrorKind, Event, Options, Parser, ScalarStyle, ScanError, Span, Tag};
-use std::collections::HashSet;
-
-/// Deepest nesting of sequences and maps (`Budget::max_depth`).
-const MAX_DEPTH: usize = 64;
-/// Parser events per document (`Budget::max_events`).
-const MAX_EVENTS: usize = 1_000_000;
-/// Scalars, sequences and maps per document, not counting alias copies (`Budget::max_nodes`).
-const MAX_NODES: usize = 250_000;
-/// Alias references (`Budget::max_aliases`) and anchors (`Budget::max_anchors`) per document.
-const MAX_ALIASES: usize = 50_000;
-const MAX_ANCHORS: usize = 50_000;
-/// Events copied through aliases, nested copies included (`AliasLimits::max_total_replayed_events`):
-/// this is what refuses an alias bomb before it is expanded.
-const MAX_REPLAYED_EVENTS: usize = 1_000_000;
-/// Bytes of scalar text per document (`Budget::max_total_scalar_bytes`).
-const MAX_SCALAR_BYTES: usize = 64 * 1024 * 1024;
-/// Merge keys per document (`Budget::max_merge_keys`).
-const MAX_MERGE_KEYS: usize = 10_000;
-/// From this many aliases on, a document needs an anchor for every ten of them
-/// (`Budget::alias_anchor_min_aliases`, `alias_anchor_ratio_multiplier`).
-const RATIO_MIN_ALIASES: usize = 100;
-const RATIO_MULTIPLIER: usize = 10;
-/// Maps with more keys than this find repeated keys through a hash map.
-const LINEAR_KEY_SEARCH: usize = 16;
-
-/// Where and why a document could not be read; `at` is a byte offset in the document.
-pub(super) struct Failure {
-    pub message: String,
-    pub at: usize,
-}
-
-impl Failure {
-    fn new(message: impl Into<String>, at: usize) -> Failure {
-        Failure {
-            message: message.into(),
-            at,
-        }
-    }
-    /// serde-saphyr's text for a budget breach (`budget breached: {BudgetBreach:?}`).
-    fn budget(breach: String, at: usize) -> Failure {
-        Failure::new(format!("budget breached: {breach}"), at)
-    }
-}
 
 /// How a repeated key is treated.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Duplicates {
     Error,
-    /// PyYAML's reading of engine `--config` files: the last value wins, in its own place.
+    /// Every entry is kept; the reader keeps the last (PyYAML's reading of engine `--config`
+    /// files), as serde-saphyr handed all of them over.
     LastWins,
 }
 
@@ -98,21 +57,24 @@ fn scan_failure(e: ScanError) -> Failure {
     }
 }
 
-/// A tag on the wrong kind of node (`Error::UnsupportedTag`).
-fn check_tag(
-    tag: Option<&Tag>,
-    kind: Kind,
-    collection: Option<Kind>,
-    at: usize,
-) -> Result<(), Failure> {
+/// A tag on the wrong kind of node (`Error::UnsupportedTag`); `collection` as in `Kind::fits`.
+fn check_tag(tag: Option<&Tag>, collection: Option<Kind>, at: usize) -> Result<Kind, Failure> {
+    let kind = Kind::of(tag);
     if kind.fits(collection) {
-        return Ok(());
+        return Ok(kind);
     }
     let (handle, suffix) = tag.map_or(("", ""), Tag::original_parts);
     Err(Failure::new(
         format!("unsupported tag `{handle}{suffix}`"),
         at,
     ))
+}
+
+fn tag_len(tag: Option<&Tag>) -> usize {
+    tag.map_or(0, |t| {
+        let (handle, suffix) = t.parts();
+        handle.len() + suffix.len()
+    })
 }
 
 /// A finished anchored node, with what a copy of it through an alias costs.
@@ -142,36 +104,13 @@ struct Frame {
     height: usize,
 }
 
-#[derive(Default)]
-struct MapState {
-    entries: Vec<(Node, Node)>,
-    /// The key read, waiting for its value, and whether it is a merge key (`<<`).
-    key: Option<(Node, bool)>,
-    /// Values of `<<` keys, merged when the map ends, with where they are used (an alias copy
-    /// keeps its own locations until then, so that its keys keep their written text).
-    merges: Vec<(Node, Loc)>,
-    /// Key identities to entry positions, once the map has more than `LINEAR_KEY_SEARCH` keys.
-    index: Option<HashSet<Owned>>,
-}
-
-/// serde-saphyr's per-document budget counters.
-#[derive(Default)]
-struct Counts {
-    events: usize,
-    nodes: usize,
-    aliases: usize,
-    anchors: usize,
-    replayed: usize,
-    scalar_bytes: usize,
-    merge_keys: usize,
-}
-
 struct Builder<'a> {
     file: FileId,
     text: &'a str,
     base: usize,
     duplicates: Duplicates,
     stack: Vec<Frame>,
+    /// Finished anchored nodes by anchor id (granit numbers them from 1).
     anchors: Vec<Option<Anchored>>,
     root: Option<Node>,
     /// Nodes' events produced so far, alias copies included.
@@ -189,7 +128,7 @@ impl Builder<'_> {
         let at = range.start.min(self.text.len());
         let len = range.end.saturating_sub(range.start);
         self.last_at = at;
-        self.count_event(at)?;
+        self.count.event(at)?;
         let node_event = matches!(
             event,
             Event::Scalar(..)
@@ -207,21 +146,11 @@ impl Builder<'_> {
                 self.scalar(&text, style, anchor, tag.as_deref(), at, len)
             }
             Event::SequenceStart(_, anchor, tag) => {
-                check_tag(
-                    tag.as_deref(),
-                    Kind::of(tag.as_deref()),
-                    Some(Kind::Seq),
-                    at,
-                )?;
+                check_tag(tag.as_deref(), Some(Kind::Seq), at)?;
                 self.open(Open::Seq(Vec::new()), anchor, tag.as_deref(), at, len)
             }
             Event::MappingStart(_, anchor, tag) => {
-                check_tag(
-                    tag.as_deref(),
-                    Kind::of(tag.as_deref()),
-                    Some(Kind::Map),
-                    at,
-                )?;
+                check_tag(tag.as_deref(), Some(Kind::Map), at)?;
                 let map = MapState::default();
                 self.open(Open::Map(map), anchor, tag.as_deref(), at, len)
             }
@@ -235,51 +164,6 @@ impl Builder<'_> {
         }
     }
 
-    /// Every parser event counts, as serde-saphyr's budget observed them.
-    fn count_event(&mut self, at: usize) -> Result<(), Failure> {
-        self.count.events += 1;
-        if self.count.events > MAX_EVENTS {
-            let events = self.count.events;
-            return Err(Failure::budget(
-                format!("Events {{ events: {events} }}"),
-                at,
-            ));
-        }
-        Ok(())
-    }
-
-    fn count_node(&mut self, anchor: usize, tag: Option<&Tag>, at: usize) -> Result<(), Failure> {
-        self.count.nodes += 1;
-        if self.count.nodes > MAX_NODES {
-            let nodes = self.count.nodes;
-            return Err(Failure::budget(format!("Nodes {{ nodes: {nodes} }}"), at));
-        }
-        self.count_scalar_bytes(tag_len(tag), at)?;
-        if anchor != 0 {
-            self.count.anchors += 1;
-            if self.count.anchors > MAX_ANCHORS {
-                let anchors = self.count.anchors;
-                return Err(Failure::budget(
-                    format!("Anchors {{ anchors: {anchors} }}"),
-                    at,
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn count_scalar_bytes(&mut self, bytes: usize, at: usize) -> Result<(), Failure> {
-        self.count.scalar_bytes = self.count.scalar_bytes.saturating_add(bytes);
-        if self.count.scalar_bytes > MAX_SCALAR_BYTES {
-            let total = self.count.scalar_bytes;
-            return Err(Failure::budget(
-                format!("ScalarBytes {{ total_scalar_bytes: {total} }}"),
-                at,
-            ));
-        }
-        Ok(())
-    }
-
     fn loc(&self, at: usize, len: usize) -> Loc {
         let end = super::scalar_end(self.text, at, len);
         Loc {
@@ -289,6 +173,7 @@ impl Builder<'_> {
         }
     }
 
+    /// The map waiting for a key, if that is where the next node goes.
     fn expecting_key(&self) -> bool {
         matches!(self.stack.last(), Some(Frame { open: Open::Map(m), .. }) if m.key.is_none())
     }
@@ -302,10 +187,9 @@ impl Builder<'_> {
         at: usize,
         len: usize,
     ) -> Result<(), Failure> {
-        self.count_node(anchor, tag, at)?;
-        self.count_scalar_bytes(text.len(), at)?;
-        let kind = Kind::of(tag);
-        check_tag(tag, kind, None, at)?;
+        self.count.node(anchor != 0, tag_len(tag), at)?;
+        self.count.scalar_bytes(text.len(), at)?;
+        let kind = check_tag(tag, None, at)?;
         let value =
             scalar::resolve(text, style, kind).map_err(|e| Failure::new(e.message(text), at))?;
         let node = Node {
@@ -320,18 +204,12 @@ impl Builder<'_> {
             let merge = text == "<<"
                 && (kind == Kind::Merge || tag.is_none() && style == ScalarStyle::Plain);
             if merge {
-                self.count.merge_keys += 1;
-                if self.count.merge_keys > MAX_MERGE_KEYS {
-                    let n = self.count.merge_keys;
-                    return Err(Failure::budget(
-                        format!("MergeKeys {{ merge_keys: {n} }}"),
-                        at,
-                    ));
-                }
+                self.count.merge_key(at)?;
             }
             return self.set_key(node, merge, text);
         }
-        self.push(node, 0)
+        self.push(node, 0);
+        Ok(())
     }
 
     fn open(
@@ -342,11 +220,8 @@ impl Builder<'_> {
         at: usize,
         len: usize,
     ) -> Result<(), Failure> {
-        self.count_node(anchor, tag, at)?;
-        let depth = self.stack.len() + 1;
-        if depth > MAX_DEPTH {
-            return Err(Failure::budget(format!("Depth {{ depth: {depth} }}"), at));
-        }
+        self.count.node(anchor != 0, tag_len(tag), at)?;
+        Counts::depth(self.stack.len() + 1, at)?;
         self.stack.push(Frame {
             open,
             loc: self.loc(at, len),
@@ -364,8 +239,8 @@ impl Builder<'_> {
         };
         self.produced += 2;
         let value = match frame.open {
-            Open::Seq(items) => Value::Seq(items),
-            Open::Map(map) => Value::Map(self.finish_map(map)?),
+            Open::Seq(items) => Value::Seq(fit(items)),
+            Open::Map(map) => Value::Map(map.finish(self.text, self.base)?),
         };
         let node = Node {
             value,
@@ -380,42 +255,22 @@ impl Builder<'_> {
         if self.expecting_key() {
             return self.set_key(node, false, "");
         }
-        self.push(node, height)
+        self.push(node, height);
+        Ok(())
     }
 
     fn alias(&mut self, id: usize, at: usize, len: usize) -> Result<(), Failure> {
-        self.count.aliases += 1;
-        if self.count.aliases > MAX_ALIASES {
-            let aliases = self.count.aliases;
-            return Err(Failure::budget(
-                format!("Aliases {{ aliases: {aliases} }}"),
-                at,
-            ));
-        }
         let Some(Some(anchored)) = self.anchors.get(id) else {
-            // Defined but not finished: the alias sits inside its own anchor.
+            // The parser knows the anchor (it refuses unknown ones), so it is not finished:
+            // the alias sits inside its own anchor.
             let message = "recursive references require weak recursion types";
             return Err(Failure::new(message, at));
         };
-        // Nodes copied count against the node budget too, as serde-saphyr's replayed events did.
-        self.count.nodes += anchored.nodes;
-        if self.count.nodes > MAX_NODES {
-            let nodes = MAX_NODES + 1;
-            return Err(Failure::budget(format!("Nodes {{ nodes: {nodes} }}"), at));
-        }
-        self.count.replayed += anchored.events;
-        if self.count.replayed > MAX_REPLAYED_EVENTS {
-            let over = MAX_REPLAYED_EVENTS + 1;
-            return Err(Failure::new(
-                format!("alias replay limit exceeded: total_replayed_events={over} > {MAX_REPLAYED_EVENTS}"),
-                at,
-            ));
-        }
-        if self.stack.len() + anchored.height > MAX_DEPTH {
-            let depth = MAX_DEPTH + 1;
-            return Err(Failure::budget(format!("Depth {{ depth: {depth} }}"), at));
-        }
         let (height, events) = (anchored.height, anchored.events);
+        self.count.alias(anchored.nodes, events, at)?;
+        if self.stack.len() + height > MAX_DEPTH {
+            Counts::depth(MAX_DEPTH + 1, at)?;
+        }
         let mut node = anchored.node.clone();
         let used_at = self.loc(at, len);
         self.produced += events;
@@ -423,8 +278,7 @@ impl Builder<'_> {
             if let Open::Map(map) = &mut frame.open {
                 if matches!(map.key, Some((_, true))) {
                     frame.height = frame.height.max(height);
-                    map.key = None;
-                    map.merges.push((node, used_at));
+                    map.merge_copy(node, used_at);
                     return Ok(());
                 }
             }
@@ -435,7 +289,8 @@ impl Builder<'_> {
             let text = node.scalar_text().unwrap_or_default();
             return self.set_key(node, false, &text);
         }
-        self.push(node, height)
+        self.push(node, height);
+        Ok(())
     }
 
     fn remember(&mut self, anchor: usize, node: Node, events: usize, height: usize, nodes: usize) {
@@ -450,22 +305,21 @@ impl Builder<'_> {
         });
     }
 
-    /// Holds a key until its value comes; a key the map already has is refused, unless the
-    /// last one wins (then the consumer keeps the last: serde-saphyr handed all of them over).
+    /// Holds a key until its value comes; a key the map already has is refused (serde-saphyr's
+    /// `DuplicateMappingKey`, at the repeated key), unless the last one wins.
     fn set_key(&mut self, node: Node, merge: bool, raw: &str) -> Result<(), Failure> {
-        let duplicates = self.duplicates;
-        let base = self.base;
+        let (text, base) = (self.text, self.base);
+        let check = self.duplicates == Duplicates::Error && !merge;
         if let Some(Frame {
             open: Open::Map(map),
             ..
         }) = self.stack.last_mut()
         {
-            if duplicates == Duplicates::Error && !merge {
-                if let Some(id) = ident(&node, self.text, base) {
-                    if map.has(&id, self.text, base) {
-                        return Err(duplicate(raw, node.loc.start - base));
-                    }
-                }
+            if check && ident(&node, text, base).is_some_and(|id| map.has(&id, text, base)) {
+                return Err(Failure::new(
+                    format!("duplicate mapping key: {raw}, set DuplicateKeyPolicy in Options if acceptable"),
+                    node.loc.start - base,
+                ));
             }
             map.key = Some((node, merge));
         }
@@ -473,203 +327,24 @@ impl Builder<'_> {
     }
 
     /// Adds a finished node to the open collection, or makes it the root.
-    fn push(&mut self, node: Node, height: usize) -> Result<(), Failure> {
+    fn push(&mut self, node: Node, height: usize) {
         let Some(frame) = self.stack.last_mut() else {
             self.root = Some(node);
-            return Ok(());
+            return;
         };
         frame.height = frame.height.max(height);
         match &mut frame.open {
             Open::Seq(items) => items.push(node),
-            Open::Map(map) => {
-                let Some((key, merge)) = map.key.take() else {
-                    return Ok(());
-                };
-                if merge {
-                    let loc = node.loc;
-                    map.merges.push((node, loc));
-                } else {
-                    map.add(key, node, self.text, self.base);
-                }
-            }
+            Open::Map(map) => map.value(node, self.text, self.base),
         }
-        Ok(())
-    }
-
-    /// The entries of a map that ends: its own, then the merged ones whose keys it lacks, each
-    /// pointing at the map it was merged from (serde-saphyr's reference location).
-    fn finish_map(&mut self, mut map: MapState) -> Result<Vec<(Node, Node)>, Failure> {
-        for (merged, used_at) in std::mem::take(&mut map.merges) {
-            let merge_at = used_at.start - self.base;
-            let sources = match merged.value {
-                Value::Map(entries) => vec![(entries, used_at)],
-                Value::Seq(items) => items
-                    .into_iter()
-                    .map(|item| match item.value {
-                        Value::Map(entries) => Ok((entries, item.loc)),
-                        _ => Err(()),
-                    })
-                    .collect::<Result<_, _>>()
-                    .map_err(|()| merge_failure(merge_at))?,
-                _ => return Err(merge_failure(merge_at)),
-            };
-            let entries = sources
-                .into_iter()
-                .flat_map(|(entries, loc)| entries.into_iter().map(move |e| (e, loc)));
-            for ((mut key, mut value), loc) in entries {
-                let known = ident(&key, self.text, self.base)
-                    .is_some_and(|id| map.has(&id, self.text, self.base));
-                relocate(&mut key, loc);
-                relocate(&mut value, loc);
-                if !known {
-                    map.add(key, value, self.text, self.base);
-                }
-            }
-        }
-        Ok(fit(map.entries))
     }
 
     fn finish(mut self) -> Result<Node, Failure> {
         let at = self.last_at;
-        if self.count.aliases >= RATIO_MIN_ALIASES
-            && (self.count.anchors == 0
-                || self.count.aliases > RATIO_MULTIPLIER * self.count.anchors)
-        {
-            let (aliases, anchors) = (self.count.aliases, self.count.anchors);
-            return Err(Failure::budget(
-                format!("AliasAnchorRatio {{ aliases: {aliases}, anchors: {anchors} }}"),
-                at,
-            ));
-        }
+        self.count.ratio(at)?;
         Ok(self.root.take().unwrap_or(Node {
             value: Value::Null,
             loc: self.loc(at, 0),
         }))
-    }
-}
-
-fn merge_failure(at: usize) -> Failure {
-    Failure::new(
-        "YAML merge value must be mapping or sequence of mappings",
-        at,
-    )
-}
-
-fn duplicate(key: &str, at: usize) -> Failure {
-    Failure::new(
-        format!("duplicate mapping key: {key}, set DuplicateKeyPolicy in Options if acceptable"),
-        at,
-    )
-}
-
-fn tag_len(tag: Option<&Tag>) -> usize {
-    tag.map_or(0, |t| {
-        let (handle, suffix) = t.parts();
-        handle.len() + suffix.len()
-    })
-}
-
-/// Points a copied node and all it holds at `loc`.
-fn relocate(node: &mut Node, loc: Loc) {
-    let mut todo = vec![node];
-    while let Some(n) = todo.pop() {
-        n.loc = loc;
-        match &mut n.value {
-            Value::Seq(items) => todo.extend(items.iter_mut()),
-            Value::Map(entries) => {
-                for (k, v) in entries.iter_mut() {
-                    todo.push(k);
-                    todo.push(v);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// The items without spare room when that is large; small lists keep it, as trimming each of
-/// them leaves the heap in holes.
-fn fit<T>(mut v: Vec<T>) -> Vec<T> {
-    if (v.capacity() - v.len()) * std::mem::size_of::<T>() > 64 * 1024 {
-        v.shrink_to_fit();
-    }
-    v
-}
-
-/// What makes two keys the same one (serde-saphyr's `KeyFingerprint`): an integer by its value;
-/// a string, or a plain boolean or float by its text, as a string (plain `true` and quoted
-/// `"true"` are one key); a null by its text (`~` and `null` are two). Sequence and map keys
-/// have none: they are never compared (kvlint reads none).
-#[derive(PartialEq, Eq, Hash)]
-enum Ident<'a> {
-    Int(i64),
-    Str(&'a str),
-    Null(&'a str),
-}
-
-/// `Ident` owned, for the index of a large map.
-#[derive(PartialEq, Eq, Hash)]
-enum Owned {
-    Int(i64),
-    Str(String),
-    Null(String),
-}
-
-impl Ident<'_> {
-    fn owned(&self) -> Owned {
-        match self {
-            Ident::Int(i) => Owned::Int(*i),
-            Ident::Str(s) => Owned::Str(s.to_string()),
-            Ident::Null(s) => Owned::Null(s.to_string()),
-        }
-    }
-}
-
-/// The identity of a key of the document `text` that starts at `base`: what is written at its
-/// location, for a plain scalar, is the scalar as written.
-fn ident<'a>(key: &'a Node, text: &'a str, base: usize) -> Option<Ident<'a>> {
-    let written = || {
-        key.loc
-            .start
-            .checked_sub(base)
-            .and_then(|s| text.get(s..key.loc.end - base))
-            .unwrap_or("")
-    };
-    Some(match &key.value {
-        Value::Int(i) => Ident::Int(*i),
-        Value::Str(s) => Ident::Str(s),
-        Value::Null => Ident::Null(written()),
-        Value::Bool(_) | Value::Float(_) => Ident::Str(written()),
-        Value::Seq(_) | Value::Map(_) => return None,
-    })
-}
-
-impl MapState {
-    /// Whether the map has a key with this identity.
-    fn has(&self, id: &Ident, text: &str, base: usize) -> bool {
-        match &self.index {
-            Some(index) => index.contains(&id.owned()),
-            None => self
-                .entries
-                .iter()
-                .any(|(k, _)| ident(k, text, base).as_ref() == Some(id)),
-        }
-    }
-
-    fn add(&mut self, key: Node, value: Node, text: &str, base: usize) {
-        if self.index.is_none() && self.entries.len() >= LINEAR_KEY_SEARCH {
-            let index = self
-                .entries
-                .iter()
-                .filter_map(|(k, _)| Some(ident(k, text, base)?.owned()))
-                .collect();
-            self.index = Some(index);
-        }
-        if let Some(index) = &mut self.index {
-            if let Some(id) = ident(&key, text, base) {
-                index.insert(id.owned());
-            }
-        }
-        self.entries.push((key, value));
     }
 }

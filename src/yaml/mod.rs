@@ -2,11 +2,14 @@
 //! straight from granit-parser's events (`build`), scalars typed as YAML core with YAML 1.1
 //! booleans (`scalar`).
 
+mod budget;
 mod build;
+mod map;
 mod scalar;
 
 use crate::source::{FileId, Loc, SourceFile};
-use build::{Duplicates, Failure};
+use budget::Failure;
+use build::Duplicates;
 
 /// A YAML value; every child keeps the byte range it was read from.
 #[derive(Debug, Clone, PartialEq)]
