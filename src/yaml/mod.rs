@@ -126,8 +126,8 @@ pub fn parse_document(file: FileId, src: &SourceFile) -> Result<Node, YamlError>
     parse_at(file, src, 0, src.text.len())
 }
 
-/// Parses a single-document YAML file where a repeated key keeps its last value, as PyYAML
-/// reads engine `--config` files.
+/// Parses a single-document YAML file where a repeated key is no error: every entry stays, in
+/// order, for the reader to keep the last one, as PyYAML reads engine `--config` files.
 pub fn parse_document_last_key_wins(file: FileId, src: &SourceFile) -> Result<Node, YamlError> {
     parse_with(file, src, 0, src.text.len(), Duplicates::LastWins)
 }
