@@ -9,6 +9,7 @@ use crate::finding::Finding;
 use crate::launch::{Arg, Engine};
 use crate::version::Version;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, OnceLock};
 
@@ -549,19 +550,21 @@ fn take_values(
         return i;
     }
     let many = f.kind == "nargs";
-    let mut vals: Vec<Arg> = Vec::new();
+    let given;
+    let mut vals: Vec<&Arg> = Vec::new();
     if let Some(v) = explicit {
-        vals.push(Arg {
+        given = Arg {
             text: v,
             loc: tok.loc,
             unresolved: tok.unresolved.clone(),
-        });
+        };
+        vals.push(&given);
     } else {
         while let Some(next) = tokens.get(i) {
             if looks_like_option(&next.text) {
                 break;
             }
-            vals.push(next.clone());
+            vals.push(next);
             i += 1;
             if !many {
                 break;
@@ -655,8 +658,8 @@ fn invalid(tok: &Arg, flag: &str, value: &str, expected: &str) -> Finding {
 
 /// argparse: `type=` conversion, then the `choices` check on the converted value.
 fn convert(spec: &Spec, f: &FlagDef, raw: &str) -> Result<SettingValue, String> {
-    let object = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw);
-    if spec.json_objects.contains(&f.dest.as_str()) && object.is_err() {
+    let object = || serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw);
+    if spec.json_objects.contains(&f.dest.as_str()) && object().is_err() {
         return Err("a JSON object".into());
     }
     let v = match f.ty.as_str() {
@@ -702,7 +705,6 @@ pub fn run(
     cx: &mut super::ParseContext,
 ) -> Outcome {
     let mut findings = Vec::new();
-    let mut tokens: Vec<Arg> = Vec::new();
     // vllm argparse_utils.py::_pull_args_from_config asserts, sglang
     // server_args_config_parser.py::_extract_config_file_path raises, on a second `--config`.
     let configs: Vec<&Arg> = args.iter().filter(|a| a.text == "--config").collect();
@@ -710,6 +712,36 @@ pub fn run(
         let reason = "more than one --config: the engine refuses to start".to_string();
         findings.push(cfg006(second.loc, "", reason));
     }
+    // Without `--config` the tokens are the args themselves, copied only for a rewrite.
+    let tokens = if configs.is_empty() {
+        Cow::Borrowed(args)
+    } else {
+        Cow::Owned(merge_configs(spec, &style, args, files, cx, &mut findings))
+    };
+    let tokens = match spec.rewrite {
+        Some(rewrite) => {
+            let (tokens, mut found) = rewrite(spec, tokens.into_owned());
+            findings.append(&mut found);
+            Cow::Owned(tokens)
+        }
+        None => tokens,
+    };
+    let mut out = parse_tokens(spec, &tokens);
+    findings.append(&mut out.findings);
+    out.findings = findings;
+    out
+}
+
+/// The args with each `--config FILE`'s keys put ahead of them, and the problems found.
+fn merge_configs(
+    spec: &Spec,
+    style: &BoolStyle,
+    args: &[Arg],
+    files: &[crate::launch::LaunchFile],
+    cx: &mut super::ParseContext,
+    findings: &mut Vec<Finding>,
+) -> Vec<Arg> {
+    let mut tokens: Vec<Arg> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let tok = &args[i];
@@ -721,7 +753,7 @@ pub fn run(
         match args.get(i).filter(|n| !looks_like_option(&n.text)) {
             Some(p) if p.unresolved.is_empty() => {
                 i += 1;
-                match super::config_file::load(spec, &style, p, files, cx) {
+                match super::config_file::load(spec, style, p, files, cx) {
                     Ok(cfg) => tokens.splice(0..0, cfg).for_each(drop),
                     Err(reason) => findings.push(cfg006(tok.loc, &p.text, reason)),
                 }
@@ -730,18 +762,7 @@ pub fn run(
             None => findings.push(cfg006(tok.loc, "", "no file name follows --config".into())),
         }
     }
-    let tokens = match spec.rewrite {
-        Some(rewrite) => {
-            let (tokens, mut found) = rewrite(spec, tokens);
-            findings.append(&mut found);
-            tokens
-        }
-        None => tokens,
-    };
-    let mut out = parse_tokens(spec, &tokens);
-    findings.append(&mut out.findings);
-    out.findings = findings;
-    out
+    tokens
 }
 
 fn cfg006(loc: crate::source::Loc, path: &str, reason: String) -> Finding {
