@@ -54,6 +54,8 @@ pub struct Table {
 #[derive(Debug, Default)]
 struct Release {
     flags: Vec<usize>,
+    /// The positional action (index into the table's `flag`), found once.
+    positional: Option<usize>,
     exact: HashMap<String, (usize, bool)>,
     /// Long options that are not exact (`--tp`), resolved once per run: the answer depends
     /// only on the release, and a render repeats the same few thousands of times.
@@ -131,8 +133,13 @@ impl Table {
                     exact.entry(o.clone()).or_insert((n, neg));
                 }
             }
+            let positional = flags
+                .iter()
+                .copied()
+                .find(|&k| self.flag[k].opts.is_empty());
             Release {
                 flags,
+                positional,
                 exact,
                 inexact: Mutex::default(),
             }
@@ -163,7 +170,9 @@ pub type Rewrite = fn(&Spec, Vec<Arg>) -> (Vec<Arg>, Vec<Finding>);
 pub struct Spec<'t> {
     pub engine: Engine,
     pub version: Version,
-    pub flags: Vec<&'t FlagDef>,
+    /// This release's actions, by index into `table.flag`: shared by every launch of it.
+    flags: &'t [usize],
+    positional: Option<&'t FlagDef>,
     /// Option string → index into `flags` and whether it is a negative form.
     exact: &'t HashMap<String, (usize, bool)>,
     inexact: &'t Mutex<HashMap<String, Inexact>>,
@@ -195,13 +204,13 @@ impl<'t> Spec<'t> {
         let at = table.release_index(&version)?;
         let table_version = table.inspected[at].clone();
         let release = table.release(at);
-        let flags = release.flags.iter().map(|&k| &table.flag[k]).collect();
         Some(Spec {
+            flags: &release.flags,
+            positional: release.positional.map(|k| &table.flag[k]),
             exact: &release.exact,
             inexact: &release.inexact,
             engine,
             version,
-            flags,
             table,
             table_version,
             underscores: false,
@@ -218,17 +227,24 @@ impl<'t> Spec<'t> {
     /// The action an exact option string belongs to, and whether it is a negative form.
     pub fn exact(&self, opt: &str) -> Option<(&'t FlagDef, bool)> {
         let &(n, neg) = self.exact.get(opt)?;
-        Some((self.flags[n], neg))
+        Some((self.flag(n), neg))
+    }
+
+    /// Action `n` of this release.
+    fn flag(&self, n: usize) -> &'t FlagDef {
+        &self.table.flag[self.flags[n]]
     }
 
     fn all_opts(&self) -> impl Iterator<Item = &'t str> + '_ {
+        let table = self.table;
         self.flags
             .iter()
+            .map(move |&k| &table.flag[k])
             .flat_map(|f| f.opts.iter().chain(f.neg.iter()).map(String::as_str))
     }
 
     fn positional(&self) -> Option<&'t FlagDef> {
-        self.flags.iter().copied().find(|f| f.opts.is_empty())
+        self.positional
     }
 
     fn dest(&self, f: &FlagDef) -> String {
@@ -279,7 +295,7 @@ fn lookup<'t>(spec: &Spec<'t>, opt: &str) -> Lookup<'t> {
         a
     });
     match answer {
-        Inexact::Found(n, neg) => Lookup::Found(spec.flags[n], neg),
+        Inexact::Found(n, neg) => Lookup::Found(spec.flag(n), neg),
         Inexact::Ambiguous(c) => Lookup::Ambiguous(c),
         Inexact::Unknown => Lookup::Unknown,
     }
