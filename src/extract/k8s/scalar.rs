@@ -158,3 +158,41 @@ fn join_lines(lines: Vec<(Mapped, Range<usize>)>, fold: bool) -> Mapped {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scalar_written_as_its_value_maps_as_the_decoders_map_it() {
+        // The decoders' answer, as `word` took it before the shortcut.
+        let decoded = |raw: &str, value: &str| -> Chars {
+            let m = quoted(raw, 0)
+                .and_then(|m| matches_value(m, value, raw.len()))
+                .or_else(|| {
+                    block(raw, raw, 0, false).and_then(|m| matches_value(m, value, raw.len()))
+                });
+            m.unwrap_or_default()
+                .into_iter()
+                .map(|(c, r)| (c, r.start, r.end))
+                .collect()
+        };
+        for (raw, value) in [
+            ("--tp", "--tp"),
+            ("\"2\"", "2"),
+            ("'a b'", "a b"),
+            ("\"\"", ""),
+        ] {
+            assert_eq!(verbatim(raw, 0, value), Some(decoded(raw, value)), "{raw}");
+        }
+        // Escapes, folded lines and a value that is not the text are left to the decoders.
+        for (raw, value) in [
+            ("\"a\\\"b\"", "a\"b"),
+            ("'it''s'", "it's"),
+            ("a\n  b", "a b"),
+            ("0x1F", "31"),
+        ] {
+            assert_eq!(verbatim(raw, 0, value), None, "{raw}");
+        }
+    }
+}
