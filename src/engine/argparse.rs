@@ -9,6 +9,7 @@ use crate::finding::Finding;
 use crate::launch::{Arg, Engine};
 use crate::version::Version;
 use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, OnceLock};
 
@@ -53,6 +54,8 @@ pub struct Table {
 #[derive(Debug, Default)]
 struct Release {
     flags: Vec<usize>,
+    /// The positional action (index into the table's `flag`), found once.
+    positional: Option<usize>,
     exact: HashMap<String, (usize, bool)>,
     /// Long options that are not exact (`--tp`), resolved once per run: the answer depends
     /// only on the release, and a render repeats the same few thousands of times.
@@ -130,8 +133,13 @@ impl Table {
                     exact.entry(o.clone()).or_insert((n, neg));
                 }
             }
+            let positional = flags
+                .iter()
+                .copied()
+                .find(|&k| self.flag[k].opts.is_empty());
             Release {
                 flags,
+                positional,
                 exact,
                 inexact: Mutex::default(),
             }
@@ -162,7 +170,9 @@ pub type Rewrite = fn(&Spec, Vec<Arg>) -> (Vec<Arg>, Vec<Finding>);
 pub struct Spec<'t> {
     pub engine: Engine,
     pub version: Version,
-    pub flags: Vec<&'t FlagDef>,
+    /// This release's actions, by index into `table.flag`: shared by every launch of it.
+    flags: &'t [usize],
+    positional: Option<&'t FlagDef>,
     /// Option string → index into `flags` and whether it is a negative form.
     exact: &'t HashMap<String, (usize, bool)>,
     inexact: &'t Mutex<HashMap<String, Inexact>>,
@@ -194,13 +204,13 @@ impl<'t> Spec<'t> {
         let at = table.release_index(&version)?;
         let table_version = table.inspected[at].clone();
         let release = table.release(at);
-        let flags = release.flags.iter().map(|&k| &table.flag[k]).collect();
         Some(Spec {
+            flags: &release.flags,
+            positional: release.positional.map(|k| &table.flag[k]),
             exact: &release.exact,
             inexact: &release.inexact,
             engine,
             version,
-            flags,
             table,
             table_version,
             underscores: false,
@@ -217,17 +227,24 @@ impl<'t> Spec<'t> {
     /// The action an exact option string belongs to, and whether it is a negative form.
     pub fn exact(&self, opt: &str) -> Option<(&'t FlagDef, bool)> {
         let &(n, neg) = self.exact.get(opt)?;
-        Some((self.flags[n], neg))
+        Some((self.flag(n), neg))
+    }
+
+    /// Action `n` of this release.
+    fn flag(&self, n: usize) -> &'t FlagDef {
+        &self.table.flag[self.flags[n]]
     }
 
     fn all_opts(&self) -> impl Iterator<Item = &'t str> + '_ {
+        let table = self.table;
         self.flags
             .iter()
+            .map(move |&k| &table.flag[k])
             .flat_map(|f| f.opts.iter().chain(f.neg.iter()).map(String::as_str))
     }
 
     fn positional(&self) -> Option<&'t FlagDef> {
-        self.flags.iter().copied().find(|f| f.opts.is_empty())
+        self.positional
     }
 
     fn dest(&self, f: &FlagDef) -> String {
@@ -278,7 +295,7 @@ fn lookup<'t>(spec: &Spec<'t>, opt: &str) -> Lookup<'t> {
         a
     });
     match answer {
-        Inexact::Found(n, neg) => Lookup::Found(spec.flags[n], neg),
+        Inexact::Found(n, neg) => Lookup::Found(spec.flag(n), neg),
         Inexact::Ambiguous(c) => Lookup::Ambiguous(c),
         Inexact::Unknown => Lookup::Unknown,
     }
@@ -549,19 +566,21 @@ fn take_values(
         return i;
     }
     let many = f.kind == "nargs";
-    let mut vals: Vec<Arg> = Vec::new();
+    let given;
+    let mut vals: Vec<&Arg> = Vec::new();
     if let Some(v) = explicit {
-        vals.push(Arg {
+        given = Arg {
             text: v,
             loc: tok.loc,
             unresolved: tok.unresolved.clone(),
-        });
+        };
+        vals.push(&given);
     } else {
         while let Some(next) = tokens.get(i) {
             if looks_like_option(&next.text) {
                 break;
             }
-            vals.push(next.clone());
+            vals.push(next);
             i += 1;
             if !many {
                 break;
@@ -655,8 +674,8 @@ fn invalid(tok: &Arg, flag: &str, value: &str, expected: &str) -> Finding {
 
 /// argparse: `type=` conversion, then the `choices` check on the converted value.
 fn convert(spec: &Spec, f: &FlagDef, raw: &str) -> Result<SettingValue, String> {
-    let object = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw);
-    if spec.json_objects.contains(&f.dest.as_str()) && object.is_err() {
+    let object = || serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw);
+    if spec.json_objects.contains(&f.dest.as_str()) && object().is_err() {
         return Err("a JSON object".into());
     }
     let v = match f.ty.as_str() {
@@ -702,7 +721,6 @@ pub fn run(
     cx: &mut super::ParseContext,
 ) -> Outcome {
     let mut findings = Vec::new();
-    let mut tokens: Vec<Arg> = Vec::new();
     // vllm argparse_utils.py::_pull_args_from_config asserts, sglang
     // server_args_config_parser.py::_extract_config_file_path raises, on a second `--config`.
     let configs: Vec<&Arg> = args.iter().filter(|a| a.text == "--config").collect();
@@ -710,6 +728,36 @@ pub fn run(
         let reason = "more than one --config: the engine refuses to start".to_string();
         findings.push(cfg006(second.loc, "", reason));
     }
+    // Without `--config` the tokens are the args themselves, copied only for a rewrite.
+    let tokens = if configs.is_empty() {
+        Cow::Borrowed(args)
+    } else {
+        Cow::Owned(merge_configs(spec, &style, args, files, cx, &mut findings))
+    };
+    let tokens = match spec.rewrite {
+        Some(rewrite) => {
+            let (tokens, mut found) = rewrite(spec, tokens.into_owned());
+            findings.append(&mut found);
+            Cow::Owned(tokens)
+        }
+        None => tokens,
+    };
+    let mut out = parse_tokens(spec, &tokens);
+    findings.append(&mut out.findings);
+    out.findings = findings;
+    out
+}
+
+/// The args with each `--config FILE`'s keys put ahead of them, and the problems found.
+fn merge_configs(
+    spec: &Spec,
+    style: &BoolStyle,
+    args: &[Arg],
+    files: &[crate::launch::LaunchFile],
+    cx: &mut super::ParseContext,
+    findings: &mut Vec<Finding>,
+) -> Vec<Arg> {
+    let mut tokens: Vec<Arg> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let tok = &args[i];
@@ -721,7 +769,7 @@ pub fn run(
         match args.get(i).filter(|n| !looks_like_option(&n.text)) {
             Some(p) if p.unresolved.is_empty() => {
                 i += 1;
-                match super::config_file::load(spec, &style, p, files, cx) {
+                match super::config_file::load(spec, style, p, files, cx) {
                     Ok(cfg) => tokens.splice(0..0, cfg).for_each(drop),
                     Err(reason) => findings.push(cfg006(tok.loc, &p.text, reason)),
                 }
@@ -730,18 +778,7 @@ pub fn run(
             None => findings.push(cfg006(tok.loc, "", "no file name follows --config".into())),
         }
     }
-    let tokens = match spec.rewrite {
-        Some(rewrite) => {
-            let (tokens, mut found) = rewrite(spec, tokens);
-            findings.append(&mut found);
-            tokens
-        }
-        None => tokens,
-    };
-    let mut out = parse_tokens(spec, &tokens);
-    findings.append(&mut out.findings);
-    out.findings = findings;
-    out
+    tokens
 }
 
 fn cfg006(loc: crate::source::Loc, path: &str, reason: String) -> Finding {

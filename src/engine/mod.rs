@@ -266,15 +266,17 @@ pub fn named_file(
         .map_err(|e| format!("cannot read {}: {e}", full.display()))
 }
 
+/// Parses `argv`, the launch's arguments as the engine's own front end leaves them.
 fn run_engine(
     spec: Option<argparse::Spec>,
     style: argparse::BoolStyle,
     launch: &Launch,
+    argv: &[crate::launch::Arg],
     version: Version,
     cx: &mut ParseContext,
 ) -> Parsed {
     let out = spec
-        .map(|s| argparse::run(&s, style, &launch.args, &launch.files, cx))
+        .map(|s| argparse::run(&s, style, argv, &launch.files, cx))
         .unwrap_or_default();
     let args = EngineArgs {
         engine: launch.engine,
@@ -283,6 +285,9 @@ fn run_engine(
         could_run: Vec::new(),
     };
     let mut findings = out.findings;
+    if out.duplicates.is_empty() {
+        return Parsed { args, findings };
+    }
     // One CFG003 per option however often it repeats, from its first place to its last:
     // 60,000 repetitions made 60,000 findings.
     let mut repeated: Vec<(String, Loc, Loc)> = Vec::new();
@@ -304,7 +309,7 @@ fn run_engine(
         .map(|(_, _, second)| (second.file, second.start))
         .collect();
     let mut tokens = std::collections::HashMap::new();
-    for a in &launch.args {
+    for a in argv {
         let at = (a.loc.file, a.loc.start);
         if wanted.contains(&at) {
             tokens.entry(at).or_insert(a.text.as_str());

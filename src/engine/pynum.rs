@@ -40,9 +40,17 @@ fn normalize(raw: &str) -> String {
     ascii_digits(raw.trim())
 }
 
+/// ASCII digits only (`8192`), the common case, read without normalizing a copy.
+fn plain_digits(raw: &str) -> bool {
+    !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Python `int(str)`: surrounding whitespace, a sign, digits in any script with single
 /// underscores between them (`32_768`, `+8192`, `８１９２`).
 pub fn py_int(raw: &str) -> Option<i64> {
+    if plain_digits(raw) {
+        return raw.parse().ok();
+    }
     let s = normalize(raw);
     let digits = s.strip_prefix(['+', '-']).unwrap_or(&s);
     if digits.is_empty()
@@ -82,6 +90,10 @@ pub fn py_float(raw: &str) -> Option<f64> {
 
 /// Number with an optional size suffix, per engine (see [`HumanInt`]).
 pub fn human_int(flavor: HumanInt, raw: &str) -> Option<i64> {
+    // No suffix: `int(value)`.
+    if plain_digits(raw) {
+        return raw.parse().ok();
+    }
     let s = normalize(raw);
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -82,6 +82,7 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
         spec(version.clone()),
         BoolStyle::Sglang,
         launch,
+        &launch.args,
         version,
         cx,
     )

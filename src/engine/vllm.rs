@@ -41,18 +41,20 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
     let words = super::command_text(launch, cx);
     let (serve, api) = (words.ends_with(" serve"), words.ends_with("api_server"));
     let Some(mut s) = spec(version.clone()) else {
-        return super::run_engine(None, BoolStyle::Vllm, launch, version, cx);
+        return super::run_engine(None, BoolStyle::Vllm, launch, &launch.args, version, cx);
     };
-    let mut moved = launch.clone();
     let mut findings = Vec::new();
-    if serve {
-        moved.args = model_first(&launch.args, &mut findings);
-    } else if api {
+    // The launch's own args unless `--model` moves: a render's launches are not copied.
+    let moved = serve
+        .then(|| model_first(&launch.args, &mut findings))
+        .flatten();
+    if api {
         // api_server.py's entry (launchers/api_server/entry.py::main) never copies
         // `model_tag` to `model`: a positional model is parsed and ignored.
         s.dest_renames = &[];
     }
-    let mut parsed = super::run_engine(Some(s), BoolStyle::Vllm, &moved, version, cx);
+    let args = moved.as_deref().unwrap_or(&launch.args);
+    let mut parsed = super::run_engine(Some(s), BoolStyle::Vllm, launch, args, version, cx);
     if let Some(tag) = parsed.args.settings.remove("model_tag") {
         parsed.findings.push(
             Finding::new("CFG004", Some(tag.value_loc))
@@ -71,12 +73,11 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
 
 /// `vllm serve`: the first `--model X` / `--model=X` becomes the positional model
 /// (FlexibleArgumentParser.parse_args), so with two `--model` options the first one is served.
-fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Vec<Arg> {
+/// `None`: the args stay as they are.
+fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Option<Vec<Arg>> {
     let is_model =
         |a: &Arg| a.text == "--model" || a.text.starts_with("--model=") && a.text.len() > 8;
-    let Some(i) = args.iter().position(is_model) else {
-        return args.to_vec();
-    };
+    let i = args.iter().position(is_model)?;
     let (model, used) = if args[i].text == "--model" {
         match args.get(i + 1) {
             Some(v) => (v.clone(), 2),
@@ -87,7 +88,7 @@ fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Vec<Arg> {
                         .var("value", "")
                         .var("expected", "a value"),
                 );
-                return args.to_vec();
+                return None;
             }
         }
     } else {
@@ -111,7 +112,7 @@ fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Vec<Arg> {
     let mut out = vec![model];
     out.extend(args[..i].iter().cloned());
     out.extend(args[i + used..].iter().cloned());
-    out
+    Some(out)
 }
 
 /// FlexibleArgumentParser.parse_args after `--config`: `-O3`/`-O=3`/`-Odecode`/`-O 3` →
@@ -119,11 +120,12 @@ fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Vec<Arg> {
 /// gathered into one JSON value per option, appended at the end.
 fn rewrite(spec: &Spec, tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
     let level = spec.exact("--optimization-level").is_some();
-    let mut out: Vec<Arg> = Vec::new();
-    for (i, t) in tokens.iter().enumerate() {
+    let mut out: Vec<Arg> = Vec::with_capacity(tokens.len());
+    let mut tokens = tokens.into_iter().peekable();
+    while let Some(t) = tokens.next() {
         let text = t.text.as_str();
         let next_is_level = tokens
-            .get(i + 1)
+            .peek()
             .is_some_and(|n| matches!(n.text.as_str(), "0" | "1" | "2" | "3"));
         if level && text.starts_with("-O") && text != "-O" && !text.starts_with("--") {
             let value = text.strip_prefix("-O=").unwrap_or(&text[2..]);
@@ -132,7 +134,7 @@ fn rewrite(spec: &Spec, tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
         } else if level && text == "-O" && next_is_level {
             out.push(Arg::new("--optimization-level", t.loc));
         } else {
-            out.push(t.clone());
+            out.push(t);
         }
     }
     dotted(out)
@@ -141,26 +143,23 @@ fn rewrite(spec: &Spec, tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
 fn dotted(tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
     let mut findings = Vec::new();
     let mut dicts: Vec<(String, serde_json::Value, crate::source::Loc)> = Vec::new();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        let t = &tokens[i];
-        i += 1;
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut tokens = tokens.into_iter();
+    while let Some(t) = tokens.next() {
+        // Tested before anything is copied: most tokens are not dotted.
+        let key = t.text.split_once('=').map_or(t.text.as_str(), |(k, _)| k);
+        if !(key.starts_with('-') && key.contains('.') && t.unresolved.is_empty()) {
+            out.push(t);
+            continue;
+        }
         let (name, value) = match t.text.split_once('=') {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
             None => (t.text.clone(), None),
         };
-        if !(name.starts_with('-') && name.contains('.') && t.unresolved.is_empty()) {
-            out.push(t.clone());
-            continue;
-        }
         let value = match value {
             Some(v) => v,
-            None => match tokens.get(i) {
-                Some(v) => {
-                    i += 1;
-                    v.text.clone()
-                }
+            None => match tokens.next() {
+                Some(v) => v.text,
                 None => {
                     // `processed_args[i + 1]`: IndexError, the engine does not start.
                     findings.push(

@@ -5,7 +5,7 @@
 //! folded blocks); a decoding is used only when it reproduces the parser's value exactly, else every
 //! character maps to the whole scalar, which is coarse but never wrong.
 
-use crate::extract::shell::MappedWord;
+use crate::extract::shell::{Chars, MappedWord};
 use crate::source::SourceFile;
 use crate::yaml::Node;
 use std::ops::Range;
@@ -17,6 +17,13 @@ pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
     let value = node.scalar_text()?;
     let raw = src.text.get(node.loc.range()).unwrap_or("");
     let base = node.loc.start;
+    if let Some(chars) = verbatim(raw, base, &value) {
+        return Some(MappedWord {
+            chars,
+            loc: node.loc,
+            unresolved: Vec::new(),
+        });
+    }
     // Decoded one style at a time, until one spells the value.
     let chars = quoted(raw, base)
         .and_then(|m| matches_value(m, &value, node.loc.end))
@@ -35,6 +42,24 @@ pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
         loc: node.loc,
         unresolved: Vec::new(),
     })
+}
+
+/// A one-line scalar written as its value, bare or quoted without escapes (`--tp`, `"2"`): what
+/// the decoders below would map character by character, without building the map.
+fn verbatim(raw: &str, base: usize, value: &str) -> Option<Chars> {
+    if raw.contains('\n') {
+        return None;
+    }
+    let (inner, at) = match raw.as_bytes().first() {
+        Some(&q @ (b'"' | b'\'')) if raw.len() >= 2 && raw.ends_with(q as char) => {
+            let escape = if q == b'"' { '\\' } else { '\'' };
+            let inner = &raw[1..raw.len() - 1];
+            (!inner.contains(escape)).then_some((inner, base + 1))?
+        }
+        Some(b'"' | b'\'') => return None,
+        _ => (raw, base),
+    };
+    (inner == value).then(|| Chars::verbatim(inner, at))
 }
 
 /// The decoding if it spells `value`; block scalars may differ by trailing newlines (chomping).
@@ -132,4 +157,42 @@ fn join_lines(lines: Vec<(Mapped, Range<usize>)>, fold: bool) -> Mapped {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scalar_written_as_its_value_maps_as_the_decoders_map_it() {
+        // The decoders' answer, as `word` took it before the shortcut.
+        let decoded = |raw: &str, value: &str| -> Chars {
+            let m = quoted(raw, 0)
+                .and_then(|m| matches_value(m, value, raw.len()))
+                .or_else(|| {
+                    block(raw, raw, 0, false).and_then(|m| matches_value(m, value, raw.len()))
+                });
+            m.unwrap_or_default()
+                .into_iter()
+                .map(|(c, r)| (c, r.start, r.end))
+                .collect()
+        };
+        for (raw, value) in [
+            ("--tp", "--tp"),
+            ("\"2\"", "2"),
+            ("'a b'", "a b"),
+            ("\"\"", ""),
+        ] {
+            assert_eq!(verbatim(raw, 0, value), Some(decoded(raw, value)), "{raw}");
+        }
+        // Escapes, folded lines and a value that is not the text are left to the decoders.
+        for (raw, value) in [
+            ("\"a\\\"b\"", "a\"b"),
+            ("'it''s'", "it's"),
+            ("a\n  b", "a b"),
+            ("0x1F", "31"),
+        ] {
+            assert_eq!(verbatim(raw, 0, value), None, "{raw}");
+        }
+    }
 }
