@@ -213,35 +213,24 @@ fn yaml_input(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
     out
 }
 
-/// The launches and findings of one parsed (or broken) document.
+/// The launches and findings of one parsed (or broken) document, taken as its reader gives them.
 fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlError>) -> Extracted {
-    let mut out = Extracted::default();
+    let both = |(launches, findings)| Extracted { launches, findings };
+    let invalid = |at, reason: String| Extracted {
+        launches: Vec::new(),
+        findings: vec![Finding::new("INP001", Some(at)).var("reason", reason)],
+    };
     match doc {
-        Ok(node) if k8s::is_object(&node) => {
-            let (launches, findings) = k8s::read(file, src, &node);
-            out.launches.extend(launches);
-            out.findings.extend(findings);
-        }
-        Ok(node) if helm_values::is_values(&node) => {
-            out.launches.extend(helm_values::launches(src, &node))
-        }
-        Ok(node) if skypilot::is_task(&node) => out.add(skypilot::launches(file, src, &node)),
-        Ok(node) if srt_slurm::is_recipe(&node) => {
-            let (launches, findings) = srt_slurm::read(&node);
-            out.launches.extend(launches);
-            out.findings.extend(findings);
-        }
-        Ok(node) if compose::is_compose(&node) => out.add(compose::launches(file, src, &node)),
+        Ok(node) if k8s::is_object(&node) => both(k8s::read(file, src, &node)),
+        Ok(node) if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
+        Ok(node) if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
+        Ok(node) if srt_slurm::is_recipe(&node) => both(srt_slurm::read(&node)),
+        Ok(node) if compose::is_compose(&node) => compose::launches(file, src, &node),
         Ok(node) => match engine_config::launch(src, &node) {
-            Some(Ok(launch)) => out.launches.push(launch),
-            Some(Err(reason)) => out
-                .findings
-                .push(Finding::new("INP001", Some(node.loc)).var("reason", reason)),
-            None => {}
+            Some(Ok(launch)) => launches(vec![launch]),
+            Some(Err(reason)) => invalid(node.loc, reason),
+            None => Extracted::default(),
         },
-        Err(e) => out
-            .findings
-            .push(Finding::new("INP001", Some(e.loc)).var("reason", e.message)),
+        Err(e) => invalid(e.loc, e.message),
     }
-    out
 }
