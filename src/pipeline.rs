@@ -49,6 +49,9 @@ pub struct Outcome {
     pub deployments: Vec<Deployment>,
     /// Input files read (files an engine `--config` names are not counted).
     pub files_checked: usize,
+    /// Models resolved so far in this run, by what the launch asks for (every caller checks an
+    /// outcome's launches with one `Options`, so with one resolver).
+    models: model::Memo,
 }
 
 /// A whole-run failure (exit code 2).
@@ -125,7 +128,13 @@ impl Outcome {
         findings.extend(parsed.findings);
         findings.extend(engine::startup::check(&parsed.args));
         let args = parsed.args;
-        let model = model::resolve::for_launch(&launch, &args, &opts.models, &mut findings);
+        let model = model::resolve::for_launch(
+            &launch,
+            &args,
+            &opts.models,
+            &mut self.models,
+            &mut findings,
+        );
         let stages = model
             .as_ref()
             .map(|m| engine::startup::check_layers(&args, m.num_layers));

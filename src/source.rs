@@ -112,11 +112,11 @@ impl SourceFile {
         let offset = offset.min(self.text.len());
         let (before, head) = self.block_of(offset);
         let line = before.newlines + head.iter().filter(|&&b| b == b'\n').count();
-        let start = match head.iter().rposition(|&b| b == b'\n') {
-            Some(nl) => offset - head.len() + nl + 1,
-            None => before.line_start,
+        let col = match head.iter().rposition(|&b| b == b'\n') {
+            // The line starts in this block: count its characters alone.
+            Some(nl) => chars_in(&head[nl + 1..]),
+            None => self.char_index(offset) - self.char_index(before.line_start),
         };
-        let col = self.char_index(offset) - self.char_index(start);
         (line + 1, col + 1)
     }
 
@@ -187,6 +187,10 @@ impl Sources {
     }
     pub fn text(&self, loc: Loc) -> &str {
         self.get(loc.file).text.get(loc.range()).unwrap_or("")
+    }
+    /// The 1-based line a span starts on (half the work of [`Sources::position`]).
+    pub fn line(&self, loc: Loc) -> usize {
+        self.get(loc.file).line_col(loc.start).0
     }
     /// (line, column, end line, end column), all 1-based; the end is exclusive.
     pub fn position(&self, loc: Loc) -> Position {

@@ -79,38 +79,60 @@ pub fn collect(sources: &Sources) -> Vec<Suppression> {
 
 /// `# kvlint: ignore[...] reason` comments of one file.
 pub fn comments(file: FileId, src: &SourceFile) -> Vec<Suppression> {
-    let lines: Vec<&str> = src.text.split('\n').collect();
+    let text = src.text.as_str();
+    // Only lines that name kvlint are read (a Helm render has a `# Source:` comment per object);
+    // the line list is split only when a standalone comment needs the statement after it.
+    let mut lines: Option<Vec<&str>> = None;
     let mut out = Vec::new();
-    let mut offset = 0;
-    for (i, line) in lines.iter().enumerate() {
-        // The regex only on comments that name kvlint: a Helm render has a `# Source:` per object.
-        let at = comment_start(line).filter(|&at| line[at..].contains("kvlint:"));
-        let Some(at) = at else {
-            offset += line.len() + 1;
-            continue;
-        };
-        if let Some(c) = comment_re().captures(&line[at..]) {
-            let (Some(all), Some(keys), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
-                offset += line.len() + 1;
-                continue;
-            };
-            let (start, end) = (at + all.start(), at + all.end());
-            let standalone = line[..start].trim().is_empty();
-            let (first, last) = if standalone {
-                statement_after(&lines, i)
-            } else {
-                (i + 1, i + 1)
-            };
-            out.push(Suppression {
-                rules: rule_ids(keys.as_str().split(',')),
-                reason: reason(rest.as_str()),
-                at: Loc::new(file, offset + start..offset + end),
-                scope: Scope::Lines { file, first, last },
-            });
+    // The start of the line the search is in, and that line's 0-based number.
+    let (mut offset, mut i) = (0, 0);
+    while let Some(hit) = text[offset..].find("kvlint:").map(|k| offset + k) {
+        let start = text[offset..hit]
+            .rfind('\n')
+            .map_or(offset, |nl| offset + nl + 1);
+        i += text.as_bytes()[offset..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        let end = text[hit..].find('\n').map_or(text.len(), |nl| hit + nl);
+        let line = &text[start..end];
+        if let Some(at) = comment_start(line).filter(|&at| line[at..].contains("kvlint:")) {
+            let lines = lines.get_or_insert_with(|| text.split('\n').collect());
+            out.extend(comment(file, lines, i, start, at));
         }
-        offset += line.len() + 1;
+        if end == text.len() {
+            break;
+        }
+        (offset, i) = (end + 1, i + 1);
     }
     out
+}
+
+/// The suppression a comment at byte `at` of line `i` (which starts at file offset `offset`)
+/// writes, if it is one.
+fn comment(
+    file: FileId,
+    lines: &[&str],
+    i: usize,
+    offset: usize,
+    at: usize,
+) -> Option<Suppression> {
+    let line = lines[i];
+    let c = comment_re().captures(&line[at..])?;
+    let (all, keys, rest) = (c.get(1)?, c.get(2)?, c.get(3)?);
+    let (start, end) = (at + all.start(), at + all.end());
+    let standalone = line[..start].trim().is_empty();
+    let (first, last) = if standalone {
+        statement_after(lines, i)
+    } else {
+        (i + 1, i + 1)
+    };
+    Some(Suppression {
+        rules: rule_ids(keys.as_str().split(',')),
+        reason: reason(rest.as_str()),
+        at: Loc::new(file, offset + start..offset + end),
+        scope: Scope::Lines { file, first, last },
+    })
 }
 
 /// Where the comment of a line starts: the first `#` at the start of the line or after a blank
@@ -392,6 +414,39 @@ mod tests {
                 first: 1,
                 last: 1
             }
+        );
+    }
+
+    #[test]
+    fn comments_are_found_on_any_line_and_only_outside_quotes() {
+        let text = "a: 1\nb: \"x # kvlint: ignore[KV001] quoted\"\n\n\
+                    # kvlint: ignore[KV003] kvlint: twice\nsglang --tp 2\n\
+                    c: 3 # kvlint: ignore[KV004] last";
+        let s = sources(text);
+        let sup = comments(FileId(0), s.get(FileId(0)));
+        let found: Vec<(&str, &[String], Scope)> = sup
+            .iter()
+            .map(|x| (s.text(x.at), x.rules.as_slice(), x.scope.clone()))
+            .collect();
+        let lines = |first, last| Scope::Lines {
+            file: FileId(0),
+            first,
+            last,
+        };
+        assert_eq!(
+            found,
+            [
+                (
+                    "# kvlint: ignore[KV003] kvlint: twice",
+                    &["KV003".to_string()][..],
+                    lines(5, 5)
+                ),
+                (
+                    "# kvlint: ignore[KV004] last",
+                    &["KV004".to_string()][..],
+                    lines(6, 6)
+                ),
+            ]
         );
     }
 

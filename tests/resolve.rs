@@ -673,3 +673,75 @@ fn gpus_catalog_lists_embedded_gpus_and_kvlint_toml_additions() {
     assert!(run.stderr.contains("bad.toml:1:"), "{}", run.stderr);
     assert!(run.stderr.contains("memory-bytes"), "{}", run.stderr);
 }
+
+#[test]
+fn the_hub_is_asked_once_per_model_in_a_run_and_every_launch_gets_its_answer() {
+    let (addr, seen) = loopback_hub();
+    let home = tempfile::tempdir().unwrap();
+    let endpoint = format!("http://{addr}");
+    let script = home.path().join("serve.sh");
+    std::fs::write(
+        &script,
+        "vllm serve acme/llama-8b --max-model-len 4096\n\
+         vllm serve acme/llama-8b --max-model-len 8192\n\
+         vllm serve acme/llama-8b --max-model-len 16384\n\
+         vllm serve acme/nothing-here\n\
+         vllm serve acme/nothing-here\n",
+    )
+    .unwrap();
+    let env = [
+        ("HF_HOME", home.path().to_str()),
+        ("HF_ENDPOINT", Some(endpoint.as_str())),
+        ("HF_HUB_OFFLINE", None),
+    ];
+    let args = [
+        "check",
+        "--gpu",
+        "h100-80gb",
+        "--engine-version",
+        "0.19.0",
+        "--format",
+        "json",
+        script.to_str().unwrap(),
+    ];
+    let doc = json_of(&kvlint_env(&args, &env));
+    let kinds: Vec<&Value> = doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| &l["model_source"]["kind"])
+        .collect();
+    // Every launch of the model the Hub knows reads the Hub's answer, not the cache the first
+    // answer filled; the unknown model is INP002 on both of its launches.
+    assert_eq!(
+        kinds,
+        [
+            &json!("hub"),
+            &json!("hub"),
+            &json!("hub"),
+            &Value::Null,
+            &Value::Null
+        ]
+    );
+    let inp002 = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "INP002")
+        .count();
+    assert_eq!(inp002, 2);
+    let paths = seen.lock().unwrap().paths.clone();
+    let asked = |p: &str| paths.iter().filter(|x| x.as_str() == p).count();
+    // One fetch of the known model (it asks for hf_quant_config.json once), and one refusal of
+    // the unknown one, which fills no cache: without the run's memo each of its launches asked.
+    assert_eq!(
+        asked("/acme/llama-8b/resolve/main/hf_quant_config.json"),
+        1,
+        "{paths:?}"
+    );
+    assert_eq!(
+        asked("/acme/nothing-here/resolve/main/config.json"),
+        1,
+        "{paths:?}"
+    );
+}

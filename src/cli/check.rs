@@ -140,12 +140,18 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
     };
     for t in &targets {
         let text = match t.format {
+            Format::Json => {
+                // Written as it is serialized: the text of a large render is never held whole.
+                write_with(t.output.as_deref(), |w| {
+                    json::write_check(w, &outcome, &findings)
+                })?;
+                continue;
+            }
             Format::Human if a.statistics => report::statistics(&findings),
             Format::Human if a.quiet => {
                 human::render_findings(&outcome, &findings, t.output.is_none() && color)
             }
             Format::Human => human::render(&outcome, &findings, t.output.is_none() && color),
-            Format::Json => json::check_text(&outcome, &findings),
             Format::Sarif => {
                 let hidden = report::render_suppressed(&outcome, &opts.rules);
                 sarif::render(&outcome, &findings, &hidden)
@@ -156,7 +162,11 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
     }
     write_summary(&a, &targets, &outcome, &findings)?;
     let fail_on = a.fail_on.or(cfg.fail_on).unwrap_or(FailOn::Deny);
-    Ok(report::exit_code(&findings, fail_on.level()))
+    let code = report::exit_code(&findings, fail_on.level());
+    // The process exits next: freeing a large run's launches, findings and texts one allocation
+    // at a time costs more than writing its report did; the system takes the memory back at once.
+    std::mem::forget((outcome, findings));
+    Ok(code)
 }
 
 /// `--jobs N`: at least 1. Empty (`KVLINT_JOBS=`, as a CI input left blank) gives 0: the default.
@@ -201,12 +211,25 @@ fn write_summary(
 }
 
 fn write_report(path: Option<&Path>, text: &str) -> Result<(), UsageError> {
+    write_with(path, |w| w.write_all(text.as_bytes()))
+}
+
+/// Runs `write` on the file at `path` (buffered), else on stdout, and flushes.
+fn write_with(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), UsageError> {
     match path {
-        Some(p) => std::fs::write(p, text)
+        Some(p) => std::fs::File::create(p)
+            .and_then(|f| {
+                let mut w = std::io::BufWriter::new(f);
+                write(&mut w)?;
+                w.flush()
+            })
             .map_err(|e| UsageError(format!("cannot write {}: {e}", p.display()))),
         None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match write(&mut out).and_then(|()| out.flush()) {
                 // The reader went away (`| head`): stop writing, as other tools do.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
                 Err(e) => Err(UsageError(format!(

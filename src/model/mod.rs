@@ -10,6 +10,7 @@ mod config;
 mod context;
 mod hub;
 mod load;
+mod memo;
 mod params;
 mod quant;
 mod raw;
@@ -21,6 +22,7 @@ pub use catalog::{catalog_ids, catalog_lookup, catalog_rows, suggestions, Catalo
 pub use context::{derived_context_length_sglang, derived_max_model_len_vllm};
 pub use hub::Hub;
 pub use load::{load_config_file, load_model_dir};
+pub use memo::Memo;
 pub use resolve::{ModelSource, ModelTable, Resolver};
 
 /// Why a model's geometry could not be read.

@@ -100,7 +100,7 @@ pub struct Wanted<'a> {
 }
 
 /// No step knew the model: what was tried, and catalog ids that look close.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Unresolved {
     pub tried: Vec<String>,
     pub suggestions: Vec<String>,
@@ -312,6 +312,7 @@ pub fn for_launch(
     launch: &Launch,
     args: &EngineArgs,
     resolver: &Resolver,
+    memo: &mut super::Memo,
     findings: &mut Vec<Finding>,
 ) -> Option<Geometry> {
     let dest = match launch.engine {
@@ -352,7 +353,7 @@ pub fn for_launch(
         revision: text("revision"),
         served,
     };
-    match resolver.resolve(&want) {
+    match memo.resolve(resolver, &want) {
         Ok(g) => Some(g),
         Err(Ok(e)) => {
             findings.push(unknown(at, &e, "a file exists but cannot be read", &[]));

@@ -126,17 +126,17 @@ impl Window {
         }
         let first = top.saturating_sub(CONTEXT_LINES).max(1);
         let last = bottom + CONTEXT_LINES;
-        let line_at = |n: usize| file.offset_of(n, 1);
-        let long = (first..=last).any(|n| line_at(n + 1) - line_at(n) > 4 * LINE_CHARS);
-        let (from, to) = if long {
-            // One cut line: the span with some characters either side, never past its line.
-            let from = back_chars(text, start, LINE_CHARS);
-            let from = text[from..start].rfind('\n').map_or(from, |i| from + i + 1);
-            let to = fwd_chars(text, start, 2 * LINE_CHARS);
-            let to = text[start..to].find('\n').map_or(to, |i| start + i);
-            (from, to)
-        } else {
-            (line_at(first), line_at(last + 1))
+        let top_at = file.offset_of(first, 1);
+        let (from, to) = match lines_end(text, top_at, last + 1 - first) {
+            Some(end) => (top_at, end),
+            None => {
+                // One cut line: the span with some characters either side, never past its line.
+                let from = back_chars(text, start, LINE_CHARS);
+                let from = text[from..start].rfind('\n').map_or(from, |i| from + i + 1);
+                let to = fwd_chars(text, start, 2 * LINE_CHARS);
+                let to = text[start..to].find('\n').map_or(to, |i| start + i);
+                (from, to)
+            }
         };
         let (line0, col0) = file.line_col(from);
         Window {
@@ -191,6 +191,26 @@ impl SourceCode for Window {
     }
 }
 
+/// Where the line `count` lines after the one starting at `start` starts; `None` when one of
+/// those lines is longer than a frame shows. Each line is scanned only up to that length, so a
+/// megabyte-long line costs no more than a short one.
+fn lines_end(text: &str, mut start: usize, count: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    for _ in 0..count {
+        let stop = (start + 4 * LINE_CHARS + 1).min(bytes.len());
+        let next = match bytes[start..stop].iter().position(|&b| b == b'\n') {
+            Some(i) => start + i + 1,
+            None if stop < bytes.len() => return None,
+            None => bytes.len(),
+        };
+        if next - start > 4 * LINE_CHARS {
+            return None;
+        }
+        start = next;
+    }
+    Some(start)
+}
+
 /// The nearest character boundary at or before `at`.
 fn floor(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());
@@ -225,7 +245,7 @@ pub fn clean(s: &str) -> String {
 
 /// As [`clean`], each replacement as long in bytes as what it replaces, so offsets still hold.
 fn clean_keep_len(s: &str) -> String {
-    if !s.chars().any(unsafe_char) {
+    if !has_unsafe(s) {
         return s.to_string();
     }
     s.chars()
@@ -239,6 +259,15 @@ fn clean_keep_len(s: &str) -> String {
             },
         })
         .collect()
+}
+
+/// Whether `s` holds a character [`unsafe_char`] replaces. Only bytes that can start one are
+/// decoded: ASCII controls, and the lead bytes of C1 controls (0xC2) and of the bidirectional
+/// overrides (0xE2), so that a long report is scanned byte by byte.
+fn has_unsafe(s: &str) -> bool {
+    s.bytes().enumerate().any(|(i, b)| {
+        matches!(b, 0..=0x1f | 0x7f | 0xc2 | 0xe2) && s[i..].chars().next().is_some_and(unsafe_char)
+    })
 }
 
 fn unsafe_char(c: char) -> bool {
@@ -316,7 +345,7 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = String::new();
     let verdicts = super::verdicts(outcome, findings);
     for (lo, verdict) in outcome.launches.iter().zip(verdicts) {
-        let pos = outcome.sources.position(lo.launch.command);
+        let line = outcome.sources.line(lo.launch.command);
         let file = &outcome.sources.get(lo.file).name;
         let from = super::gpu_source_text(outcome, lo)
             .map_or_else(String::new, |s| format!(", GPU from {s}"));
@@ -360,7 +389,7 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
             .filter(|s| s.kind == "model-config")
             .and_then(|s| s.note.as_ref())
             .map_or(String::new(), |n| format!(" ({n})"));
-        out.push_str(&format!("{file}:{}: {what}: {verdict}{note}\n", pos.line));
+        out.push_str(&format!("{file}:{line}: {what}: {verdict}{note}\n"));
     }
     out
 }
@@ -479,4 +508,17 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
     }
     out.push_str(&summary(findings, outcome.suppressed.len()));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_byte_scan_finds_exactly_the_unsafe_characters() {
+        for c in (0..0x3000).filter_map(char::from_u32) {
+            let text = format!("a×{c}–b");
+            assert_eq!(has_unsafe(&text), unsafe_char(c), "U+{:04X}", c as u32);
+        }
+    }
 }

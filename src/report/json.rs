@@ -4,12 +4,15 @@ use super::Rendered;
 use crate::deployment;
 use crate::engine::{trtllm, EngineArgs, SettingValue};
 use crate::gpu::GpuSource;
-use crate::launch::Engine;
+use crate::launch::{Engine, ObjectRef};
+use crate::model::resolve::ModelSource;
 use crate::outcome::LaunchOutcome;
 use crate::pipeline::Outcome;
 use crate::source::Sources;
+use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
+use std::io::{BufWriter, Write};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -46,22 +49,49 @@ const PLAN_KEYS: &[&str] = &[
 /// The object `capacity --format json` prints for a launch. Without a plan it still carries
 /// every setting the launch writes; `null` only for what is really unknown.
 pub fn launch_object(lo: &LaunchOutcome, sources: &Sources) -> Map<String, Value> {
-    let mut obj = match lo.plan.as_ref().map(serde_json::to_value) {
-        Some(Ok(Value::Object(m))) => m,
+    match serde_json::to_value(LaunchView::new(lo, sources)) {
+        Ok(Value::Object(m)) => m,
         _ => Map::new(),
-    };
-    for key in PLAN_KEYS {
-        obj.entry(*key).or_insert(Value::Null);
     }
-    let source = lo.model.as_ref().and_then(|m| m.model_source.as_ref());
-    obj.insert("model_source".into(), json!(source));
-    if lo.plan.is_none() {
-        for (key, value) in parsed(lo) {
-            obj.insert(key.into(), value);
+}
+
+/// [`launch_object`] as it is written: the plan's fields (or, without one, every key of
+/// [`PLAN_KEYS`] with what the launch writes), its model source and GPU source. Serialized in
+/// place, so that a large render builds no JSON tree per launch.
+#[derive(Serialize)]
+struct LaunchView<'a> {
+    #[serde(flatten)]
+    head: Head<'a>,
+    model_source: Option<&'a ModelSource>,
+    gpu_source: GpuSourceView<'a>,
+}
+
+impl<'a> LaunchView<'a> {
+    fn new(lo: &'a LaunchOutcome, sources: &'a Sources) -> Self {
+        LaunchView {
+            head: Head(lo),
+            model_source: lo.model.as_ref().and_then(|m| m.model_source.as_ref()),
+            gpu_source: GpuSourceView { lo, sources },
         }
     }
-    obj.insert("gpu_source".into(), gpu_source(lo, sources));
-    obj
+}
+
+/// The plan's own fields, else [`PLAN_KEYS`] filled from the launch's settings.
+struct Head<'a>(&'a LaunchOutcome);
+
+impl Serialize for Head<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(plan) = &self.0.plan {
+            return plan.serialize(s);
+        }
+        let given = parsed(self.0);
+        let mut map = s.serialize_map(Some(PLAN_KEYS.len()))?;
+        for key in PLAN_KEYS {
+            let value = given.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+            map.serialize_entry(key, &value)?;
+        }
+        map.end()
+    }
 }
 
 /// The settings of a launch that has no plan, as written (engine defaults for TP, PP and DP
@@ -168,36 +198,58 @@ fn written(a: &EngineArgs, dest: &str) -> Option<Value> {
 
 /// `{"kind": "input", "file", "line", "column"}` for the input's own GPU; `{"kind": "nvml"}`,
 /// `"flag"`, `"env"`, `"config"` or `"webhook"` for a fallback; `null` when no GPU is known.
-fn gpu_source(lo: &LaunchOutcome, sources: &Sources) -> Value {
-    // A GPU the input names but the catalog lacks still came from the input.
-    let named = lo
-        .launch
-        .placement
-        .gpu
-        .as_ref()
-        .map(|(_, l)| GpuSource::Input(*l));
-    let Some(src) = lo.gpu_source.or(named) else {
-        return Value::Null;
-    };
-    let mut obj = json!({"kind": src.kind()});
-    if let Some(loc) = src.loc() {
-        let pos = sources.position(loc);
-        obj["file"] = json!(sources.get(loc.file).name);
-        obj["line"] = json!(pos.line);
-        obj["column"] = json!(pos.column);
+struct GpuSourceView<'a> {
+    lo: &'a LaunchOutcome,
+    sources: &'a Sources,
+}
+
+impl Serialize for GpuSourceView<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let lo = self.lo;
+        // A GPU the input names but the catalog lacks still came from the input.
+        let named = lo
+            .launch
+            .placement
+            .gpu
+            .as_ref()
+            .map(|(_, l)| GpuSource::Input(*l));
+        let Some(src) = lo.gpu_source.or(named) else {
+            return s.serialize_none();
+        };
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("kind", src.kind())?;
+        if let Some(loc) = src.loc() {
+            let file = self.sources.get(loc.file);
+            let (line, column) = file.line_col(loc.start);
+            map.serialize_entry("file", &file.name)?;
+            map.serialize_entry("line", &line)?;
+            map.serialize_entry("column", &column)?;
+        }
+        map.end()
     }
-    obj
 }
 
 /// A `check` launch entry: the capacity object plus where the launch was found and its verdict.
-fn check_launch(lo: &LaunchOutcome, verdict: &str, sources: &Sources) -> Value {
-    let mut obj = launch_object(lo, sources);
-    let pos = sources.position(lo.launch.command);
-    obj.insert("file".into(), json!(sources.get(lo.file).name));
-    obj.insert("line".into(), json!(pos.line));
-    obj.insert("object".into(), json!(lo.launch.object));
-    obj.insert("verdict".into(), json!(verdict));
-    Value::Object(obj)
+#[derive(Serialize)]
+struct CheckLaunch<'a> {
+    #[serde(flatten)]
+    launch: LaunchView<'a>,
+    file: &'a str,
+    line: usize,
+    object: &'a Option<ObjectRef>,
+    verdict: &'a str,
+}
+
+impl<'a> CheckLaunch<'a> {
+    fn new(lo: &'a LaunchOutcome, verdict: &'a str, sources: &'a Sources) -> Self {
+        CheckLaunch {
+            launch: LaunchView::new(lo, sources),
+            file: &sources.get(lo.file).name,
+            line: sources.line(lo.launch.command),
+            object: &lo.launch.object,
+            verdict,
+        }
+    }
 }
 
 /// The whole `check --format json` document.
@@ -205,14 +257,26 @@ pub fn check(outcome: &Outcome, findings: &[Rendered]) -> Value {
     serde_json::to_value(Check::new(outcome, findings)).unwrap_or(Value::Null)
 }
 
-/// [`check`] as the text `--format json` prints (pretty, one newline at the end), written one
-/// launch at a time: a large render never holds every launch's object at once.
+/// [`check`] as the text `--format json` prints (pretty, one newline at the end).
 pub fn check_text(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = Vec::new();
     // Writing to a Vec fails only if a value does not serialize; every value here is JSON.
-    let _ = serde_json::to_writer_pretty(&mut out, &Check::new(outcome, findings));
-    out.push(b'\n');
+    let _ = write_check(&mut out, outcome, findings);
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`check_text`] written straight to `w`, one launch at a time: a large render never holds
+/// every launch's object, nor the whole text, at once. The serializer's many small writes go
+/// to a buffer here, inlined, not through `w`'s (possibly dynamic) `write` one by one.
+pub fn write_check<W: Write>(
+    w: W,
+    outcome: &Outcome,
+    findings: &[Rendered],
+) -> std::io::Result<()> {
+    let mut w = BufWriter::with_capacity(1 << 16, w);
+    serde_json::to_writer_pretty(&mut w, &Check::new(outcome, findings))?;
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 /// The `check` document, its fields in the order of the contract; launches and deployments are
@@ -260,7 +324,7 @@ impl Serialize for Launches<'_> {
                 .launches
                 .iter()
                 .zip(&self.verdicts)
-                .map(|(lo, v)| check_launch(lo, v, sources)),
+                .map(|(lo, v)| CheckLaunch::new(lo, v, sources)),
         )
     }
 }
@@ -274,17 +338,36 @@ impl Serialize for Deployments<'_> {
 }
 
 /// A deployment entry: its id, whether it is a prefill/decode pair, and role → launch indices.
-fn deployment(d: &crate::deployment::Deployment) -> Value {
-    let mut roles = Map::new();
-    for m in &d.members {
-        let list = roles
-            .entry(m.role.name())
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if let Value::Array(items) = list {
-            items.push(json!(m.launch));
-        }
+#[derive(Serialize)]
+struct DeploymentView<'a> {
+    id: &'a str,
+    pd_pair: bool,
+    roles: Roles<'a>,
+}
+
+fn deployment(d: &crate::deployment::Deployment) -> DeploymentView<'_> {
+    DeploymentView {
+        id: &d.id,
+        pd_pair: d.is_pd_pair(),
+        roles: Roles(&d.members),
     }
-    json!({"id": d.id, "pd_pair": d.is_pd_pair(), "roles": roles})
+}
+
+/// Role name → launch indices, roles in the order their first member appears.
+struct Roles<'a>(&'a [crate::deployment::Member]);
+
+impl Serialize for Roles<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut roles: Vec<(&str, Vec<usize>)> = Vec::new();
+        for m in self.0 {
+            let name = m.role.name();
+            match roles.iter_mut().find(|(r, _)| *r == name) {
+                Some((_, items)) => items.push(m.launch),
+                None => roles.push((name, vec![m.launch])),
+            }
+        }
+        s.collect_map(roles)
+    }
 }
 
 /// `capacity --format json`: one object per launch, with its verdict and findings.

@@ -209,7 +209,7 @@ pub fn gpu_source_text(outcome: &Outcome, lo: &LaunchOutcome) -> Option<String> 
             "{}, {}:{}",
             src.describe(),
             outcome.sources.get(loc.file).name,
-            outcome.sources.position(loc).line
+            outcome.sources.line(loc)
         ),
         None => src.describe().to_string(),
     })

@@ -2,12 +2,13 @@
 //! every rule with its docs, one result per finding (suppressed ones carry `suppressions`).
 
 use super::Rendered;
+use crate::launch::Engine;
 use crate::launch::ObjectRef;
 use crate::outcome::LaunchOutcome;
 use crate::pipeline::Outcome;
 use crate::rules::{self, Level, Rule};
 use serde::Serialize;
-use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::path::Path;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -27,8 +28,49 @@ struct Run {
     invocations: Vec<Invocation>,
     column_kind: &'static str,
     results: Vec<SarifResult>,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    properties: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<RunProperties>,
+}
+
+/// `filesChecked`, `summary` and one entry per launch.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunProperties {
+    files_checked: usize,
+    summary: String,
+    launches: Vec<LaunchEntry>,
+}
+
+/// A launch: where it is, its engine, its GPU and where that came from, its verdict.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LaunchEntry {
+    uri: Option<String>,
+    line: usize,
+    engine: Engine,
+    gpu: Option<String>,
+    gpu_source: Option<GpuSourceAt>,
+    verdict: &'static str,
+}
+
+/// The GPU of a launch whose GPU is known, and where it came from.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LaunchGpu {
+    gpu: String,
+    gpu_source: GpuSourceAt,
+}
+
+#[derive(Serialize)]
+struct GpuSourceAt {
+    kind: &'static str,
+    location: Option<At>,
+}
+
+#[derive(Serialize)]
+struct At {
+    uri: Option<String>,
+    line: usize,
 }
 
 /// The run itself: nothing found is said as a tool notification, which viewers show.
@@ -109,7 +151,7 @@ struct SarifResult {
     suppressions: Vec<Suppression>,
     /// The GPU of the finding's launch and where it came from.
     #[serde(skip_serializing_if = "Option::is_none")]
-    properties: Option<Value>,
+    properties: Option<LaunchGpu>,
 }
 
 #[derive(Serialize)]
@@ -248,17 +290,35 @@ fn logical(o: &ObjectRef) -> LogicalLocation {
     }
 }
 
-fn result(r: &Rendered, outcome: &Outcome) -> SarifResult {
+/// Each file name's URI, worked out once per log (`uri` asks for the working directory).
+type Uris<'a> = HashMap<&'a str, Option<String>>;
+
+fn uris<'a>(outcome: &'a Outcome, rendered: &[&'a [Rendered]]) -> Uris<'a> {
+    let files = outcome.sources.iter().map(|(_, f)| f.name.as_str());
+    let named = rendered
+        .iter()
+        .flat_map(|r| r.iter())
+        .filter_map(|r| r.file.as_deref());
+    let mut out = Uris::new();
+    for name in files.chain(named) {
+        out.entry(name).or_insert_with(|| uri(name));
+    }
+    out
+}
+
+fn result(r: &Rendered, outcome: &Outcome, uris: &Uris) -> SarifResult {
     let physical = match (&r.file, r.line, r.column, r.end_line, r.end_column) {
-        (Some(f), Some(l), Some(c), Some(el), Some(ec)) => uri(f).map(|uri| PhysicalLocation {
-            artifact_location: ArtifactLocation { uri },
-            region: Region {
-                start_line: l,
-                start_column: c,
-                end_line: el,
-                end_column: if el == l { ec.max(c) } else { ec },
-            },
-        }),
+        (Some(f), Some(l), Some(c), Some(el), Some(ec)) => {
+            uris[f.as_str()].clone().map(|uri| PhysicalLocation {
+                artifact_location: ArtifactLocation { uri },
+                region: Region {
+                    start_line: l,
+                    start_column: c,
+                    end_line: el,
+                    end_column: if el == l { ec.max(c) } else { ec },
+                },
+            })
+        }
         _ => None,
     };
     let logical: Vec<LogicalLocation> = r.object.iter().map(logical).collect();
@@ -296,23 +356,30 @@ fn result(r: &Rendered, outcome: &Outcome) -> SarifResult {
             .finding
             .launch
             .and_then(|i| outcome.launches.get(i))
-            .and_then(|lo| launch_gpu(lo, outcome)),
+            .and_then(|lo| launch_gpu(lo, outcome, uris)),
     }
 }
 
 /// `{"gpu", "gpuSource": {"kind", "location"}}` of a launch whose GPU is known.
-fn launch_gpu(lo: &LaunchOutcome, outcome: &Outcome) -> Option<Value> {
+fn launch_gpu(lo: &LaunchOutcome, outcome: &Outcome, uris: &Uris) -> Option<LaunchGpu> {
     let (gpu, src) = (lo.gpu.as_ref()?, lo.gpu_source?);
-    let at = src.loc().map(|l| {
-        let p = outcome.sources.position(l);
-        json!({"uri": uri(&outcome.sources.get(l.file).name), "line": p.line})
+    let at = src.loc().map(|l| At {
+        uri: uris[outcome.sources.get(l.file).name.as_str()].clone(),
+        line: outcome.sources.line(l),
     });
-    Some(json!({"gpu": gpu.name, "gpuSource": {"kind": src.kind(), "location": at}}))
+    Some(LaunchGpu {
+        gpu: gpu.name.clone(),
+        gpu_source: GpuSourceAt {
+            kind: src.kind(),
+            location: at,
+        },
+    })
 }
 
 /// The SARIF log of a run: reported findings, then the suppressed ones. The run's properties
 /// list the launches with their GPU, where that GPU came from, and their verdict.
 pub fn log(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) -> Log {
+    let uris = uris(outcome, &[findings, suppressed]);
     let notifications = super::nothing_found(outcome)
         .map(|text| Notification {
             level: "warning",
@@ -341,43 +408,37 @@ pub fn log(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) ->
             results: findings
                 .iter()
                 .chain(suppressed)
-                .map(|r| result(r, outcome))
+                .map(|r| result(r, outcome, &uris))
                 .collect(),
-            properties: run_properties(outcome, findings),
+            properties: Some(run_properties(outcome, findings, &uris)),
         }],
     }
 }
 
 /// `filesChecked`, `summary` and one entry per launch.
-fn run_properties(outcome: &Outcome, findings: &[Rendered]) -> Value {
+fn run_properties(outcome: &Outcome, findings: &[Rendered], uris: &Uris) -> RunProperties {
     let verdicts = super::verdict_words(outcome.launches.len(), findings);
-    let launches: Vec<Value> = outcome
+    let launches = outcome
         .launches
         .iter()
         .zip(verdicts)
         .map(|(lo, verdict)| {
-            let pos = outcome.sources.position(lo.launch.command);
-            let mut entry = json!({
-                "uri": uri(&outcome.sources.get(lo.file).name),
-                "line": pos.line,
-                "engine": lo.launch.engine,
-                "gpu": null,
-                "gpuSource": null,
-                "verdict": verdict,
-            });
-            if let Some(Value::Object(gpu)) = launch_gpu(lo, outcome) {
-                for (k, v) in gpu {
-                    entry[k] = v;
-                }
+            let gpu = launch_gpu(lo, outcome, uris);
+            LaunchEntry {
+                uri: uris[outcome.sources.get(lo.file).name.as_str()].clone(),
+                line: outcome.sources.line(lo.launch.command),
+                engine: lo.launch.engine,
+                gpu: gpu.as_ref().map(|g| g.gpu.clone()),
+                gpu_source: gpu.map(|g| g.gpu_source),
+                verdict,
             }
-            entry
         })
         .collect();
-    json!({
-        "filesChecked": outcome.files_checked,
-        "summary": super::checked_line(outcome),
-        "launches": launches,
-    })
+    RunProperties {
+        files_checked: outcome.files_checked,
+        summary: super::checked_line(outcome),
+        launches,
+    }
 }
 
 /// The SARIF document as text.
@@ -386,7 +447,7 @@ fn run_properties(outcome: &Outcome, findings: &[Rendered]) -> Value {
 pub fn render_findings(findings: &[Rendered]) -> String {
     let mut log = log(&Outcome::default(), findings, &[]);
     for run in &mut log.runs {
-        run.properties = Value::Null;
+        run.properties = None;
         for inv in &mut run.invocations {
             inv.tool_execution_notifications.clear();
         }

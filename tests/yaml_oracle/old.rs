@@ -1,83 +1,11 @@
-//! YAML with a span on every node (serde-saphyr), for engine `--config` files and manifests.
+#![allow(dead_code)]
+//! serde-saphyr's reading, as src/yaml.rs had it before the tree was built from events.
 
-use crate::source::{FileId, Loc, SourceFile};
+use kvlint::source::{FileId, Loc, SourceFile};
+use kvlint::yaml::{Node, Value, YamlError};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 use std::fmt;
-
-/// A YAML value; every child keeps the byte range it was read from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
-    Seq(Vec<Node>),
-    Map(Vec<(Node, Node)>),
-}
-
-/// A value and where it stands.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    pub value: Value,
-    pub loc: Loc,
-}
-
-impl Node {
-    pub fn get(&self, key: &str) -> Option<&Node> {
-        match &self.value {
-            Value::Map(entries) => entries
-                .iter()
-                .find(|(k, _)| matches!(&k.value, Value::Str(s) if s == key))
-                .map(|(_, v)| v),
-            _ => None,
-        }
-    }
-    pub fn as_str(&self) -> Option<&str> {
-        match &self.value {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-    /// The scalar as the text a command line would carry (`true`, `8`, `0.9`).
-    pub fn scalar_text(&self) -> Option<String> {
-        match &self.value {
-            Value::Null => None,
-            Value::Bool(b) => Some(b.to_string()),
-            Value::Int(i) => Some(i.to_string()),
-            Value::Float(f) => Some(f.to_string()),
-            Value::Str(s) => Some(s.clone()),
-            Value::Seq(_) | Value::Map(_) => None,
-        }
-    }
-    /// The value as JSON (for dict-valued flags that engines pass JSON-encoded).
-    pub fn to_json(&self) -> serde_json::Value {
-        use serde_json::Value as J;
-        match &self.value {
-            Value::Null => J::Null,
-            Value::Bool(b) => J::Bool(*b),
-            Value::Int(i) => J::from(*i),
-            Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
-            Value::Str(s) => J::String(s.clone()),
-            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
-            Value::Map(entries) => J::Object(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.scalar_text().unwrap_or_default(), v.to_json()))
-                    .collect(),
-            ),
-        }
-    }
-}
-
-/// A YAML error with the place it happened.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct YamlError {
-    pub message: String,
-    pub loc: Loc,
-}
 
 /// Parses every document of a YAML file. Each document is parsed on its own so that one broken
 /// document does not hide the others.
@@ -350,44 +278,4 @@ fn root_node(file: FileId, text: &str, base: usize, root: Spanned<RawNode>) -> N
         base,
     };
     locator.node(root)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::source::Sources;
-
-    #[test]
-    fn every_value_keeps_its_line_and_column() {
-        let mut s = Sources::default();
-        let id = s.add(
-            "c.yaml",
-            "model-path: zai-org/GLM-5\ntp-size: 8\nlist:\n  - a\n  - 'b c'\n",
-        );
-        let doc = parse_document(id, s.get(id)).unwrap();
-        let tp = doc.get("tp-size").unwrap();
-        assert_eq!(tp.value, Value::Int(8));
-        assert_eq!(s.text(tp.loc), "8");
-        assert_eq!(
-            (s.position(tp.loc).line, s.position(tp.loc).column),
-            (2, 10)
-        );
-        let Value::Seq(items) = &doc.get("list").unwrap().value else {
-            panic!("not a list")
-        };
-        assert_eq!(s.position(items[1].loc).line, 5);
-    }
-
-    #[test]
-    fn a_broken_document_does_not_hide_the_next() {
-        let mut s = Sources::default();
-        let id = s.add("m.yaml", "a: 1\n---\nb: [unclosed\n---\nc: 3\n");
-        let docs = parse_documents(id, s.get(id));
-        assert_eq!(docs.len(), 3);
-        assert!(docs[0].is_ok() && docs[2].is_ok());
-        let err = docs[1].as_ref().unwrap_err();
-        assert_eq!(s.position(err.loc).line, 3);
-        let c = docs[2].as_ref().unwrap().get("c").unwrap();
-        assert_eq!(s.position(c.loc).line, 5);
-    }
 }
