@@ -71,13 +71,16 @@ impl Outcome {
     pub fn check_file(&mut self, file: FileId, opts: &Options, base_dir: Option<&Path>) {
         self.files_checked += 1;
         let first = self.launches.len();
-        let found = extract::extract_with(file, &self.sources, opts.jobs);
-        for launch in found.launches {
+        // Each launch is checked as soon as it is read, while other threads read on (`--jobs`);
+        // they hold the file's text while checking adds the files launches name (`--config`).
+        let src = self.sources.shared(file);
+        let found = extract::read_each(file, &src, opts.jobs, |mut launch| {
+            extract::fill_role(&mut launch, &self.sources);
             self.check_launch(launch, file, opts, base_dir);
-        }
+        });
         // What reading found inside one launch (INP004 on a `"$@"`, INP001 in its quotes) is
         // that launch's: its verdict says so.
-        for mut f in found.findings {
+        for mut f in found {
             let within = |lo: &LaunchOutcome| {
                 let (l, at) = (lo.launch.loc(), f.primary);
                 at.is_some_and(|a| a.file == l.file && l.start <= a.start && a.end <= l.end)
