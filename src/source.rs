@@ -2,6 +2,7 @@
 //! Every later stage keeps `Loc`s into these files so a finding can point at the exact flag.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Index of a file in [`Sources`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -160,15 +161,16 @@ fn chars_in(bytes: &[u8]) -> usize {
     bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
 }
 
-/// All files of one run.
+/// All files of one run. Each file is shared, so that threads reading a file's documents hold it
+/// while the run adds the files its launches name (`--config`).
 #[derive(Debug, Default)]
 pub struct Sources {
-    files: Vec<SourceFile>,
+    files: Vec<Arc<SourceFile>>,
 }
 
 impl Sources {
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
-        self.files.push(SourceFile::new(name, text));
+        self.files.push(Arc::new(SourceFile::new(name, text)));
         FileId(self.files.len() - 1)
     }
     /// The id the next [`Sources::add`] returns.
@@ -178,9 +180,16 @@ impl Sources {
     pub fn get(&self, id: FileId) -> &SourceFile {
         &self.files[id.0]
     }
+    /// A handle on one file that outlives this borrow of `Sources`.
+    pub fn shared(&self, id: FileId) -> Arc<SourceFile> {
+        Arc::clone(&self.files[id.0])
+    }
     /// Every loaded file with its id.
     pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
-        self.files.iter().enumerate().map(|(i, f)| (FileId(i), f))
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(i), &**f))
     }
     pub fn find(&self, name: &str) -> Option<FileId> {
         self.files.iter().position(|f| f.name == name).map(FileId)

@@ -155,7 +155,7 @@ fn jobs_come_from_the_environment_and_must_be_positive_or_blank() {
     assert!(zero.stderr.contains("--jobs"), "{}", zero.stderr);
 }
 
-/// Past the first round of documents read on threads (512), the launches and findings still come
+/// Past the first window of documents read on threads (512), the launches and findings still come
 /// in document order: four renders back to back, 1,204 documents with 4 broken ones.
 #[test]
 fn extraction_keeps_document_order_across_rounds() {
@@ -177,4 +177,98 @@ fn extraction_keeps_document_order_across_rounds() {
     }
     let broken = one.findings.iter().filter(|f| f.rule == "INP001").count();
     assert_eq!(broken, 4);
+}
+
+/// Compose documents after the render (one file may mix kinds): every third service loads
+/// `--config engine.yaml` beside the input, whose 128k context does not fit one L4; every fifth
+/// gives `--max-model-len` an invalid `$$CTX` (CFG004), so that on every fifteenth the config's
+/// context applies (KV001 in engine.yaml, at one position for all of them: ties that only the
+/// order of the launches breaks), while elsewhere the command line's 8192 wins.
+fn compose_tail(services: usize) -> String {
+    let mut s = String::new();
+    for i in 0..services {
+        let config = if i % 3 == 0 {
+            ", \"--config\", \"engine.yaml\""
+        } else {
+            ""
+        };
+        let context = if i % 5 == 0 { "$$CTX" } else { "8192" };
+        s.push_str(&format!(
+            "---\nservices:\n  svc-{i}:\n    image: vllm/vllm-openai:v0.11.0\n    command: [\"meta-llama/Llama-3.1-8B-Instruct\", \"--max-model-len\", \"{context}\"{config}]\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 1\n              capabilities: [gpu]\n"
+        ));
+    }
+    s
+}
+
+/// Launches are checked while other threads read the documents after them; a launch that loads a
+/// file (`--config`) adds it to the run meanwhile. Reports stay byte-identical for 1, 2 and 4
+/// threads, and findings at one position keep the order of their launches.
+#[test]
+fn checking_beside_reading_keeps_reports_identical() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("jobs-config");
+    std::fs::create_dir_all(&dir).expect("a directory for the render");
+    std::fs::write(dir.join("engine.yaml"), "max-model-len: 131072\n").expect("write the config");
+    let (text, broken_line) = render();
+    let path = dir.join("render.yaml");
+    std::fs::write(&path, text + &compose_tail(120)).expect("write the render");
+    let path = path.to_str().expect("utf-8 path");
+    for format in ["json", "human"] {
+        let run = |jobs| {
+            let args = [
+                "check", "--format", format, "--gpu", "l4", "-j", jobs, SELECT, "INP007", path,
+            ];
+            kvlint(&args)
+        };
+        let one = run("1");
+        assert_eq!(one.code, 1, "{format}: KV001 fires\n{}", one.stderr);
+        for jobs in ["2", "4"] {
+            let many = run(jobs);
+            assert_eq!(many.code, one.code, "{format} -j {jobs}: exit codes differ");
+            assert_same(
+                &one.stdout,
+                &many.stdout,
+                &format!("{format} -j {jobs} stdout"),
+            );
+            assert_same(
+                &one.stderr,
+                &many.stderr,
+                &format!("{format} -j {jobs} stderr"),
+            );
+        }
+    }
+
+    let json = kvlint(&["check", "--format", "json", "--gpu", "l4", "-j", "2", path]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).expect("json report");
+    let findings = report["findings"].as_array().expect("findings");
+    let in_config: Vec<&str> = findings
+        .iter()
+        .filter(|f| f["file"] == "engine.yaml")
+        .map(|f| {
+            assert_eq!(
+                (&f["rule"], &f["line"], &f["column"]),
+                (&"KV001".into(), &1.into(), &1.into()),
+                "{f}"
+            );
+            f["object"]["name"].as_str().unwrap_or("")
+        })
+        .collect();
+    let expected: Vec<String> = (0..120).step_by(15).map(|i| format!("svc-{i}")).collect();
+    assert_eq!(
+        in_config, expected,
+        "one KV001 per service that loads the config, in their order"
+    );
+    let unknown = findings
+        .iter()
+        .filter(|f| {
+            f["rule"] == "CFG004" && f["message"].as_str().is_some_and(|m| m.contains("$$CTX"))
+        })
+        .count();
+    assert_eq!(
+        unknown, 24,
+        "services 0, 5, ..., 115 give --max-model-len an unknown value"
+    );
+    let inp: Vec<&serde_json::Value> = findings.iter().filter(|f| f["rule"] == "INP001").collect();
+    assert_eq!(inp.len(), 1, "the broken document, in the middle");
+    assert_eq!(inp[0]["line"], broken_line, "{}", inp[0]);
+    assert_eq!(report["launches"].as_array().map(Vec::len), Some(149 + 120));
 }

@@ -23,13 +23,6 @@ pub struct Extracted {
     pub findings: Vec<Finding>,
 }
 
-impl Extracted {
-    fn add(&mut self, other: Extracted) {
-        self.launches.extend(other.launches);
-        self.findings.extend(other.findings);
-    }
-}
-
 /// Finds the launches in one input file, choosing the reader by name and then by content: YAML
 /// and JSON (manifests, Helm output, `kubectl get -o yaml`), Dockerfiles, engine configs, and shell
 /// scripts for everything else. Standard input is named `<stdin>` (or by `--stdin-filename`).
@@ -40,29 +33,71 @@ pub fn extract(file: FileId, sources: &Sources) -> Extracted {
 /// [`extract`] with the documents of a large YAML file read on up to `jobs` threads (`--jobs`);
 /// the result is the same for any `jobs`, and 0 or 1 reads on this thread only.
 pub fn extract_with(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
-    let src = sources.get(file);
+    let mut launches = Vec::new();
+    let findings = read_each(file, sources.get(file), jobs, |l| launches.push(l));
+    roles::fill(&mut launches, sources);
+    Extracted { launches, findings }
+}
+
+/// Reads one input file as [`extract_with`] does, handing each launch to `each` on this thread,
+/// in the file's order, as soon as it and every launch before it are read, while other threads
+/// read on; returns the findings of the reading, after the last launch. The caller fills in
+/// each launch's role ([`fill_role`]).
+pub fn read_each(
+    file: FileId,
+    src: &SourceFile,
+    jobs: usize,
+    mut each: impl FnMut(Launch),
+) -> Vec<Finding> {
     if let Some(out) = unread::helm_template(file, src) {
-        return out;
+        out.launches.into_iter().for_each(each);
+        return out.findings;
     }
-    let read = || by_kind(file, sources, jobs);
-    let (mut out, scan) = if jobs > 1 && src.text.len() >= PARALLEL_MIN_BYTES {
+    // What `unread::note` reads of a launch: where its command is.
+    let mut commands = Vec::new();
+    let mut seen = |l: Launch| {
+        commands.push((l.engine, l.command));
+        each(l);
+    };
+    let mut read = || by_kind(file, src, jobs, &mut seen);
+    let (findings, scan) = if jobs > 1 && src.text.len() >= PARALLEL_MIN_BYTES {
         parallel::join(read, || unread::scan(src))
     } else {
         (read(), unread::scan(src))
     };
-    roles::fill(&mut out.launches, sources);
+    // Stand-ins for the launches handed on, each with its command's place.
+    let launches = commands
+        .into_iter()
+        .map(|(engine, command)| Launch::new(engine, command, Vec::new()))
+        .collect();
+    let mut out = Extracted { launches, findings };
     unread::note(file, src, scan, &mut out);
-    out
+    out.findings
 }
 
-fn by_kind(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
-    let src = sources.get(file);
+/// The role an input gives a launch outside the engine's settings (a wrapper flag, a name).
+pub fn fill_role(launch: &mut Launch, sources: &Sources) {
+    roles::fill(std::slice::from_mut(launch), sources);
+}
+
+/// The launches of `out` handed to `each`, and its findings.
+fn hand_on(out: Extracted, each: &mut dyn FnMut(Launch)) -> Vec<Finding> {
+    out.launches.into_iter().for_each(each);
+    out.findings
+}
+
+fn by_kind(
+    file: FileId,
+    src: &SourceFile,
+    jobs: usize,
+    each: &mut dyn FnMut(Launch),
+) -> Vec<Finding> {
     match kind(&src.name, &src.text) {
-        Kind::Yaml | Kind::Json => yaml_input(file, sources, jobs),
-        Kind::Dockerfile => shell::dockerfile(file, &src.text),
-        Kind::Shell => shell::script(file, &src.text),
-        Kind::Unknown if looks_like_yaml(file, sources) => yaml_input(file, sources, jobs),
-        Kind::Unknown => shell::script(file, &src.text),
+        Kind::Yaml | Kind::Json => yaml_input(file, src, jobs, each),
+        Kind::Dockerfile => hand_on(shell::dockerfile(file, &src.text), each),
+        Kind::Shell => hand_on(shell::script(file, &src.text), each),
+        Kind::Unknown if looks_like_yaml(file, src) => yaml_input(file, src, jobs, each),
+        Kind::Unknown => hand_on(shell::script(file, &src.text), each),
     }
 }
 
@@ -169,8 +204,8 @@ fn is_shell_name(name: &str) -> bool {
 /// its documents is a mapping that kvlint reads (a manifest, `kubectl` or `helm template`
 /// output, an engine config); a shell command parses as a plain string at most. One document at a
 /// time, as the reading itself goes.
-fn looks_like_yaml(file: FileId, sources: &Sources) -> bool {
-    yaml::documents(file, sources.get(file)).flatten().any(|n| {
+fn looks_like_yaml(file: FileId, src: &SourceFile) -> bool {
+    yaml::documents(file, src).flatten().any(|n| {
         matches!(n.value, yaml::Value::Map(_) | yaml::Value::Seq(_))
             && (k8s::is_object(&n)
                 || helm_values::is_values(&n)
@@ -184,64 +219,51 @@ fn looks_like_yaml(file: FileId, sources: &Sources) -> bool {
 /// they save on a few small documents (the common case: one manifest, one values file).
 const PARALLEL_MIN_BYTES: usize = 64 * 1024;
 const PARALLEL_MIN_DOCUMENTS: usize = 4;
-/// Documents read on threads before their results join the file's.
-const PARALLEL_ROUND: usize = 512;
+/// Documents read on threads past the next one whose launches are checked: results waiting for
+/// their turn stay this many at most.
+const PARALLEL_WINDOW: usize = 512;
 
 /// A YAML file: each document is a Kubernetes object, Helm values, a compose file or an engine
 /// config; a broken document is an `INP001` finding and the others are still read. A large file's
 /// documents are parsed and read on up to `jobs` threads, each dropping a document's tree before
-/// taking the next; the results are joined in document order, so the output is the same for any
-/// `jobs`.
-fn yaml_input(file: FileId, sources: &Sources, jobs: usize) -> Extracted {
-    let src = sources.get(file);
+/// taking the next; each document's launches go to `each` in document order, so the output is
+/// the same for any `jobs`.
+fn yaml_input(
+    file: FileId,
+    src: &SourceFile,
+    jobs: usize,
+    each: &mut dyn FnMut(Launch),
+) -> Vec<Finding> {
     let ranges = yaml::document_ranges(src);
-    let mut out = Extracted::default();
+    let mut findings = Vec::new();
     let read = |range: &std::ops::Range<usize>| {
         document(file, src, yaml::parse_range(file, src, range.clone()))
     };
+    let take = |one: Extracted| findings.extend(hand_on(one, each));
     let small = src.text.len() < PARALLEL_MIN_BYTES || ranges.len() < PARALLEL_MIN_DOCUMENTS;
-    if jobs <= 1 || small {
-        ranges.iter().for_each(|r| out.add(read(r)));
-        return out;
-    }
-    // In rounds, so that few results wait for the documents before them.
-    for round in ranges.chunks(PARALLEL_ROUND) {
-        parallel::map_ordered(round, jobs, read)
-            .into_iter()
-            .for_each(|one| out.add(one));
-    }
-    out
+    let jobs = if small { 1 } else { jobs };
+    parallel::for_each_ordered(&ranges, jobs, PARALLEL_WINDOW, read, take);
+    findings
 }
 
-/// The launches and findings of one parsed (or broken) document.
+/// The launches and findings of one parsed (or broken) document, taken as its reader gives them.
 fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlError>) -> Extracted {
-    let mut out = Extracted::default();
+    let both = |(launches, findings)| Extracted { launches, findings };
+    let invalid = |at, reason: String| Extracted {
+        launches: Vec::new(),
+        findings: vec![Finding::new("INP001", Some(at)).var("reason", reason)],
+    };
     match doc {
-        Ok(node) if k8s::is_object(&node) => {
-            let (launches, findings) = k8s::read(file, src, &node);
-            out.launches.extend(launches);
-            out.findings.extend(findings);
-        }
-        Ok(node) if helm_values::is_values(&node) => {
-            out.launches.extend(helm_values::launches(src, &node))
-        }
-        Ok(node) if skypilot::is_task(&node) => out.add(skypilot::launches(file, src, &node)),
-        Ok(node) if srt_slurm::is_recipe(&node) => {
-            let (launches, findings) = srt_slurm::read(&node);
-            out.launches.extend(launches);
-            out.findings.extend(findings);
-        }
-        Ok(node) if compose::is_compose(&node) => out.add(compose::launches(file, src, &node)),
+        Ok(node) if k8s::is_object(&node) => both(k8s::read(file, src, &node)),
+        Ok(node) if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
+        Ok(node) if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
+        Ok(node) if srt_slurm::is_recipe(&node) => both(srt_slurm::read(&node)),
+        Ok(node) if compose::is_compose(&node) => compose::launches(file, src, &node),
         Ok(node) => match engine_config::launch(src, &node) {
-            Some(Ok(launch)) => out.launches.push(launch),
-            Some(Err(reason)) => out
-                .findings
-                .push(Finding::new("INP001", Some(node.loc)).var("reason", reason)),
-            None => {}
+            Some(Ok(launch)) => launches(vec![launch]),
+            Some(Err(reason)) => invalid(node.loc, reason),
+            None => Extracted::default(),
         },
-        Err(e) => out
-            .findings
-            .push(Finding::new("INP001", Some(e.loc)).var("reason", e.message)),
+        Err(e) => invalid(e.loc, e.message),
     }
-    out
 }
