@@ -1,3 +1,10 @@
+// musl's allocator is slow for the many small allocations of reading a large render (10,000
+// objects: 0.35-0.41 s against 0.21-0.26 s with mimalloc); glibc builds keep the system allocator,
+// where mimalloc saved little and doubled peak RSS.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use kvlint::cli::{self, exit};
 
 fn main() {
