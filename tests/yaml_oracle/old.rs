@@ -1,4 +1,3 @@
-#![allow(dead_code)]
 //! serde-saphyr's reading, as src/yaml.rs had it before the tree was built from events.
 
 use kvlint::source::{FileId, Loc, SourceFile};
@@ -7,45 +6,13 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 use std::fmt;
 
-/// Parses every document of a YAML file. Each document is parsed on its own so that one broken
-/// document does not hide the others.
+/// Parses every document of a YAML file, split where kvlint splits them (the split is not what
+/// changed), each with serde-saphyr.
 pub fn parse_documents(file: FileId, src: &SourceFile) -> Vec<Result<Node, YamlError>> {
-    documents(file, src).collect()
-}
-
-/// The documents of a YAML file one at a time, so that a large render never holds more than
-/// one document's tree.
-pub fn documents(
-    file: FileId,
-    src: &SourceFile,
-) -> impl Iterator<Item = Result<Node, YamlError>> + '_ {
-    document_ranges(src)
+    kvlint::yaml::document_ranges(src)
         .into_iter()
-        .map(move |range| parse_range(file, src, range))
-}
-
-/// Byte ranges of the documents of a YAML file that hold anything but comments, in order: each
-/// can be parsed on its own (`parse_range`), on any thread.
-pub fn document_ranges(src: &SourceFile) -> Vec<std::ops::Range<usize>> {
-    split_documents(&src.text)
-        .into_iter()
-        .filter(|(start, end)| !is_blank_document(&src.text[*start..*end]))
-        .map(|(start, end)| start..end)
+        .map(|range| parse_at(file, src, range.start, range.end))
         .collect()
-}
-
-/// Parses the document at `range` (one of `document_ranges`); locations are the file's.
-pub fn parse_range(
-    file: FileId,
-    src: &SourceFile,
-    range: std::ops::Range<usize>,
-) -> Result<Node, YamlError> {
-    parse_at(file, src, range.start, range.end)
-}
-
-/// Parses a single-document YAML file.
-pub fn parse_document(file: FileId, src: &SourceFile) -> Result<Node, YamlError> {
-    parse_at(file, src, 0, src.text.len())
 }
 
 /// Parses a single-document YAML file where a repeated key keeps its last value, as PyYAML
@@ -97,30 +64,6 @@ fn error_offset(e: &serde_saphyr::Error, text: &str) -> Option<usize> {
     let line = usize::try_from(loc.line()).ok()?;
     let col = usize::try_from(loc.column()).ok()?;
     Some(SourceFile::new("", text).offset_of(line, col))
-}
-
-fn is_blank_document(text: &str) -> bool {
-    text.lines().all(|l| {
-        let t = l.trim();
-        t.is_empty() || t.starts_with('#') || t == "---" || t == "..."
-    })
-}
-
-/// Byte ranges of the documents, split at `---` lines at column 0.
-fn split_documents(text: &str) -> Vec<(usize, usize)> {
-    let mut docs = Vec::new();
-    let mut start = 0;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let bare = line.trim_end();
-        if offset > 0 && (bare == "---" || bare.starts_with("--- ")) {
-            docs.push((start, offset));
-            start = offset;
-        }
-        offset += line.len();
-    }
-    docs.push((start, text.len()));
-    docs
 }
 
 /// The tree as serde-saphyr hands it over: children carry their own locations.
