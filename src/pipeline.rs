@@ -274,6 +274,17 @@ impl Outcome {
     }
 }
 
+/// Builds the tables every run reads once (rules, engine flag tables, the model and GPU
+/// catalogs). `check` calls it on a spare thread while it reads its first input, when the other
+/// core would idle; whichever thread needs a table first waits for it rather than building it twice.
+pub fn warm_up() {
+    rules::all();
+    engine::sglang::table();
+    engine::vllm::table();
+    drop(model::catalog_ids());
+    gpu::catalog::embedded_entry("");
+}
+
 /// The GPU: what the input names, else NVML on this node, else the user's default
 /// (`gpu::source` says why in that order).
 fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> Option<Chosen> {

@@ -121,6 +121,10 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
     opts.jobs = a.jobs.filter(|&n| n > 0).unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
+    // Detached: it only fills process-wide tables, and the process may exit before it ends.
+    if opts.jobs > 1 {
+        std::thread::spawn(crate::pipeline::warm_up);
+    }
     let mut outcome = Outcome::default();
     for input in &a.paths {
         for Input { name, text, base } in read_input(input, &a, &cfg)? {
