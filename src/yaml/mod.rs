@@ -178,18 +178,20 @@ fn is_blank_document(text: &str) -> bool {
     })
 }
 
-/// Byte ranges of the documents, split at `---` lines at column 0.
+/// Byte ranges of the documents, split at `---` lines at column 0: a line that is `---` once
+/// trailing whitespace is trimmed, or that starts with `--- `. Only lines starting with `---` are
+/// looked at, found with memchr's SIMD search (walking every line cost 4 ms of a 3.4 MB render).
 fn split_documents(text: &str) -> Vec<(usize, usize)> {
     let mut docs = Vec::new();
     let mut start = 0;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let bare = line.trim_end();
-        if offset > 0 && (bare == "---" || bare.starts_with("--- ")) {
-            docs.push((start, offset));
-            start = offset;
+    for nl in memchr::memmem::find_iter(text.as_bytes(), "\n---") {
+        let line_start = nl + 1;
+        let rest = &text[line_start + 3..];
+        let line = rest.split_inclusive('\n').next().unwrap_or("");
+        if line.starts_with(' ') || line.trim_end().is_empty() {
+            docs.push((start, line_start));
+            start = line_start;
         }
-        offset += line.len();
     }
     docs.push((start, text.len()));
     docs
@@ -230,6 +232,19 @@ mod tests {
             panic!("not a list")
         };
         assert_eq!(s.position(items[1].loc).line, 5);
+    }
+
+    #[test]
+    fn documents_split_at_marker_lines_only() {
+        let text = "a: 1\n---\nb: 2\n--- # c\nc: 3\n---x: 4\n ---\n----\n---\tz\n--- \r\nd: 5\n---";
+        let starts: Vec<usize> = split_documents(text).iter().map(|d| d.0).collect();
+        // `---`, `--- # c`, `--- \r` and the last `---` start documents; `---x`, ` ---`,
+        // `----` and `---<tab>z` do not.
+        let at = |line: &str| text.find(line).unwrap();
+        assert_eq!(
+            starts,
+            vec![0, at("---\nb"), at("--- # c"), at("--- \r"), text.len() - 3]
+        );
     }
 
     #[test]
