@@ -1,4 +1,5 @@
-//! Embeds every `rules/*.toml` so the binary carries its rule data and docs.
+//! Embeds every `rules/*.toml` so the binary carries its rule data and docs, and writes the
+//! engines' flag tables as JSON (serde_json reads them several times faster than toml at startup).
 use std::{env, fs, path::Path};
 
 fn main() {
@@ -20,9 +21,24 @@ fn main() {
         ));
     }
     out.push_str("];\n");
-    fs::write(
-        Path::new(&env::var("OUT_DIR").unwrap()).join("rule_files.rs"),
-        out,
-    )
-    .unwrap();
+    let out_dir = env::var("OUT_DIR").unwrap();
+    fs::write(Path::new(&out_dir).join("rule_files.rs"), out).unwrap();
+    let manifest = env::var("CARGO_MANIFEST_DIR").unwrap();
+    flag_tables(
+        &Path::new(&manifest).join("src/engine"),
+        Path::new(&out_dir),
+    );
+}
+
+/// `src/engine/{sglang,vllm}_flags.toml` → `$OUT_DIR/*_flags.json`, the same table.
+fn flag_tables(engine_dir: &Path, out_dir: &Path) {
+    for name in ["sglang_flags", "vllm_flags"] {
+        let src = engine_dir.join(format!("{name}.toml"));
+        println!("cargo:rerun-if-changed={}", src.display());
+        let text = fs::read_to_string(&src).unwrap();
+        let table: toml::Value =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        let json = serde_json::to_string(&table).unwrap();
+        fs::write(out_dir.join(format!("{name}.json")), json).unwrap();
+    }
 }

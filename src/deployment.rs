@@ -14,6 +14,7 @@ use crate::engine::{EngineArgs, SettingValue};
 use crate::launch::{Engine, Launch};
 use crate::outcome::LaunchOutcome;
 use crate::source::Sources;
+use std::borrow::Cow;
 
 /// One launch of a deployment and the half it serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,11 +134,12 @@ pub fn group(launches: &[LaunchOutcome], sources: &Sources) -> Vec<Deployment> {
     let mut deps: Vec<Deployment> = Vec::new();
     // Each group's place in `deps` by id: a search of `deps` per launch made a render of
     // thousands of objects quadratic.
-    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    // Keys borrow the launches' group ids: one copy per deployment, none per launch.
+    let mut at: std::collections::HashMap<Cow<str>, usize> = std::collections::HashMap::new();
     for (i, lo) in launches.iter().enumerate() {
         let id = match &lo.launch.group {
-            Some(g) => g.clone(),
-            None => format!("file:{}", sources.get(lo.file).name),
+            Some(g) => Cow::Borrowed(g.as_str()),
+            None => Cow::Owned(format!("file:{}", sources.get(lo.file).name)),
         };
         let member = Member {
             launch: i,
@@ -146,11 +148,11 @@ pub fn group(launches: &[LaunchOutcome], sources: &Sources) -> Vec<Deployment> {
         match at.get(&id) {
             Some(&k) => deps[k].members.push(member),
             None => {
-                at.insert(id.clone(), deps.len());
                 deps.push(Deployment {
-                    id,
+                    id: id.to_string(),
                     members: vec![member],
                 });
+                at.insert(id, deps.len() - 1);
             }
         }
     }

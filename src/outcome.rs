@@ -7,6 +7,7 @@ use crate::gpu::{GpuSource, GpuSpec};
 use crate::launch::Launch;
 use crate::model::Geometry;
 use crate::source::FileId;
+use std::sync::Arc;
 
 /// Everything kvlint learned about one launch.
 #[derive(Debug)]
@@ -14,7 +15,7 @@ pub struct LaunchOutcome {
     pub launch: Launch,
     pub file: FileId,
     pub args: EngineArgs,
-    pub model: Option<Geometry>,
+    pub model: Option<Arc<Geometry>>,
     pub gpu: Option<GpuSpec>,
     /// Where `gpu` came from (DESIGN.md "Provenance and precedence").
     pub gpu_source: Option<GpuSource>,

@@ -52,6 +52,8 @@ pub struct Outcome {
     /// Models resolved so far in this run, by what the launch asks for (every caller checks an
     /// outcome's launches with one `Options`, so with one resolver).
     models: model::Memo,
+    /// Plans so far in this run, by what they depend on.
+    plans: capacity::Memo,
 }
 
 /// A whole-run failure (exit code 2).
@@ -170,7 +172,7 @@ impl Outcome {
                 gpu_count: g.count,
                 at: launch.command,
             };
-            match capacity::plan(&inputs) {
+            match self.plans.plan(&inputs, m) {
                 Ok(mut p) => {
                     // The engine plans by its own settings; a role only the input gives (a
                     // wrapper flag, a role label, a name) still picks the rules that apply.

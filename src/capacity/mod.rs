@@ -2,6 +2,7 @@
 //! One file per engine mirrors that engine's own sizing code, per version; this file holds
 //! what they share: the plan, its band and assumptions, and the inputs.
 
+mod memo;
 pub mod releases;
 pub mod sglang;
 pub mod trtllm;
@@ -14,6 +15,8 @@ use crate::launch::Engine;
 use crate::model::Geometry;
 use crate::source::Loc;
 use serde::Serialize;
+
+pub use memo::Memo;
 
 pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 pub const MIB: f64 = 1024.0 * 1024.0;

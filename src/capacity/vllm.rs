@@ -420,7 +420,27 @@ fn max_len(g: &Grouping, blocks: u64, bs: u32, in_flight: u64, v: &Version, pref
     } else {
         blocks
     };
-    let (mut lo, mut hi) = (0u64, 1u64 << 32);
+    // Full-attention layers only: `blocks_per_request` is groups × ⌈len / bs⌉, so the largest
+    // length is whole blocks per group, which the search finds in 32 steps.
+    if g.kinds.iter().all(|(k, _)| matches!(k, LayerKind::Full)) {
+        let groups: u64 = g.kinds.iter().map(|(_, n)| u64::from(*n)).sum();
+        return match avail.checked_div(groups) {
+            Some(per_group) => per_group
+                .saturating_mul(u64::from(bs.max(1)))
+                .min(MAX_LEN_LIMIT),
+            None => MAX_LEN_LIMIT,
+        };
+    }
+    search_len(g, avail, bs, in_flight, v, prefix)
+}
+
+/// The longest length [`max_len`] considers.
+const MAX_LEN_LIMIT: u64 = 1 << 32;
+
+/// Largest length up to [`MAX_LEN_LIMIT`] whose request fits in `avail` blocks, by bisection
+/// (`blocks_per_request` grows with the length).
+fn search_len(g: &Grouping, avail: u64, bs: u32, in_flight: u64, v: &Version, prefix: bool) -> u64 {
+    let (mut lo, mut hi) = (0u64, MAX_LEN_LIMIT);
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);
         if blocks_per_request(g, mid, bs, in_flight, v, prefix) <= avail {
@@ -614,6 +634,38 @@ mod tests {
         let blocks = (kv_gib * GIB / g.bytes_per_block).floor() as u64;
         let per_req = blocks_per_request(&g, 8192, bs, 2 * 8192, &a.version, false);
         (blocks, (blocks as f64 / per_req as f64 * 8192.0) as u64)
+    }
+
+    #[test]
+    fn full_attention_max_len_is_whole_blocks_per_group_as_the_search_finds() {
+        let v = Version::new(0, 19, 0);
+        let full = |groups: Vec<u32>| Grouping {
+            group_size: 36,
+            kinds: groups.into_iter().map(|n| (LayerKind::Full, n)).collect(),
+            bytes_per_block: 1.0,
+        };
+        // One group, block 16, 1,000 blocks: 16,000 tokens; a 17th in the last block is one too many.
+        assert_eq!(max_len(&full(vec![1]), 1_000, 16, 0, &v, false), 16_000);
+        // Two groups share the blocks: 3 blocks each, 1 left over.
+        assert_eq!(max_len(&full(vec![1, 1]), 7, 16, 0, &v, false), 48);
+        // From 0.33 one null block is kept back.
+        let v33 = Version::new(0, 33, 0);
+        assert_eq!(max_len(&full(vec![1]), 1_000, 16, 0, &v33, false), 15_984);
+        for groups in [vec![], vec![1], vec![3], vec![1, 2], vec![7, 7, 7]] {
+            let g = full(groups);
+            for bs in [0, 1, 16, 64, 528] {
+                for blocks in [0, 1, 2, 5, 99, 1_000, 123_457, 1 << 30, 1 << 40, u64::MAX] {
+                    for prefix in [false, true] {
+                        assert_eq!(
+                            max_len(&g, blocks, bs, 4096, &v, prefix),
+                            search_len(&g, blocks, bs, 4096, &v, prefix),
+                            "{:?} bs {bs} blocks {blocks}",
+                            g.kinds
+                        );
+                    }
+                }
+            }
+        }
     }
 
     fn near(got: u64, want: u64) -> bool {

@@ -49,7 +49,7 @@ fn config_refuses(spec: &Spec, key: &str) -> Option<String> {
 
 pub fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
-    T.get_or_init(|| Table::parse(include_str!("sglang_flags.toml")))
+    T.get_or_init(|| Table::parse(include_str!(concat!(env!("OUT_DIR"), "/sglang_flags.json"))))
 }
 
 pub fn spec(version: Version) -> Option<Spec<'static>> {

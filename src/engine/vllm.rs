@@ -21,7 +21,7 @@ const OPTIONAL: &[&str] = &["kv_cache_memory_bytes", "num_gpu_blocks_override"];
 
 pub fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
-    T.get_or_init(|| Table::parse(include_str!("vllm_flags.toml")))
+    T.get_or_init(|| Table::parse(include_str!(concat!(env!("OUT_DIR"), "/vllm_flags.json"))))
 }
 
 pub fn spec(version: Version) -> Option<Spec<'static>> {

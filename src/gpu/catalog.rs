@@ -89,6 +89,14 @@ pub fn catalog() -> &'static [GpuSpec] {
 
 /// Lower-case and drop `-`, `_` and spaces, so `NVIDIA H100 80GB HBM3` matches `nvidia-h100-80gb-hbm3`.
 fn normalize(s: &str) -> String {
+    // ASCII names (all of a node label's) skip the per-char Unicode lowercase tables.
+    if s.is_ascii() {
+        return s
+            .bytes()
+            .filter(|b| !matches!(b, b'-' | b'_' | b' ' | b'\t'))
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
     normalized(s).collect()
 }
 
@@ -108,8 +116,7 @@ impl CatalogEntry {
     }
 }
 
-fn find_in(list: &'static [CatalogEntry], name: &str) -> Option<&'static CatalogEntry> {
-    let key = normalize(name);
+fn find_key(list: &'static [CatalogEntry], key: &str) -> Option<&'static CatalogEntry> {
     if key.is_empty() {
         return None;
     }
@@ -119,8 +126,13 @@ fn find_in(list: &'static [CatalogEntry], name: &str) -> Option<&'static Catalog
 }
 
 /// The embedded entry a name means, ignoring kvlint.toml `[gpus]`: the first entry with the name,
-/// as [`find_in`] would scan, from an index built once (the webhook resolves a GPU per review).
+/// as [`find_key`] would scan, from an index built once (the webhook resolves a GPU per review).
 pub fn embedded_entry(name: &str) -> Option<&'static CatalogEntry> {
+    index_key(&normalize(name))
+}
+
+/// [`embedded_entry`] of a normalized name.
+fn index_key(key: &str) -> Option<&'static CatalogEntry> {
     static INDEX: OnceLock<HashMap<String, usize>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let mut index = HashMap::new();
@@ -131,15 +143,16 @@ pub fn embedded_entry(name: &str) -> Option<&'static CatalogEntry> {
         }
         index
     });
-    let key = normalize(name);
     if key.is_empty() {
         return None;
     }
-    index.get(&key).map(|&i| &entries()[i])
+    index.get(key).map(|&i| &entries()[i])
 }
 
 fn lookup_entry(name: &str) -> Option<&'static CatalogEntry> {
-    find_in(local(), name).or_else(|| embedded_entry(name))
+    // Normalized once for both lists (once per launch).
+    let key = normalize(name);
+    find_key(local(), &key).or_else(|| index_key(&key))
 }
 
 /// Resolves a catalog name, alias, NVML product name or k8s product label; kvlint.toml `[gpus]`
@@ -279,7 +292,7 @@ mod tests {
             .flat_map(|e| e.all_names().map(str::to_string))
             .chain(["h100", "H100 SXM", "nvidia-h200", "", " - ", "no such gpu"].map(String::from));
         for name in names {
-            let scan = find_in(entries(), &name).map(|e| &e.spec.name);
+            let scan = find_key(entries(), &normalize(&name)).map(|e| &e.spec.name);
             assert_eq!(
                 embedded_entry(&name).map(|e| &e.spec.name),
                 scan,

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::Geometry;
@@ -15,7 +16,9 @@ const CATALOG_JSON: &str = include_str!("catalog.json");
 pub(crate) struct Entry {
     pub id: String,
     pub source: String,
-    pub config: Value,
+    /// config.json as written: parsed only for the models a run looks up (parsing all of them
+    /// cost more than the rest of a one-launch check).
+    pub config: Box<RawValue>,
     /// Other checkpoints with this config.json geometry (fine-tunes that keep the base config).
     #[serde(default)]
     pub same_geometry: Vec<String>,
@@ -25,6 +28,11 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// The entry's config.json; the catalog's JSON was read whole, so it parses.
+    fn config(&self) -> Value {
+        serde_json::from_str(self.config.get()).unwrap_or(Value::Null)
+    }
+
     /// The id and every alias: names of this very repository.
     fn names(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.id.as_str()).chain(self.aliases.iter().map(String::as_str))
@@ -74,7 +82,7 @@ fn lookup_uncached(id: &str) -> Option<Geometry> {
     } else {
         format!("catalog: {} (same geometry as {})", e.source, e.id)
     };
-    Geometry::from_config_json(id, &source, &e.config).ok()
+    Geometry::from_config_json(id, &source, &e.config()).ok()
 }
 
 /// The entry for `id` among its ids and aliases (`true`: the same repository), else among the
@@ -148,7 +156,7 @@ pub fn catalog_rows(query: Option<&str>) -> Vec<CatalogRow> {
     entries()
         .iter()
         .filter_map(|e| {
-            let g = Geometry::from_config_json(&e.id, &e.source, &e.config).ok()?;
+            let g = Geometry::from_config_json(&e.id, &e.source, &e.config()).ok()?;
             let row = CatalogRow {
                 id: e.id.clone(),
                 aliases: e.aliases.clone(),
@@ -196,18 +204,20 @@ mod tests {
     #[test]
     fn every_entry_yields_a_geometry() {
         for e in entries() {
-            let g = Geometry::from_config_json(&e.id, &e.source, &e.config);
+            let g = Geometry::from_config_json(&e.id, &e.source, &e.config());
             assert!(g.is_ok(), "{}: {:?}", e.id, g.err());
         }
     }
 
     #[test]
     fn old_repository_names_find_their_entry() {
-        let list: Vec<Entry> = serde_json::from_value(serde_json::json!([
+        let list: Vec<Entry> = serde_json::from_str(
+            r#"[
             {"id": "meta-llama/Llama-3.1-8B-Instruct", "source": "s", "config": {},
              "aliases": ["meta-llama/Meta-Llama-3.1-8B-Instruct"]},
             {"id": "org/base", "source": "s", "config": {}, "same_geometry": ["org/tune"]}
-        ]))
+        ]"#,
+        )
         .unwrap();
         let hit = |id| find(&list, id).map(|(e, same)| (e.id.as_str(), same));
         let llama = Some(("meta-llama/Llama-3.1-8B-Instruct", true));

@@ -5,6 +5,7 @@
 //! is asked at most once per model.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::resolve::{Resolver, Unresolved, Wanted};
 use super::Geometry;
@@ -13,7 +14,8 @@ use super::Geometry;
 /// a million distinct models costs what it did before and holds no more than this.
 const CAPACITY: usize = 1024;
 
-type Answer = Result<Geometry, Result<String, Unresolved>>;
+/// A geometry is shared, not copied, by the launches that ask for it.
+type Answer = Result<Arc<Geometry>, Result<String, Unresolved>>;
 
 /// What a launch asks for, owned.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -46,7 +48,7 @@ impl Memo {
         if let Some(answer) = self.answers.get(&key) {
             return answer.clone();
         }
-        let answer = resolver.resolve(want);
+        let answer = resolver.resolve(want).map(Arc::new);
         if self.answers.len() < CAPACITY {
             self.answers.insert(key, answer.clone());
         }
@@ -72,8 +74,8 @@ mod tests {
         let first = memo.resolve(&resolver, &want("Qwen/Qwen3-8B", &[]));
         let again = memo.resolve(&resolver, &want("Qwen/Qwen3-8B", &[]));
         let direct = resolver.resolve(&want("Qwen/Qwen3-8B", &[]));
-        assert_eq!(first.as_ref().ok(), direct.as_ref().ok());
-        assert_eq!(again.as_ref().ok(), direct.as_ref().ok());
+        assert_eq!(first.as_deref().ok(), direct.as_ref().ok());
+        assert_eq!(again.as_deref().ok(), direct.as_ref().ok());
         assert!(direct.is_ok(), "Qwen3-8B is in the embedded catalog");
         assert_eq!(memo.answers.len(), 1);
         // Another served name is another request: a `[models]` entry may map it.

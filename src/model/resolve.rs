@@ -314,7 +314,7 @@ pub fn for_launch(
     resolver: &Resolver,
     memo: &mut super::Memo,
     findings: &mut Vec<Finding>,
-) -> Option<Geometry> {
+) -> Option<std::sync::Arc<Geometry>> {
     let dest = match launch.engine {
         Engine::Sglang => "model_path",
         Engine::Vllm | Engine::Trtllm => "model",

@@ -120,7 +120,7 @@ pub fn image_version(image: &str, engine: &str) -> Option<String> {
     let (repo, tag) = image.rsplit_once(':').filter(|(_, t)| !t.contains('/'))?;
     let official = ENGINE_IMAGES
         .iter()
-        .any(|(name, e)| *e == engine && (repo == *name || repo.ends_with(&format!("/{name}"))));
+        .any(|(name, e)| *e == engine && under_name(repo, name));
     let tag = tag.strip_prefix('v').unwrap_or(tag);
     if !official {
         return None;
@@ -133,6 +133,12 @@ pub fn image_version(image: &str, engine: &str) -> Option<String> {
         .filter(|p| p.split('.').count() == 3 && is_release(p))
         .map(str::to_string)
         .next()
+}
+
+/// `repo` is `name` or ends with `/name` (checked without building `/name` per launch).
+fn under_name(repo: &str, name: &str) -> bool {
+    repo.strip_suffix(name)
+        .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
 /// `0.5.21…`: three dotted parts, each starting with a digit.

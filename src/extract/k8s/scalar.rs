@@ -8,13 +8,18 @@
 use crate::extract::shell::{Chars, MappedWord};
 use crate::source::SourceFile;
 use crate::yaml::Node;
+use std::borrow::Cow;
 use std::ops::Range;
 
 type Mapped = Vec<(char, Range<usize>)>;
 
 /// The scalar's text (`8` for an int) as a mapped word; `None` for null, sequences and mappings.
 pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
-    let value = node.scalar_text()?;
+    // A string is read in place: one copy fewer per argv word.
+    let value: Cow<str> = match node.as_str() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(node.scalar_text()?),
+    };
     let raw = src.text.get(node.loc.range()).unwrap_or("");
     let base = node.loc.start;
     if let Some(chars) = verbatim(raw, base, &value) {
