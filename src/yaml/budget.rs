@@ -37,7 +37,10 @@ impl Failure {
     }
 }
 
-/// serde-saphyr's words for a breach (`budget breached: {BudgetBreach:?}`).
+/// serde-saphyr's words for a breach (`budget breached: {BudgetBreach:?}`). Cold, so that the
+/// counting inlined into every event stays a few instructions.
+#[cold]
+#[inline(never)]
 fn breach(what: String, at: usize) -> Failure {
     Failure::new(format!("budget breached: {what}"), at)
 }
@@ -57,6 +60,7 @@ pub(super) struct Counts {
 
 impl Counts {
     /// Every parser event counts, as serde-saphyr's budget observed them.
+    #[inline]
     pub(super) fn event(&mut self, at: usize) -> Result<(), Failure> {
         self.events += 1;
         if self.events > MAX_EVENTS {
@@ -66,6 +70,7 @@ impl Counts {
     }
 
     /// A scalar, sequence or map, its tag's bytes and its anchor.
+    #[inline]
     pub(super) fn node(
         &mut self,
         anchored: bool,
@@ -89,6 +94,7 @@ impl Counts {
         Ok(())
     }
 
+    #[inline]
     pub(super) fn scalar_bytes(&mut self, bytes: usize, at: usize) -> Result<(), Failure> {
         self.scalar_bytes = self.scalar_bytes.saturating_add(bytes);
         if self.scalar_bytes > MAX_SCALAR_BYTES {
@@ -137,6 +143,7 @@ impl Counts {
     }
 
     /// Nesting `depth` levels deep.
+    #[inline]
     pub(super) fn depth(depth: usize, at: usize) -> Result<(), Failure> {
         if depth > MAX_DEPTH {
             return Err(breach(format!("Depth {{ depth: {depth} }}"), at));

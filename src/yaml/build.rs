@@ -32,7 +32,8 @@ pub(super) fn build(
         text,
         base,
         duplicates,
-        stack: Vec::new(),
+        // Room for the nesting of common manifests, so the stack of large frames is not regrown.
+        stack: Vec::with_capacity(16),
         anchors: Vec::new(),
         root: None,
         produced: 0,

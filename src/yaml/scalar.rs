@@ -217,6 +217,10 @@ fn trim(s: &str) -> &str {
 /// YAML 1.1 booleans, any case (`parse_yaml11_bool`).
 fn parse_bool(s: &str) -> Option<bool> {
     let t = trim(s);
+    // Most scalars are no boolean: only short ones can be, which spares the eight comparisons.
+    if t.len() > 5 {
+        return None;
+    }
     let is = |words: [&str; 4]| words.iter().any(|w| t.eq_ignore_ascii_case(w));
     if is(["true", "yes", "y", "on"]) {
         Some(true)
