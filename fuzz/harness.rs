@@ -71,22 +71,22 @@ fn reports(outcome: &Outcome) {
     let findings = report::render_all(outcome);
     assert_spans(&outcome.sources, &findings);
     assert_printable(
-        &report::human::render(outcome, &findings, false),
+        &report::human::render(outcome, &findings, false, 1),
         "the human report",
     );
-    let _ = report::human::render(outcome, &findings, true);
+    let _ = report::human::render(outcome, &findings, true, 1);
     let _ = report::summary::render(outcome, &findings);
     let json = report::json::check(outcome, &findings).to_string();
     let json: serde_json::Value = serde_json::from_str(&json).expect("the JSON report is JSON");
     assert_eq!(count(&json, "/findings"), findings.len(), "JSON findings");
-    let sarif = report::sarif::render(outcome, &findings, &[]);
+    let sarif = report::sarif::render(outcome, &findings, &[], 1);
     let sarif: serde_json::Value = serde_json::from_str(&sarif).expect("the SARIF report is JSON");
     assert_eq!(
         count(&sarif, "/runs/0/results"),
         findings.len(),
         "SARIF results"
     );
-    let _ = report::github::render(outcome, &findings);
+    let _ = report::github::render(outcome, &findings, 1);
 }
 
 fn check_text(name: &str, data: &[u8]) {
