@@ -132,7 +132,7 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
     if !a.no_ignore {
         outcome.apply_suppressions(&opts.rules);
     }
-    let findings = report::render_with(&outcome, &opts.rules);
+    let findings = report::render_with(&outcome, &opts.rules, opts.jobs);
     let targets = if a.targets.is_empty() {
         pair(&[], &[])?
     } else {

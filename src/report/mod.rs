@@ -44,18 +44,20 @@ pub struct Rendered {
 
 /// Renders every finding of a run at the rules' own levels, worst first, then by file and line.
 pub fn render_all(outcome: &Outcome) -> Vec<Rendered> {
-    render_with(outcome, &RuleSettings::default())
+    render_with(outcome, &RuleSettings::default(), 1)
 }
 
-/// Renders every reported finding at the levels `kvlint.toml` sets.
-pub fn render_with(outcome: &Outcome, settings: &RuleSettings) -> Vec<Rendered> {
-    sorted(
-        outcome
-            .findings
-            .iter()
+/// Renders every reported finding at the levels `kvlint.toml` sets, on up to `jobs` threads.
+pub fn render_with(outcome: &Outcome, settings: &RuleSettings, jobs: usize) -> Vec<Rendered> {
+    let chunks: Vec<&[Finding]> = outcome.findings.chunks(CHUNK).collect();
+    let one = |c: &&[Finding]| -> Vec<Rendered> {
+        c.iter()
             .filter_map(|f| render(f, &outcome.sources, settings))
-            .collect(),
-    )
+            .collect()
+    };
+    let mut out = Vec::with_capacity(outcome.findings.len());
+    parallel::for_each_ordered(&chunks, jobs, WINDOW, one, |r| out.extend(r));
+    sorted(out)
 }
 
 /// Renders the findings suppressions hid, each with its reason.

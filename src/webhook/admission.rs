@@ -215,7 +215,7 @@ pub fn review(
     outcome.apply_suppressions(&policy.options.rules);
     in_time()?;
     let mut verdict = decide(
-        &report::render_with(&outcome, &policy.options.rules),
+        &report::render_with(&outcome, &policy.options.rules, 1),
         policy,
         owner,
     );
