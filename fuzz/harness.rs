@@ -96,7 +96,7 @@ fn check_text(name: &str, data: &[u8]) {
     let mut outcome = Outcome::default();
     let file = outcome.sources.add(name, text);
     outcome.check_file(file, &options(), None);
-    outcome.finish();
+    outcome.finish(1);
     outcome.apply_suppressions(&Default::default());
     reports(&outcome);
 }
@@ -125,7 +125,7 @@ pub fn engine_argv(data: &[u8]) {
     for launch in found.launches {
         outcome.check_launch(launch, file, &options(), None);
     }
-    outcome.finish();
+    outcome.finish(1);
     reports(&outcome);
 }
 

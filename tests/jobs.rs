@@ -288,7 +288,7 @@ fn checked_render() -> (
         ..Options::default()
     };
     outcome.check_file(file, &opts, None);
-    outcome.finish();
+    outcome.finish(2);
     outcome.apply_suppressions(&opts.rules);
     let findings = report::render_all(&outcome);
     let suppressed = report::render_suppressed(&outcome, &opts.rules);

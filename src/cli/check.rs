@@ -128,7 +128,7 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
             outcome.check_file(file, &opts, base.as_deref());
         }
     }
-    outcome.finish();
+    outcome.finish(opts.jobs);
     if !a.no_ignore {
         outcome.apply_suppressions(&opts.rules);
     }
