@@ -71,22 +71,22 @@ fn reports(outcome: &Outcome) {
     let findings = report::render_all(outcome);
     assert_spans(&outcome.sources, &findings);
     assert_printable(
-        &report::human::render(outcome, &findings, false),
+        &report::human::render(outcome, &findings, false, 1),
         "the human report",
     );
-    let _ = report::human::render(outcome, &findings, true);
+    let _ = report::human::render(outcome, &findings, true, 1);
     let _ = report::summary::render(outcome, &findings);
     let json = report::json::check(outcome, &findings).to_string();
     let json: serde_json::Value = serde_json::from_str(&json).expect("the JSON report is JSON");
     assert_eq!(count(&json, "/findings"), findings.len(), "JSON findings");
-    let sarif = report::sarif::render(outcome, &findings, &[]);
+    let sarif = report::sarif::render(outcome, &findings, &[], 1);
     let sarif: serde_json::Value = serde_json::from_str(&sarif).expect("the SARIF report is JSON");
     assert_eq!(
         count(&sarif, "/runs/0/results"),
         findings.len(),
         "SARIF results"
     );
-    let _ = report::github::render(outcome, &findings);
+    let _ = report::github::render(outcome, &findings, 1);
 }
 
 fn check_text(name: &str, data: &[u8]) {
@@ -96,7 +96,7 @@ fn check_text(name: &str, data: &[u8]) {
     let mut outcome = Outcome::default();
     let file = outcome.sources.add(name, text);
     outcome.check_file(file, &options(), None);
-    outcome.finish();
+    outcome.finish(1);
     outcome.apply_suppressions(&Default::default());
     reports(&outcome);
 }
@@ -125,7 +125,7 @@ pub fn engine_argv(data: &[u8]) {
     for launch in found.launches {
         outcome.check_launch(launch, file, &options(), None);
     }
-    outcome.finish();
+    outcome.finish(1);
     reports(&outcome);
 }
 

@@ -16,6 +16,7 @@ pub mod input;
 pub mod launch;
 pub mod model;
 pub mod outcome;
+pub mod parallel;
 pub mod pipeline;
 pub mod probe;
 pub mod report;

@@ -11,6 +11,7 @@ use crate::gpu::{self, source::Chosen};
 use crate::launch::{Engine, Launch};
 use crate::model;
 pub use crate::outcome::LaunchOutcome;
+use crate::parallel;
 use crate::rules;
 use crate::source::{FileId, Sources};
 use crate::suppress::{self, Suppressed};
@@ -116,19 +117,30 @@ impl Outcome {
     }
 
     /// After every file of a run is checked: groups the launches into deployments and runs the
-    /// rules that compare launches (prefill/decode pairs, GPUs promised twice).
-    pub fn finish(&mut self) {
+    /// rules that compare launches (prefill/decode pairs, GPUs promised twice), on up to `jobs`
+    /// threads, the findings in the deployments' order.
+    pub fn finish(&mut self, jobs: usize) {
         self.deployments = deployment::group(&self.launches, &self.sources);
-        for d in &self.deployments {
-            let mut found = rules::evaluate_deployment(d, &self.launches, &self.sources);
-            for f in &mut found {
-                let object = f
-                    .launch
-                    .and_then(|i| self.launches.get(i)?.launch.object.clone());
-                f.object = f.object.take().or(object);
-            }
-            self.findings.extend(found);
-        }
+        let (launches, sources) = (&self.launches, &self.sources);
+        let evaluate = |ds: &&[Deployment]| -> Vec<Finding> {
+            let found = ds
+                .iter()
+                .flat_map(|d| rules::evaluate_deployment(d, launches, sources));
+            found
+                .map(|mut f| {
+                    let object = f
+                        .launch
+                        .and_then(|i| launches.get(i)?.launch.object.clone());
+                    f.object = f.object.take().or(object);
+                    f
+                })
+                .collect()
+        };
+        // Deployments a thread takes at a time: one alone costs less than handing it over.
+        let chunks: Vec<&[Deployment]> = self.deployments.chunks(64).collect();
+        let mut found = Vec::new();
+        parallel::for_each_ordered(&chunks, jobs, 16, evaluate, |f| found.extend(f));
+        self.findings.extend(found);
     }
 
     /// Parses, plans and evaluates one launch.

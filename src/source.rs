@@ -76,7 +76,7 @@ impl SourceFile {
         for (i, block) in text.as_bytes().chunks(BLOCK).enumerate() {
             blocks.push(at);
             at.chars += chars_in(block);
-            at.newlines += block.iter().filter(|&&b| b == b'\n').count();
+            at.newlines += newlines_in(block);
             if let Some(nl) = block.iter().rposition(|&b| b == b'\n') {
                 at.line_start = i * BLOCK + nl + 1;
             }
@@ -112,7 +112,7 @@ impl SourceFile {
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
         let (before, head) = self.block_of(offset);
-        let line = before.newlines + head.iter().filter(|&&b| b == b'\n').count();
+        let line = before.newlines + newlines_in(head);
         let col = match head.iter().rposition(|&b| b == b'\n') {
             // The line starts in this block: count its characters alone.
             Some(nl) => chars_in(&head[nl + 1..]),
@@ -158,7 +158,20 @@ impl SourceFile {
 
 /// UTF-8 characters in a byte slice: bytes that do not continue a character.
 fn chars_in(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| (b as i8) >= -0x40).count()
+    count(bytes, |b| (b as i8) >= -0x40)
+}
+
+fn newlines_in(bytes: &[u8]) -> usize {
+    count(bytes, |b| b == b'\n')
+}
+
+/// Bytes for which `is` holds, summed in byte lanes over runs of at most 255 bytes: the compiler
+/// turns that into SIMD, where a filtered count cost 10 instructions a byte (callgrind).
+fn count(bytes: &[u8], is: impl Fn(u8) -> bool) -> usize {
+    bytes
+        .chunks(255)
+        .map(|run| usize::from(run.iter().fold(0u8, |n, &b| n + u8::from(is(b)))))
+        .sum()
 }
 
 /// All files of one run. Each file is shared, so that threads reading a file's documents hold it

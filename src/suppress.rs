@@ -86,7 +86,9 @@ pub fn comments(file: FileId, src: &SourceFile) -> Vec<Suppression> {
     let mut out = Vec::new();
     // The start of the line the search is in, and that line's 0-based number.
     let (mut offset, mut i) = (0, 0);
-    while let Some(hit) = text[offset..].find("kvlint:").map(|k| offset + k) {
+    // memchr's SIMD search: core's `find` (Two-Way) cost about 4 instructions a byte of a render.
+    let finder = memchr::memmem::Finder::new("kvlint:");
+    while let Some(hit) = finder.find(&text.as_bytes()[offset..]).map(|k| offset + k) {
         let start = text[offset..hit]
             .rfind('\n')
             .map_or(offset, |nl| offset + nl + 1);

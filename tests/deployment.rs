@@ -15,7 +15,7 @@ fn run(files: &[(&str, &str)]) -> Outcome {
         let id = out.sources.add(*name, *text);
         out.check_file(id, &Options::default(), None);
     }
-    out.finish();
+    out.finish(1);
     out
 }
 

@@ -87,7 +87,7 @@ fn assert_same(one: &str, four: &str, what: &str) {
 fn reports_are_the_same_on_one_thread_and_on_four() {
     let (path, broken_line) = written_render("jobs-same.yaml");
     let path = path.to_str().expect("utf-8 path");
-    for format in ["json", "human", "sarif"] {
+    for format in ["json", "human", "sarif", "github"] {
         let run = |jobs| {
             kvlint(&[
                 "check", "--format", format, "-j", jobs, SELECT, "INP007", path,
@@ -271,4 +271,59 @@ fn checking_beside_reading_keeps_reports_identical() {
     assert_eq!(inp.len(), 1, "the broken document, in the middle");
     assert_eq!(inp[0]["line"], broken_line, "{}", inp[0]);
     assert_eq!(report["launches"].as_array().map(Vec::len), Some(149 + 120));
+}
+
+/// The render checked on two threads, with its findings and the suppressed ones.
+fn checked_render() -> (
+    kvlint::pipeline::Outcome,
+    Vec<kvlint::report::Rendered>,
+    Vec<kvlint::report::Rendered>,
+) {
+    use kvlint::pipeline::{Options, Outcome};
+    use kvlint::report;
+    let mut outcome = Outcome::default();
+    let file = outcome.sources.add("render.yaml", render().0);
+    let opts = Options {
+        jobs: 2,
+        ..Options::default()
+    };
+    outcome.check_file(file, &opts, None);
+    outcome.finish(2);
+    outcome.apply_suppressions(&opts.rules);
+    let findings = report::render_all(&outcome);
+    let suppressed = report::render_suppressed(&outcome, &opts.rules);
+    assert!(findings.len() > 40 && outcome.launches.len() > 100 && !suppressed.is_empty());
+    (outcome, findings, suppressed)
+}
+
+/// The `check` document written in pieces on threads is the text serde_json writes for the whole
+/// document at once, for any thread count.
+#[test]
+fn the_json_report_on_threads_is_serde_jsons_pretty_text() {
+    let (outcome, findings, _) = checked_render();
+    let whole = serde_json::to_string_pretty(&kvlint::report::json::check(&outcome, &findings))
+        .expect("json")
+        + "\n";
+    for jobs in [0, 1, 2, 4] {
+        let mut out = Vec::new();
+        kvlint::report::json::write_check(&mut out, &outcome, &findings, jobs).expect("written");
+        assert_same(
+            &whole,
+            &String::from_utf8(out).expect("utf-8"),
+            &format!("-j {jobs}"),
+        );
+    }
+}
+
+/// The SARIF log written in pieces on threads is the text serde_json writes for the whole log.
+#[test]
+fn the_sarif_report_on_threads_is_serde_jsons_pretty_text() {
+    use kvlint::report::sarif;
+    let (outcome, findings, suppressed) = checked_render();
+    let log = sarif::log(&outcome, &findings, &suppressed);
+    let whole = serde_json::to_string_pretty(&log).expect("sarif") + "\n";
+    for jobs in [0, 1, 2, 4] {
+        let text = sarif::render(&outcome, &findings, &suppressed, jobs);
+        assert_same(&whole, &text, &format!("-j {jobs}"));
+    }
 }

@@ -36,7 +36,7 @@ pub fn render(run: &Run, format: Format) -> (String, i32) {
         Format::Human => {
             let mut out = summary(run);
             out.push('\n');
-            out.push_str(&human::render(&outcome, &rendered, false));
+            out.push_str(&human::render(&outcome, &rendered, false, 1));
             out
         }
         Format::Json => format!("{:#}\n", document(run, &outcome, &rendered)),

@@ -132,11 +132,11 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
             outcome.check_file(file, &opts, base.as_deref());
         }
     }
-    outcome.finish();
+    outcome.finish(opts.jobs);
     if !a.no_ignore {
         outcome.apply_suppressions(&opts.rules);
     }
-    let findings = report::render_with(&outcome, &opts.rules);
+    let findings = report::render_with(&outcome, &opts.rules, opts.jobs);
     let targets = if a.targets.is_empty() {
         pair(&[], &[])?
     } else {
@@ -147,20 +147,22 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
             Format::Json => {
                 // Written as it is serialized: the text of a large render is never held whole.
                 write_with(t.output.as_deref(), |w| {
-                    json::write_check(w, &outcome, &findings)
+                    json::write_check(w, &outcome, &findings, opts.jobs)
                 })?;
                 continue;
             }
             Format::Human if a.statistics => report::statistics(&findings),
             Format::Human if a.quiet => {
-                human::render_findings(&outcome, &findings, t.output.is_none() && color)
+                human::render_findings(&outcome, &findings, t.output.is_none() && color, opts.jobs)
             }
-            Format::Human => human::render(&outcome, &findings, t.output.is_none() && color),
+            Format::Human => {
+                human::render(&outcome, &findings, t.output.is_none() && color, opts.jobs)
+            }
             Format::Sarif => {
                 let hidden = report::render_suppressed(&outcome, &opts.rules);
-                sarif::render(&outcome, &findings, &hidden)
+                sarif::render(&outcome, &findings, &hidden, opts.jobs)
             }
-            Format::Github => github::render(&outcome, &findings),
+            Format::Github => github::render(&outcome, &findings, opts.jobs),
         };
         write_report(t.output.as_deref(), &text)?;
     }

@@ -4,7 +4,6 @@ pub mod compose;
 pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
-mod parallel;
 mod roles;
 pub mod shell;
 pub mod skypilot;
@@ -13,6 +12,7 @@ mod unread;
 
 use crate::finding::Finding;
 use crate::launch::Launch;
+use crate::parallel;
 use crate::source::{FileId, SourceFile, Sources};
 use crate::yaml;
 

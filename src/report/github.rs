@@ -44,15 +44,16 @@ fn annotation(r: &Rendered) -> String {
     )
 }
 
-/// The annotations of a run, in the order given (worst first), then a warning when no launch was
-/// found and a notice with the run's summary line.
 /// Annotations of findings that no input file's launches produced (`verify`, `canary`).
 pub fn render_findings(findings: &[Rendered]) -> String {
     findings.iter().map(annotation).collect()
 }
 
-pub fn render(outcome: &Outcome, findings: &[Rendered]) -> String {
-    let mut out: String = findings.iter().map(annotation).collect();
+/// The annotations of a run, in the order given (worst first) and made on up to `jobs` threads
+/// (the text does not depend on `jobs`), then a warning when no launch was found and a notice with
+/// the run's summary line.
+pub fn render(outcome: &Outcome, findings: &[Rendered], jobs: usize) -> String {
+    let mut out = super::concat(findings, jobs, |out, r| out.push_str(&annotation(r)));
     if let Some(none) = super::nothing_found(outcome) {
         out.push_str(&format!("::warning title=kvlint::{}\n", data(&none)));
     }

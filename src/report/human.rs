@@ -1,6 +1,7 @@
 //! Human output: miette code frames on the offending flags, then one line per launch.
 
 use super::Rendered;
+use crate::outcome::LaunchOutcome;
 use crate::pipeline::Outcome;
 use crate::rules::{thousands, Level};
 use crate::source::{Loc, SourceFile};
@@ -275,10 +276,11 @@ fn unsafe_char(c: char) -> bool {
         || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-/// The printed report. `color` selects ANSI colours (a terminal) or plain text.
-pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
-    let mut out = render_findings(outcome, findings, color);
-    out.push_str(&clean(&launch_lines(outcome, findings)));
+/// The printed report. `color` selects ANSI colours (a terminal) or plain text. Findings and
+/// launches are rendered on up to `jobs` threads; the text does not depend on `jobs`.
+pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool, jobs: usize) -> String {
+    let mut out = render_findings(outcome, findings, color, jobs);
+    out.push_str(&launch_lines(outcome, findings, jobs));
     if let Some(none) = super::nothing_found(outcome) {
         out.push_str(&format!("{none}\n"));
     }
@@ -290,8 +292,13 @@ pub fn render(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
     out
 }
 
-/// Each finding as a code frame, alone (`--quiet`).
-pub fn render_findings(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
+/// Each finding as a code frame, alone (`--quiet`), rendered on up to `jobs` threads.
+pub fn render_findings(
+    outcome: &Outcome,
+    findings: &[Rendered],
+    color: bool,
+    jobs: usize,
+) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -300,12 +307,10 @@ pub fn render_findings(outcome: &Outcome, findings: &[Rendered], color: bool) ->
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(width())
         .with_links(false);
-    let mut out = String::new();
-    for r in findings {
-        let _ = handler.render_report(&mut out, &diag(r, outcome));
+    super::concat(findings, jobs, |out, r| {
+        let _ = handler.render_report(out, &diag(r, outcome));
         out.push('\n');
-    }
-    out
+    })
 }
 
 /// Columns to wrap at: `$COLUMNS`, else the terminal's width, else 100 (files and pipes).
@@ -340,11 +345,12 @@ fn quantity(term: &str, v: f64) -> String {
     }
 }
 
-/// One line per launch: what runs where, the pool against the context, and the verdict.
-fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
-    let mut out = String::new();
+/// One line per launch: what runs where, the pool against the context, and the verdict; made safe
+/// for a terminal.
+fn launch_lines(outcome: &Outcome, findings: &[Rendered], jobs: usize) -> String {
     let verdicts = super::verdicts(outcome, findings);
-    for (lo, verdict) in outcome.launches.iter().zip(verdicts) {
+    let launches: Vec<(&LaunchOutcome, String)> = outcome.launches.iter().zip(verdicts).collect();
+    super::concat(&launches, jobs, |out, (lo, verdict)| {
         let line = outcome.sources.line(lo.launch.command);
         let file = &outcome.sources.get(lo.file).name;
         let from = super::gpu_source_text(outcome, lo)
@@ -389,9 +395,8 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered]) -> String {
             .filter(|s| s.kind == "model-config")
             .and_then(|s| s.note.as_ref())
             .map_or(String::new(), |n| format!(" ({n})"));
-        out.push_str(&format!("{file}:{line}: {what}: {verdict}{note}\n"));
-    }
-    out
+        out.push_str(&clean(&format!("{file}:{line}: {what}: {verdict}{note}\n")));
+    })
 }
 
 /// `1 error, 2 warnings`, plus `, 1 suppressed` when suppressions hid findings.
@@ -498,7 +503,7 @@ pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String
     }
     if !findings.is_empty() {
         out.push('\n');
-        out.push_str(&render_findings(outcome, findings, color));
+        out.push_str(&render_findings(outcome, findings, color, 1));
     }
     for i in 0..outcome.launches.len() {
         out.push_str(&format!(

@@ -1,6 +1,6 @@
 //! JSON output: the versioned `check` document and the `capacity` objects (DESIGN.md contract).
 
-use super::Rendered;
+use super::{pretty, Rendered};
 use crate::deployment;
 use crate::engine::{trtllm, EngineArgs, SettingValue};
 use crate::gpu::GpuSource;
@@ -261,20 +261,48 @@ pub fn check(outcome: &Outcome, findings: &[Rendered]) -> Value {
 pub fn check_text(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = Vec::new();
     // Writing to a Vec fails only if a value does not serialize; every value here is JSON.
-    let _ = write_check(&mut out, outcome, findings);
+    let _ = write_check(&mut out, outcome, findings, 1);
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// [`check_text`] written straight to `w`, one launch at a time: a large render never holds
-/// every launch's object, nor the whole text, at once. The serializer's many small writes go
-/// to a buffer here, inlined, not through `w`'s (possibly dynamic) `write` one by one.
+/// [`check_text`] written straight to `w`, one piece at a time: a large render never holds
+/// every launch's object, nor the whole text, at once. The launches, findings and deployments are
+/// serialized in chunks on up to `jobs` threads and written in order: the text does not depend on
+/// `jobs`. The serializer's many small writes go to a buffer here, inlined, not through `w`'s
+/// (possibly dynamic) `write` one by one.
 pub fn write_check<W: Write>(
     w: W,
     outcome: &Outcome,
     findings: &[Rendered],
+    jobs: usize,
 ) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 16, w);
-    serde_json::to_writer_pretty(&mut w, &Check::new(outcome, findings))?;
+    let c = Check::new(outcome, findings);
+    let launches: Vec<(&LaunchOutcome, &str)> = outcome
+        .launches
+        .iter()
+        .zip(c.launches.verdicts.iter().copied())
+        .collect();
+    let sources = &outcome.sources;
+    // The fields of `Check`, in its order (a test compares the two).
+    let mut o = pretty::Object::new(&mut w, 0)?;
+    o.field("schema_version", &c.schema_version)?;
+    o.field_with("launches", |w, d| {
+        pretty::array(w, d, &launches, jobs, |(lo, v)| {
+            CheckLaunch::new(lo, v, sources)
+        })
+    })?;
+    o.field_with("findings", |w, d| {
+        pretty::array(w, d, c.findings, jobs, |f| f)
+    })?;
+    o.field("suppressed", &c.suppressed)?;
+    o.field_with("deployments", |w, d| {
+        pretty::array(w, d, c.deployments.0, jobs, deployment)
+    })?;
+    o.field("files_checked", &c.files_checked)?;
+    o.field("summary", &c.summary)?;
+    o.field("notices", &c.notices)?;
+    o.end()?;
     w.write_all(b"\n")?;
     w.flush()
 }

@@ -4,6 +4,7 @@
 pub mod github;
 pub mod human;
 pub mod json;
+mod pretty;
 pub mod sarif;
 pub mod summary;
 
@@ -11,6 +12,7 @@ use crate::config::RuleSettings;
 use crate::finding::Finding;
 use crate::launch::ObjectRef;
 use crate::outcome::LaunchOutcome;
+use crate::parallel;
 use crate::pipeline::Outcome;
 use crate::rules::{self, Level};
 use crate::source::{Loc, Sources};
@@ -42,18 +44,20 @@ pub struct Rendered {
 
 /// Renders every finding of a run at the rules' own levels, worst first, then by file and line.
 pub fn render_all(outcome: &Outcome) -> Vec<Rendered> {
-    render_with(outcome, &RuleSettings::default())
+    render_with(outcome, &RuleSettings::default(), 1)
 }
 
-/// Renders every reported finding at the levels `kvlint.toml` sets.
-pub fn render_with(outcome: &Outcome, settings: &RuleSettings) -> Vec<Rendered> {
-    sorted(
-        outcome
-            .findings
-            .iter()
+/// Renders every reported finding at the levels `kvlint.toml` sets, on up to `jobs` threads.
+pub fn render_with(outcome: &Outcome, settings: &RuleSettings, jobs: usize) -> Vec<Rendered> {
+    let chunks: Vec<&[Finding]> = outcome.findings.chunks(CHUNK).collect();
+    let one = |c: &&[Finding]| -> Vec<Rendered> {
+        c.iter()
             .filter_map(|f| render(f, &outcome.sources, settings))
-            .collect(),
-    )
+            .collect()
+    };
+    let mut out = Vec::with_capacity(outcome.findings.len());
+    parallel::for_each_ordered(&chunks, jobs, WINDOW, one, |r| out.extend(r));
+    sorted(out)
 }
 
 /// Renders the findings suppressions hid, each with its reason.
@@ -73,6 +77,26 @@ fn sorted(mut out: Vec<Rendered>) -> Vec<Rendered> {
             .cmp(&a.level)
             .then_with(|| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)))
     });
+    out
+}
+
+/// Items a thread renders at a time, and chunks rendered ahead of the one appended.
+const CHUNK: usize = 32;
+const WINDOW: usize = 16;
+
+/// The text `write` gives each item, in the items' order, rendered in chunks on up to `jobs`
+/// threads: the text does not depend on `jobs`.
+fn concat<T: Sync>(items: &[T], jobs: usize, write: impl Fn(&mut String, &T) + Sync) -> String {
+    let chunks: Vec<&[T]> = items.chunks(CHUNK).collect();
+    let mut out = String::new();
+    let chunk = |c: &&[T]| {
+        let mut s = String::new();
+        for x in *c {
+            write(&mut s, x);
+        }
+        s
+    };
+    parallel::for_each_ordered(&chunks, jobs, WINDOW, chunk, |s| out.push_str(&s));
     out
 }
 

@@ -1,7 +1,7 @@
 //! SARIF 2.1.0 (`--format sarif`), for GitHub code scanning and other SARIF viewers: one run,
 //! every rule with its docs, one result per finding (suppressed ones carry `suppressions`).
 
-use super::Rendered;
+use super::{pretty, Rendered};
 use crate::launch::Engine;
 use crate::launch::ObjectRef;
 use crate::outcome::LaunchOutcome;
@@ -9,6 +9,7 @@ use crate::pipeline::Outcome;
 use crate::rules::{self, Level, Rule};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::io::{self, Write};
 use std::path::Path;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -380,31 +381,13 @@ fn launch_gpu(lo: &LaunchOutcome, outcome: &Outcome, uris: &Uris) -> Option<Laun
 /// list the launches with their GPU, where that GPU came from, and their verdict.
 pub fn log(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) -> Log {
     let uris = uris(outcome, &[findings, suppressed]);
-    let notifications = super::nothing_found(outcome)
-        .map(|text| Notification {
-            level: "warning",
-            message: Text { text },
-        })
-        .into_iter()
-        .collect();
     Log {
         schema: SCHEMA,
         version: "2.1.0",
         runs: vec![Run {
-            tool: Tool {
-                driver: Driver {
-                    name: "kvlint",
-                    version: env!("CARGO_PKG_VERSION"),
-                    semantic_version: env!("CARGO_PKG_VERSION"),
-                    information_uri: env!("CARGO_PKG_HOMEPAGE"),
-                    rules: rules::all().iter().map(descriptor).collect(),
-                },
-            },
-            invocations: vec![Invocation {
-                execution_successful: true,
-                tool_execution_notifications: notifications,
-            }],
-            column_kind: "unicodeCodePoints",
+            tool: tool(),
+            invocations: invocations(outcome),
+            column_kind: COLUMN_KIND,
             results: findings
                 .iter()
                 .chain(suppressed)
@@ -415,6 +398,35 @@ pub fn log(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) ->
     }
 }
 
+const COLUMN_KIND: &str = "unicodeCodePoints";
+
+fn tool() -> Tool {
+    Tool {
+        driver: Driver {
+            name: "kvlint",
+            version: env!("CARGO_PKG_VERSION"),
+            semantic_version: env!("CARGO_PKG_VERSION"),
+            information_uri: env!("CARGO_PKG_HOMEPAGE"),
+            rules: rules::all().iter().map(descriptor).collect(),
+        },
+    }
+}
+
+/// The run itself: nothing found is said as a tool notification, which viewers show.
+fn invocations(outcome: &Outcome) -> Vec<Invocation> {
+    let notifications = super::nothing_found(outcome)
+        .map(|text| Notification {
+            level: "warning",
+            message: Text { text },
+        })
+        .into_iter()
+        .collect();
+    vec![Invocation {
+        execution_successful: true,
+        tool_execution_notifications: notifications,
+    }]
+}
+
 /// `filesChecked`, `summary` and one entry per launch.
 fn run_properties(outcome: &Outcome, findings: &[Rendered], uris: &Uris) -> RunProperties {
     let verdicts = super::verdict_words(outcome.launches.len(), findings);
@@ -422,17 +434,7 @@ fn run_properties(outcome: &Outcome, findings: &[Rendered], uris: &Uris) -> RunP
         .launches
         .iter()
         .zip(verdicts)
-        .map(|(lo, verdict)| {
-            let gpu = launch_gpu(lo, outcome, uris);
-            LaunchEntry {
-                uri: uris[outcome.sources.get(lo.file).name.as_str()].clone(),
-                line: outcome.sources.line(lo.launch.command),
-                engine: lo.launch.engine,
-                gpu: gpu.as_ref().map(|g| g.gpu.clone()),
-                gpu_source: gpu.map(|g| g.gpu_source),
-                verdict,
-            }
-        })
+        .map(|(lo, verdict)| launch_entry(lo, verdict, outcome, uris))
         .collect();
     RunProperties {
         files_checked: outcome.files_checked,
@@ -441,7 +443,67 @@ fn run_properties(outcome: &Outcome, findings: &[Rendered], uris: &Uris) -> RunP
     }
 }
 
-/// The SARIF document as text.
+fn launch_entry(
+    lo: &LaunchOutcome,
+    verdict: &'static str,
+    outcome: &Outcome,
+    uris: &Uris,
+) -> LaunchEntry {
+    let gpu = launch_gpu(lo, outcome, uris);
+    LaunchEntry {
+        uri: uris[outcome.sources.get(lo.file).name.as_str()].clone(),
+        line: outcome.sources.line(lo.launch.command),
+        engine: lo.launch.engine,
+        gpu: gpu.as_ref().map(|g| g.gpu.clone()),
+        gpu_source: gpu.map(|g| g.gpu_source),
+        verdict,
+    }
+}
+
+/// [`log`] written in pieces, its fields in the order of the structs: the results and the
+/// launches are serialized in chunks on up to `jobs` threads, so the text is the same for any
+/// `jobs` (a test compares it with [`log`] serialized whole).
+fn write_log<W: Write>(
+    w: &mut W,
+    outcome: &Outcome,
+    findings: &[Rendered],
+    suppressed: &[Rendered],
+    jobs: usize,
+) -> io::Result<()> {
+    let uris = uris(outcome, &[findings, suppressed]);
+    let results: Vec<&Rendered> = findings.iter().chain(suppressed).collect();
+    let verdicts = super::verdict_words(outcome.launches.len(), findings);
+    let launches: Vec<(&LaunchOutcome, &'static str)> =
+        outcome.launches.iter().zip(verdicts).collect();
+    let mut doc = pretty::Object::new(w, 0)?;
+    doc.field("$schema", SCHEMA)?;
+    doc.field("version", "2.1.0")?;
+    doc.field_with("runs", |w, d| {
+        pretty::single(w, d, |w, d| {
+            let mut run = pretty::Object::new(w, d)?;
+            run.field("tool", &tool())?;
+            run.field("invocations", &invocations(outcome))?;
+            run.field("columnKind", COLUMN_KIND)?;
+            run.field_with("results", |w, d| {
+                pretty::array(w, d, &results, jobs, |r| result(r, outcome, &uris))
+            })?;
+            run.field_with("properties", |w, d| {
+                let mut p = pretty::Object::new(w, d)?;
+                p.field("filesChecked", &outcome.files_checked)?;
+                p.field("summary", &super::checked_line(outcome))?;
+                p.field_with("launches", |w, d| {
+                    pretty::array(w, d, &launches, jobs, |&(lo, v)| {
+                        launch_entry(lo, v, outcome, &uris)
+                    })
+                })?;
+                p.end()
+            })?;
+            run.end()
+        })
+    })?;
+    doc.end()
+}
+
 /// SARIF of findings that no input file's launches produced (`verify`, `canary`): the results
 /// alone, without the launch list and the nothing-found notice of `check`.
 pub fn render_findings(findings: &[Rendered]) -> String {
@@ -457,9 +519,17 @@ pub fn render_findings(findings: &[Rendered]) -> String {
     text
 }
 
-pub fn render(outcome: &Outcome, findings: &[Rendered], suppressed: &[Rendered]) -> String {
-    let mut text =
-        serde_json::to_string_pretty(&log(outcome, findings, suppressed)).unwrap_or_default();
+/// The SARIF document of a run as text, written on up to `jobs` threads.
+pub fn render(
+    outcome: &Outcome,
+    findings: &[Rendered],
+    suppressed: &[Rendered],
+    jobs: usize,
+) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec fails only if a value does not serialize; every value here is JSON.
+    let _ = write_log(&mut out, outcome, findings, suppressed, jobs);
+    let mut text = String::from_utf8(out).unwrap_or_default();
     text.push('\n');
     text
 }

@@ -19,7 +19,7 @@ pub fn render(v: &Verified, format: Format) -> String {
                 .map(|m| lines(m, &v.findings))
                 .collect();
             out.push('\n');
-            out.push_str(&human::render(&v.outcome, &v.findings, color));
+            out.push_str(&human::render(&v.outcome, &v.findings, color, 1));
             out
         }
         Format::Json => {

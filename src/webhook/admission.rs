@@ -211,11 +211,11 @@ pub fn review(
         outcome.check_launch(launch, file, &policy.options, None);
     }
     in_time()?;
-    outcome.finish();
+    outcome.finish(1);
     outcome.apply_suppressions(&policy.options.rules);
     in_time()?;
     let mut verdict = decide(
-        &report::render_with(&outcome, &policy.options.rules),
+        &report::render_with(&outcome, &policy.options.rules, 1),
         policy,
         owner,
     );
