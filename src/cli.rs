@@ -15,6 +15,7 @@ mod argv_dump;
 mod catalogs;
 mod check;
 mod docs;
+mod plan;
 mod serve;
 
 /// Exit codes of the contract.
@@ -76,6 +77,10 @@ pub enum Command {
     Check(CheckArgs),
     /// Compute the KV pool of one launch given after `--` (exit 1 when the launch is refused).
     Capacity(CapacityArgs),
+    /// List the layouts that hold a context (TP, PP, DP attention, KV dtype, memory fraction),
+    /// each planned as `check` plans it and ranked, with its launch line (exit 1 when none fits).
+    #[command(after_help = plan::EXAMPLES)]
+    Plan(plan::PlanArgs),
     /// List this node's GPUs as NVML reports them (exit 4 without an NVIDIA driver), or with
     /// `--catalog` the GPUs kvlint knows.
     Gpus {
@@ -337,6 +342,7 @@ pub fn run(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Check(a) => check::check(a, color),
         Command::Capacity(a) => capacity(a, color),
+        Command::Plan(a) => plan::run(a),
         Command::Gpus {
             format,
             catalog,

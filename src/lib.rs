@@ -18,6 +18,7 @@ pub mod model;
 pub mod outcome;
 pub mod parallel;
 pub mod pipeline;
+pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod rules;

@@ -312,7 +312,7 @@ fn resolve_gpu(launch: &Launch, opts: &Options, findings: &mut Vec<Finding>) -> 
 /// The release `--engine-version` gives this engine: its own `ENGINE=V`, else a bare version when
 /// it lies in this engine's supported range, or in no engine's range (then INP005 says so). A bare
 /// `0.5.20` is an SGLang release, never applied to vLLM.
-fn given_version(v: &EngineVersions, engine: Engine) -> Option<Version> {
+pub fn given_version(v: &EngineVersions, engine: Engine) -> Option<Version> {
     if let Some(named) = v.named(engine.name()) {
         return Some(named.clone());
     }

@@ -4,6 +4,7 @@
 pub mod github;
 pub mod human;
 pub mod json;
+pub mod plan;
 mod pretty;
 pub mod sarif;
 pub mod summary;
