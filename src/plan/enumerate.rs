@@ -76,7 +76,11 @@ impl Layout {
             Engine::Trtllm => {
                 a.words(&["trtllm-serve", m, "--tp_size", &tp]);
                 a.pair_if(self.pp > 1, "--pp_size", &pp);
-                self.common(&mut a, "--kv_cache_free_gpu_memory_fraction", "--max_seq_len");
+                self.common(
+                    &mut a,
+                    "--kv_cache_free_gpu_memory_fraction",
+                    "--max_seq_len",
+                );
                 a.opt("--server_role", role("context", "generation"));
             }
         }
@@ -86,7 +90,10 @@ impl Layout {
     /// KV dtype, memory fraction and context, as `fraction` and `context` spell them.
     fn common(&self, a: &mut Words, fraction: &str, context: &str) {
         a.opt("--kv-cache-dtype", self.kv_cache_dtype.as_deref());
-        a.opt(fraction, self.memory_fraction.map(|f| f.to_string()).as_deref());
+        a.opt(
+            fraction,
+            self.memory_fraction.map(|f| f.to_string()).as_deref(),
+        );
         a.opt(context, self.context.map(|c| c.to_string()).as_deref());
     }
 }

@@ -14,7 +14,12 @@ pub fn human(r: &Report) -> String {
     s.push('\n');
     let rows = cells(r);
     let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|row| row[c].chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .map(|row| row[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for row in &rows {
         let line: Vec<String> = row
@@ -222,8 +227,8 @@ fn conclusions(r: &Report) -> Vec<String> {
         ));
     }
     for gpu in &r.gpus {
-        let first_fit = numbered(r)
-            .find(|(_, row)| &row.plan.gpu == gpu && row.verdict == Verdict::Fits);
+        let first_fit =
+            numbered(r).find(|(_, row)| &row.plan.gpu == gpu && row.verdict == Verdict::Fits);
         match first_fit {
             Some((n, row)) => {
                 let count = row.plan.gpu_count;
@@ -244,7 +249,11 @@ fn conclusions(r: &Report) -> Vec<String> {
                 ));
             }
             None => {
-                let beyond = r.beyond.iter().find(|(g, _)| g == gpu).and_then(|(_, n)| *n);
+                let beyond = r
+                    .beyond
+                    .iter()
+                    .find(|(g, _)| g == gpu)
+                    .and_then(|(_, n)| *n);
                 out.push(match beyond {
                     Some(n) => format!(
                         "no layout of up to {} {gpu} GPUs holds {target}; the smallest GPU count that does is {n} (rerun with --max-gpus {n})",
