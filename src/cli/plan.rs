@@ -143,9 +143,9 @@ pub(super) fn run(a: PlanArgs) -> Run {
         };
         let found = explore::explore(file, &base, &opts).map_err(|e| UsageError(e.to_string()))?;
         match a.format {
-            PlanFormat::Json => println!("{:#}", print::explore_json(&found)),
-            PlanFormat::Human => print!("{}", print::explore_human(&found)),
-            PlanFormat::Markdown => print!("{}", print::explore_markdown(&found)),
+            PlanFormat::Json => println!("{:#}", print::json::explore(&found)),
+            PlanFormat::Human => print!("{}", print::human::explore(&found)),
+            PlanFormat::Markdown => print!("{}", print::markdown::explore(&found)),
         }
         return Ok(match found.iter().all(|l| l.fits()) {
             true => exit::CLEAN,
@@ -175,9 +175,9 @@ pub(super) fn run(a: PlanArgs) -> Run {
     };
     let report = plan::plan(&req, &opts).map_err(|e| Failure::Usage(UsageError(e.0)))?;
     match a.format {
-        PlanFormat::Json => println!("{:#}", print::json(&report)),
-        PlanFormat::Human => print!("{}", print::human(&report)),
-        PlanFormat::Markdown => print!("{}", print::markdown(&report)),
+        PlanFormat::Json => println!("{:#}", print::json::render(&report)),
+        PlanFormat::Human => print!("{}", print::human::render(&report)),
+        PlanFormat::Markdown => print!("{}", print::markdown::render(&report)),
     }
     Ok(match report.fits() {
         true => exit::CLEAN,

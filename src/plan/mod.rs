@@ -18,7 +18,7 @@ use crate::version::Version;
 use serde::Serialize;
 use std::sync::Arc;
 
-pub use enumerate::Layout;
+pub use enumerate::{layouts, Layout};
 pub use evaluate::Planner;
 
 /// GPUs of one node: `--max-gpus`' default.
@@ -45,7 +45,8 @@ pub struct Request {
     pub memory_fractions: Vec<f64>,
 }
 
-/// Whether a layout holds the context: the verdict `check` gives (KV001/KV002 refuse, KV004 warns).
+/// Whether a layout holds the context: the verdict `check` gives (KV001/KV002/KV005 refuse,
+/// KV004 warns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
@@ -57,9 +58,12 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// A context beyond the model's own limit is refused whatever the pool (KV005).
     pub fn of(p: &Plan) -> Verdict {
         let ctx = p.context_length;
-        if p.usable_tokens_low >= ctx {
+        if ctx > p.model_max_context {
+            Verdict::DoesNotFit
+        } else if p.usable_tokens_low >= ctx {
             Verdict::Fits
         } else if p.usable_tokens_high >= ctx {
             Verdict::Tight
@@ -153,7 +157,11 @@ pub fn plan(req: &Request, opts: &Options) -> Result<Report, PlanError> {
     rows.retain(|r| r.plan.pool_tokens_high > 0);
     let no_room = before - rows.len();
     rank::rank(&mut rows);
-    if !rows.iter().any(|r| r.verdict == Verdict::Fits) {
+    // More GPUs never lift the model's own limit.
+    let beyond_limit = rows
+        .iter()
+        .any(|r| r.plan.context_length > r.plan.model_max_context);
+    if !beyond_limit && !rows.iter().any(|r| r.verdict == Verdict::Fits) {
         for gpu in &req.gpus {
             beyond.push((gpu.name.clone(), smallest_fit(req, gpu, &mut planner)?));
         }

@@ -1,129 +1,15 @@
-//! `kvlint plan`'s outputs: the ranked table (human and Markdown) and JSON (`schema_version` 1).
+//! `kvlint plan`'s outputs, one printer per format (`human`, `markdown`, `json`); this file holds
+//! what the table printers share: the heading, the cells, and the conclusions said out loud.
+
+pub mod human;
+pub mod json;
+pub mod markdown;
 
 use crate::capacity::Role;
-use crate::extract::quote_argv;
 use crate::plan::explore::Explored;
 use crate::plan::{Report, Row, Verdict, NODE_GPUS, SEARCH_GPUS};
 use crate::rules::thousands;
-use serde_json::{json, Value};
 use std::fmt::Write;
-
-/// The table, plus the lines that say what fits and how to launch it.
-pub fn human(r: &Report) -> String {
-    let mut s = heading(r);
-    s.push('\n');
-    let rows = cells(r);
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| {
-            rows.iter()
-                .map(|row| row[c].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (cell, w))| match c {
-                // Numbers right-aligned, words left.
-                0 | 3 | 4 | 8 | 10 => format!("{cell:>w$}"),
-                _ => format!("{cell:<w$}"),
-            })
-            .collect();
-        let _ = writeln!(s, "  {}", line.join("  ").trim_end());
-    }
-    s.push('\n');
-    for line in conclusions(r) {
-        let _ = writeln!(s, "{line}");
-    }
-    let launchable: Vec<(usize, &Row)> = numbered(r)
-        .filter(|(_, row)| row.verdict != Verdict::DoesNotFit)
-        .collect();
-    if !launchable.is_empty() {
-        s.push_str("\nlaunch lines (check one with `kvlint capacity --gpu GPUxN --engine-version V -- LINE`):\n");
-        for (n, row) in launchable {
-            let _ = writeln!(s, "  #{n:<3} {}", quote_argv(&row.argv));
-        }
-    }
-    s
-}
-
-/// The same table in GitHub-flavoured Markdown, for a PR comment or a job summary.
-pub fn markdown(r: &Report) -> String {
-    let mut s = format!("### {}\n\n", heading(r).trim_end());
-    let rows = cells(r);
-    for (i, row) in rows.iter().enumerate() {
-        let _ = writeln!(s, "| {} |", row.join(" | "));
-        if i == 0 {
-            let _ = writeln!(s, "|{}", "---|".repeat(row.len()));
-        }
-    }
-    s.push('\n');
-    for line in conclusions(r) {
-        let _ = writeln!(s, "{line}  ");
-    }
-    let launchable: Vec<(usize, &Row)> = numbered(r)
-        .filter(|(_, row)| row.verdict != Verdict::DoesNotFit)
-        .collect();
-    if !launchable.is_empty() {
-        s.push_str("\n<details><summary>launch lines</summary>\n\n```sh\n");
-        for (n, row) in launchable {
-            let _ = writeln!(s, "# {n}\n{}", quote_argv(&row.argv));
-        }
-        s.push_str("```\n\n</details>\n");
-    }
-    s
-}
-
-/// `schema_version` 1: the request, the ranked layouts, and the smallest fit beyond `--max-gpus`.
-pub fn json(r: &Report) -> Value {
-    json!({
-        "schema_version": 1,
-        "model": r.model,
-        "gpu": r.gpus.join(","),
-        "context": r.context,
-        "role": r.role.name(),
-        "max_gpus": r.max_gpus,
-        "layouts": r.rows.iter().map(layout_json).collect::<Vec<_>>(),
-        "smallest_fit_beyond_max_gpus": r.beyond.iter().map(|(gpu, n)| json!({"gpu": gpu, "gpus": n})).collect::<Vec<_>>(),
-    })
-}
-
-/// One layout: the contract's fields, then what else `check` said of it.
-pub fn layout_json(row: &Row) -> Value {
-    let (l, p) = (&row.layout, &row.plan);
-    json!({
-        "engine": l.engine.name(),
-        "engine_version": p.engine_version,
-        "role": p.role.name(),
-        "gpu": p.gpu,
-        "gpus": p.gpu_count,
-        "tp": p.tp,
-        "pp": p.pp,
-        "dp": l.dp(),
-        "ep": 1,
-        "dp_attention": l.dp_attention,
-        "kv_cache_dtype": p.kv_cache_dtype,
-        "memory_fraction": p.memory_fraction,
-        "page_size": p.page_size,
-        "pool_tokens": p.pool_tokens,
-        "pool_tokens_low": p.pool_tokens_low,
-        "pool_tokens_high": p.pool_tokens_high,
-        "context": p.context_length,
-        "max_context": row.max_context(),
-        "verdict": row.verdict,
-        "margin": round3(row.margin()),
-        "headroom": row.headroom().map(round3),
-        "findings": row.rules,
-        "argv": row.argv,
-    })
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
 
 fn heading(r: &Report) -> String {
     let context = match r.context {
@@ -144,6 +30,13 @@ fn heading(r: &Report) -> String {
 
 fn numbered(r: &Report) -> impl Iterator<Item = (usize, &Row)> {
     r.rows.iter().enumerate().map(|(i, row)| (i + 1, row))
+}
+
+/// The layouts worth a launch line: those that fit or are tight, with their numbers.
+fn launchable(r: &Report) -> Vec<(usize, &Row)> {
+    numbered(r)
+        .filter(|(_, row)| row.verdict != Verdict::DoesNotFit)
+        .collect()
 }
 
 /// Header and one row of cells per layout.
@@ -270,16 +163,6 @@ fn conclusions(r: &Report) -> Vec<String> {
     out
 }
 
-/// `plan --launch`: per launch, what its layout holds, what would make it fit, and the layouts
-/// that do.
-pub fn explore_human(found: &[Explored]) -> String {
-    explore_text(found, human, "  ")
-}
-
-pub fn explore_markdown(found: &[Explored]) -> String {
-    explore_text(found, markdown, "")
-}
-
 fn explore_text(found: &[Explored], table: fn(&Report) -> String, indent: &str) -> String {
     let mut s = String::new();
     if found.is_empty() {
@@ -329,30 +212,4 @@ fn launch_title(e: &Explored) -> String {
         ),
         None => "launch".into(),
     }
-}
-
-/// `plan --launch --format json`: `schema_version` 1, one object per launch.
-pub fn explore_json(found: &[Explored]) -> Value {
-    let launches: Vec<Value> = found
-        .iter()
-        .map(|e| {
-            json!({
-                "file": e.file,
-                "line": e.line,
-                "engine": e.plan.as_ref().map(|p| p.engine.name()),
-                "engine_version": e.plan.as_ref().map(|p| &p.engine_version),
-                "role": e.plan.as_ref().map(|p| p.role.name()),
-                "model": e.plan.as_ref().map(|p| &p.model),
-                "gpu": e.plan.as_ref().map(|p| &p.gpu),
-                "gpus": e.plan.as_ref().map(|p| p.gpu_count),
-                "context": e.plan.as_ref().map(|p| p.context_length),
-                "max_context": e.max_context(),
-                "verdict": e.verdict(),
-                "change": e.change,
-                "problem": e.problem,
-                "plan": e.layouts.as_ref().map(json),
-            })
-        })
-        .collect();
-    json!({"schema_version": 1, "launches": launches})
 }
