@@ -343,3 +343,87 @@ fn launch_file_shows_what_fits_around_it() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Only the TP sizes the engines accept: phi-4's 40 heads and 10 KV heads split over 1 or 2 GPUs
+/// (TP 4 and 8 divide neither the KV heads nor are multiples of them: PAR001), and PP over more.
+#[test]
+fn layouts_respect_the_heads_and_the_gpu() {
+    let plan = json_of(&[
+        "plan",
+        "--model",
+        "microsoft/phi-4",
+        "--gpu",
+        "a100-80gb",
+        "--gpu",
+        "h100",
+        "--engine",
+        "vllm",
+        "--engine-version",
+        "0.19.0",
+        "--context",
+        "16384",
+    ]);
+    let rows = layouts(&plan);
+    let tps: std::collections::BTreeSet<u64> =
+        rows.iter().map(|l| l["tp"].as_u64().unwrap()).collect();
+    assert_eq!(tps.into_iter().collect::<Vec<_>>(), [1, 2]);
+    assert!(
+        rows.iter().any(|l| l["pp"] == 4),
+        "PP still spreads it over 4 GPUs"
+    );
+    // FP8 KV caches only where the GPU computes in FP8 (compute capability 8.9 and up).
+    let fp8 = |gpu: &str| {
+        rows.iter()
+            .any(|l| l["gpu"] == gpu && l["kv_cache_dtype"] == "fp8")
+    };
+    assert!(fp8("H100-80GB") && !fp8("A100-80GB"));
+    // Given fractions are tried beside the default, and argv carries them.
+    let given = json_of(&[
+        "plan",
+        "--model",
+        "microsoft/phi-4",
+        "--gpu",
+        "h100",
+        "--engine",
+        "vllm",
+        "--engine-version",
+        "0.19.0",
+        "--max-gpus",
+        "1",
+        "--memory-fraction",
+        "0.8",
+    ]);
+    let fractions: Vec<f64> = layouts(&given)
+        .iter()
+        .map(|l| l["memory_fraction"].as_f64().unwrap())
+        .collect();
+    assert!(
+        fractions.contains(&0.8) && fractions.contains(&0.9),
+        "{fractions:?}"
+    );
+}
+
+/// `--format markdown`: the same table for a PR comment, the launch lines folded away.
+#[test]
+fn markdown_table() {
+    let args = [
+        "plan",
+        "--model",
+        "Qwen/Qwen3-8B",
+        "--gpu",
+        "l40s",
+        "--engine",
+        "sglang",
+        "--engine-version",
+        "0.5.23",
+        "--context",
+        "32768",
+        "--max-gpus",
+        "2",
+        "--format",
+        "markdown",
+    ];
+    let run = kvlint(&args);
+    assert_eq!(run.code, 0, "{}", run.transcript(&args));
+    insta::assert_snapshot!(run.transcript(&args));
+}
