@@ -308,10 +308,10 @@ pub fn discover(start: &Path) -> Option<PathBuf> {
 /// Reads and validates a configuration file.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let text = crate::input::read_regular(path).map_err(|e| ConfigError {
         path: name.clone(),
         at: String::new(),
-        message: format!("cannot read: {e}"),
+        message: e.reason(),
     })?;
     let dir = path
         .parent()

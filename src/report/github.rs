@@ -5,9 +5,11 @@ use super::Rendered;
 use crate::pipeline::Outcome;
 use crate::rules::Level;
 
-/// Escapes a command's message (GitHub's `escapeData`).
+/// Escapes a command's message (GitHub's `escapeData`), control characters other than line
+/// breaks made visible first as in the terminal report: the runner's log would act on an ESC.
 fn data(s: &str) -> String {
-    s.replace('%', "%25")
+    super::human::clean(s)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }

@@ -18,7 +18,14 @@ struct Transcript {
 impl Transcript {
     /// Appends an answer (JSON pretty-printed) and returns where its body begins.
     fn add(&mut self, what: &str, a: &Answer, body: &str) -> usize {
-        self.text.push_str(&format!("GET {what} → {}\n", a.status));
+        // Where the numbers came from, when a same-origin redirect moved the request.
+        let via = if a.url.ends_with(what) {
+            String::new()
+        } else {
+            format!(" (redirected to {})", a.url)
+        };
+        self.text
+            .push_str(&format!("GET {what} → {}{via}\n", a.status));
         let start = self.text.len();
         self.text.push_str(body);
         self.text.push_str("\n\n");
