@@ -282,6 +282,7 @@ impl kvlint::verify::http::Get for Canned<'_> {
             .filter(|b| !b.is_empty());
         Ok(kvlint::verify::http::Answer {
             url: format!("http://fuzz{path}"),
+            redirected: false,
             status: if body.is_some() { 200 } else { 404 },
             body: body.map_or_else(String::new, |b| b.to_string()),
             elapsed: Duration::ZERO,

@@ -21,6 +21,8 @@ pub struct Client {
 pub struct Answer {
     /// The URL that answered: the one asked for, or where a same-origin redirect led.
     pub url: String,
+    /// Whether a redirect led to `url`.
+    pub redirected: bool,
     pub status: u16,
     pub body: String,
     pub elapsed: Duration,
@@ -101,7 +103,10 @@ impl Client {
             let status = resp.status().as_u16();
             let location = resp.headers().get("location").and_then(|v| v.to_str().ok());
             let (true, Some(location)) = ((300..400).contains(&status), location) else {
-                return read(resp, start, &url);
+                return read(resp, start, &url).map(|a| Answer {
+                    redirected: url != asked,
+                    ..a
+                });
             };
             let next = resolve(&url, location);
             if origin(&next) != origin(&self.base) {
@@ -206,6 +211,7 @@ fn read(
         .map_err(|e| format!("{url}: cannot read the answer: {e}"))?;
     Ok(Answer {
         url: url.to_string(),
+        redirected: false,
         status,
         body,
         elapsed: start.elapsed(),

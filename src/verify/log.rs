@@ -162,11 +162,15 @@ pub fn parse(name: &str, text: String, engine: Option<EngineArg>) -> Result<Read
     read(name, text.as_bytes(), u64::MAX, engine)
 }
 
+/// Lines kept on each side of a line a fact was read from, for the code frames of findings.
+const CONTEXT: usize = 2;
+
 /// Reads a log as it streams in (`kubectl logs -f POD | kvlint verify --log -`), line by line, in
 /// bounded memory: lines longer than [`LINE_MAX`] are cut, and only the lines a fact was read from
-/// are kept (the others as empty lines, so line numbers stay those of the log). Reading stops at
-/// EOF, after `max` bytes (an error), or once the server is up (uvicorn's `Application startup
-/// complete.`, which every engine's HTTP server logs) with a pool line read.
+/// and their [`CONTEXT`] are kept (the others as empty lines, so line numbers stay the log's). Reading stops at
+/// EOF, after `max` bytes (an error), or once the server is up with a pool line read: uvicorn's
+/// `Application startup complete.` or `Uvicorn running on`, which every engine's HTTP server logs
+/// after its ranks have allocated their pools.
 pub fn read(
     name: &str,
     mut log: impl std::io::BufRead,
@@ -179,14 +183,19 @@ pub fn read(
     };
     let mut scans: Vec<Scan> = engines.iter().map(|_| Scan::default()).collect();
     let mut kept = String::new();
+    // The last lines read, kept whole until it is known whether a fact follows them: where each
+    // begins in `kept`, and whether it is to stay.
+    let mut recent: std::collections::VecDeque<(usize, bool)> = Default::default();
+    let mut after_fact = 0;
     let mut line = Vec::new();
     let mut total = 0u64;
     for no in 1.. {
-        let n = read_line(&mut log, &mut line).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let n = read_line(&mut log, &mut line, max - total)
+            .map_err(|e| format!("cannot read {name}: {e}"))?;
         if n == 0 {
             break;
         }
-        total += n as u64;
+        total += n;
         if total > max {
             return Err(format!(
                 "{name} is larger than {max} bytes and holds no complete startup"
@@ -202,15 +211,22 @@ pub fn read(
                 Engine::Trtllm => trtllm(&text, off, no, scan),
             }
         }
-        if scans.iter().any(|s| s.reaches() > off) {
-            kept.push_str(&text);
-            if !text.ends_with('\n') {
-                kept.push('\n');
-            }
-        } else {
+        kept.push_str(&text);
+        if !text.ends_with('\n') {
             kept.push('\n');
         }
-        let up = text.contains("Application startup complete.");
+        let fact = scans.iter().any(|s| s.reaches() > off);
+        if fact {
+            after_fact = CONTEXT;
+            recent.iter_mut().for_each(|r| r.1 = true);
+        }
+        recent.push_back((off, fact || after_fact > 0));
+        after_fact = after_fact.saturating_sub(usize::from(!fact));
+        if recent.len() > CONTEXT {
+            blank_oldest(&mut kept, &mut recent);
+        }
+        let up =
+            text.contains("Application startup complete.") || text.contains("Uvicorn running on");
         if up && scans.iter().any(|s| !s.ranks.is_empty()) {
             break;
         }
@@ -230,9 +246,29 @@ pub fn read(
     reading(name, text, engine, scan)
 }
 
+/// Commits the oldest of the recent lines: one with no fact within [`CONTEXT`] lines becomes an
+/// empty line. No fact points past it (a fact in the lines after it would have kept it), so the
+/// facts' ranges hold; the recent lines after it move up.
+fn blank_oldest(kept: &mut String, recent: &mut std::collections::VecDeque<(usize, bool)>) {
+    let Some((start, keep)) = recent.pop_front() else {
+        return;
+    };
+    if keep {
+        return;
+    }
+    let end = recent.front().map_or(kept.len(), |r| r.0);
+    let cut = end - start - 1;
+    kept.replace_range(start..end - 1, "");
+    recent.iter_mut().for_each(|r| r.0 -= cut);
+}
+
 /// Reads one line into `buf` (cleared first), at most [`LINE_MAX`] bytes of it; returns the bytes
-/// the line had in the log (0 at EOF).
-fn read_line(log: &mut impl std::io::BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+/// the line had in the log (0 at EOF), reading no further once they pass `left`.
+fn read_line(
+    log: &mut impl std::io::BufRead,
+    buf: &mut Vec<u8>,
+    left: u64,
+) -> std::io::Result<u64> {
     buf.clear();
     let mut n = 0;
     loop {
@@ -251,8 +287,8 @@ fn read_line(log: &mut impl std::io::BufRead, buf: &mut Vec<u8>) -> std::io::Res
         let room = LINE_MAX.saturating_sub(buf.len());
         buf.extend_from_slice(&chunk[..take.min(room)]);
         log.consume(take);
-        n += take;
-        if done {
+        n += take as u64;
+        if done || n > left {
             return Ok(n);
         }
     }
