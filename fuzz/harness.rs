@@ -148,6 +148,7 @@ pub fn admission(data: &[u8]) {
         let policy = Policy {
             options: options(),
             unknown,
+            ..Policy::default()
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         let Ok(v) = admission::review(req.clone(), cut, &policy, Some(deadline)) else {
