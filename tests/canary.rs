@@ -344,3 +344,41 @@ fn a_200_with_a_null_error_is_an_answer_and_a_real_error_object_a_refusal() {
         run.stdout
     );
 }
+
+/// Issue 29, class 18: a completion redirected to another host is not followed, so neither the
+/// prompt nor the user's `--header` values (an `X-Api-Key`) reach it; the run says where it led.
+#[test]
+fn a_redirect_to_another_host_is_not_followed() {
+    let other = loopback::serve_at("127.0.0.2", |_| (200, completion(MODEL, "!")));
+    let to = format!("{}/v1/completions", other.url);
+    let s = serve(move |r| match r.path.as_str() {
+        "/v1/models" => (200, models(MODEL, "vllm", Some(4096))),
+        "/v1/completions" => loopback::redirect(&to),
+        _ => not_found(),
+    });
+    let run = kvlint(&[
+        "canary",
+        "--url",
+        &s.url,
+        "--requests",
+        "2",
+        "--header",
+        "X-Api-Key: s3cret",
+    ]);
+    assert_eq!(
+        other.completions.load(Ordering::SeqCst),
+        0,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "redirects to {}/v1/completions, another host; not followed",
+            other.url
+        )),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(!run.stdout.contains("CAN001"), "{}", run.stdout);
+}
