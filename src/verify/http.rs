@@ -217,3 +217,33 @@ fn read(
         elapsed: start.elapsed(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        let o = |u: &str| origin(u);
+        assert_eq!(o("http://Server:80/x"), o("http://server/y?z"));
+        assert_eq!(o("https://s/"), Some("https://s:443".into()));
+        assert_ne!(o("https://s/"), o("http://s/"));
+        assert_ne!(o("http://s:8000/"), o("http://s:8001/"));
+        assert_ne!(o("http://127.0.0.1:8000"), o("http://127.0.0.2:8000"));
+        assert_eq!(o("http://[::1]:8000/a"), Some("http://[::1]:8000".into()));
+        assert_eq!(o("http://[::1]/a"), Some("http://[::1]:80".into()));
+        // userinfo names no other host: `evil@` is not where the request goes.
+        assert_eq!(o("http://s@evil:9/"), Some("http://evil:9".into()));
+        assert_eq!(o("/relative"), None);
+    }
+
+    #[test]
+    fn locations_resolve_against_the_answering_url() {
+        let base = "http://s:8000/v1/models?x=1";
+        assert_eq!(resolve(base, "/v2/models"), "http://s:8000/v2/models");
+        assert_eq!(resolve(base, "other"), "http://s:8000/v1/other");
+        assert_eq!(resolve(base, "//evil:9/a"), "http://evil:9/a");
+        assert_eq!(resolve(base, "https://evil/a"), "https://evil/a");
+        assert_eq!(resolve("http://s:8000", "a"), "http://s:8000/a");
+    }
+}
