@@ -41,9 +41,9 @@ pub(super) fn webhook(mut a: WebhookArgs) -> Run {
                 .cloned(),
         ),
     };
-    // Threads stay bounded (at most 2 × CPUs + 2 with the main thread, 3 × CPUs + 2 while reviews
-    // past their deadline still run): async workers for I/O, one blocking thread per review slot,
-    // one per abandoned review and one for certificate reloads. Half the CPUs go to async
+    // Threads stay bounded (at most 2 × CPUs + 2 with the main thread, from 2 CPUs): async workers
+    // for I/O, one blocking thread per review slot, one per abandoned review (half the CPUs) and
+    // one for certificate reloads. Half the CPUs go to async
     // workers, as reviews run on the blocking threads: an idle worker looks for work before it
     // parks, and on 2 cores a second one cost a tenth more CPU per review (README "Load test").
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -49,7 +49,8 @@ pub struct Settings {
     /// full is answered at once under `--unknown` ([`super::slots`]).
     pub max_queued: usize,
     /// Threads that reviews answered at their deadline may hold while their work runs on; their
-    /// slots are free meanwhile ([`super::slots`]). Default: `max_concurrency`.
+    /// slots are free meanwhile ([`super::slots`]). Default: half the CPUs, at least one, which
+    /// keeps the process within 2 × CPUs + 2 threads.
     pub max_abandoned: usize,
     /// Request bytes held at once, by bodies being read and reviewed: a review peaks at a small
     /// multiple of its body, so this bounds the webhook's memory. A request waits for its share
@@ -80,7 +81,7 @@ impl Settings {
             request_timeout: Duration::from_secs(3),
             max_concurrency: cpus,
             max_queued: 64,
-            max_abandoned: cpus,
+            max_abandoned: (cpus / 2).max(1),
             memory_budget: 3 * 1024 * 1024,
             idle_timeout: Duration::from_secs(20),
             reload_interval: Duration::from_secs(2),
