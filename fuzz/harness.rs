@@ -148,6 +148,7 @@ pub fn admission(data: &[u8]) {
         let policy = Policy {
             options: options(),
             unknown,
+            ..Policy::default()
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         let Ok(v) = admission::review(req.clone(), cut, &policy, Some(deadline)) else {
@@ -281,6 +282,8 @@ impl kvlint::verify::http::Get for Canned<'_> {
             .and_then(|i| self.0.get(i))
             .filter(|b| !b.is_empty());
         Ok(kvlint::verify::http::Answer {
+            url: format!("http://fuzz{path}"),
+            redirected: false,
             status: if body.is_some() { 200 } else { 404 },
             body: body.map_or_else(String::new, |b| b.to_string()),
             elapsed: Duration::ZERO,

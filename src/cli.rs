@@ -153,6 +153,12 @@ pub struct WebhookArgs {
     /// an admission decision should not wait on, or leak names to, a network service).
     #[arg(long)]
     pub hub: bool,
+    /// A user name trusted as a pod controller besides the built-in ones (the
+    /// kube-controller-manager's service accounts, the LeaderWorkerSet controller), e.g.
+    /// `system:serviceaccount:kserve:kserve-controller-manager`; repeatable. A deny on an object
+    /// it writes with a controller ownerReference is only warned about.
+    #[arg(long, value_name = "USER")]
+    pub trusted_controller: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

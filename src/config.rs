@@ -108,6 +108,21 @@ pub struct File {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, GpuEntry>")]
     pub gpus: BTreeMap<Spanned<String>, Spanned<GpuEntry>>,
+    /// Settings of `kvlint webhook`.
+    #[serde(default)]
+    pub webhook: WebhookTable,
+}
+
+/// `[webhook]`: settings only the admission webhook reads.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct WebhookTable {
+    /// User names trusted as pod controllers besides the built-in ones (the
+    /// kube-controller-manager's service accounts and the LeaderWorkerSet controller), e.g. an
+    /// operator's `system:serviceaccount:NAMESPACE:NAME`: a deny on an object they create and a
+    /// controller of theirs owns is only warned about.
+    #[serde(default)]
+    pub trusted_controllers: Vec<String>,
 }
 
 /// One `[models]` entry: a Hub id, or a table.
@@ -253,6 +268,8 @@ pub struct Config {
     pub gpus: Vec<CatalogEntry>,
     /// `select`, `extend-select` and `ignore`.
     pub selection: Selection,
+    /// `[webhook] trusted-controllers`.
+    pub trusted_controllers: Vec<String>,
     exclude: Option<(PathBuf, GlobSet)>,
 }
 
@@ -308,10 +325,10 @@ pub fn discover(start: &Path) -> Option<PathBuf> {
 /// Reads and validates a configuration file.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let text = crate::input::read_regular(path).map_err(|e| ConfigError {
         path: name.clone(),
         at: String::new(),
-        message: format!("cannot read: {e}"),
+        message: e.reason(),
     })?;
     let dir = path
         .parent()
@@ -424,6 +441,7 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
         fail_on: file.fail_on,
         rules,
         selection,
+        trusted_controllers: file.webhook.trusted_controllers,
         exclude,
     })
 }
@@ -543,6 +561,21 @@ mod tests {
 
     fn err(text: &str) -> String {
         parse("kvlint.toml", text, None).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_webhook_table_names_trusted_controllers() {
+        let c = parse(
+            "kvlint.toml",
+            "[webhook]\ntrusted-controllers = [\"system:serviceaccount:kserve:kserve-controller-manager\"]\n",
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            c.trusted_controllers,
+            ["system:serviceaccount:kserve:kserve-controller-manager"]
+        );
+        assert!(err("[webhook]\ntrusted = []\n").contains("unknown field `trusted`"));
     }
 
     #[test]

@@ -41,6 +41,59 @@ pub enum InputError {
     NotText { path: String },
     #[error("{path} is {what}, not a regular file; pipe it to `kvlint check -` to read it")]
     NotAFile { path: String, what: &'static str },
+    #[error("{path} is {what}, not a regular file")]
+    NotRegular { path: String, what: &'static str },
+}
+
+impl InputError {
+    /// The message without the path, for errors that name the file themselves.
+    pub fn reason(&self) -> String {
+        match self {
+            InputError::Read { source, .. } => format!("cannot read: {source}"),
+            InputError::TooLarge { max, .. } => format!("larger than {max} bytes"),
+            InputError::NotText { .. } => "not valid UTF-8 text".into(),
+            InputError::NotAFile { what, .. } | InputError::NotRegular { what, .. } => {
+                format!("{what}, not a regular file")
+            }
+        }
+    }
+}
+
+/// The default of `--max-input-size`, and the limit on every other file kvlint reads.
+pub const DEFAULT_MAX_SIZE: u64 = 256 * 1024 * 1024;
+
+/// Reads a file kvlint is pointed at outside `check`'s inputs (a `--config`, a `--model-config`,
+/// an engine config file, a launch file, a cache entry) with the checks `check` gives its own: a
+/// regular file after symlinks (a FIFO or a device would block or never end), at most
+/// [`DEFAULT_MAX_SIZE`] bytes, UTF-8.
+pub fn read_regular(path: &Path) -> Result<String, InputError> {
+    let (file, size) = open_regular(path)?;
+    read_capped(file, &path.display().to_string(), DEFAULT_MAX_SIZE, size)
+}
+
+/// Opens a regular file (after symlinks) and returns it with its size; anything else is refused
+/// before it is opened, as opening a FIFO blocks until a writer comes.
+pub fn open_regular(path: &Path) -> Result<(std::fs::File, u64), InputError> {
+    let name = path.display().to_string();
+    let err = |source| InputError::Read {
+        path: name.clone(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(err)?;
+    let not_regular = |meta: &std::fs::Metadata| InputError::NotRegular {
+        path: name.clone(),
+        what: kind(&meta.file_type()),
+    };
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let file = std::fs::File::open(path).map_err(err)?;
+    // Swapped between the two looks: what was opened is what counts.
+    let opened = file.metadata().map_err(err)?;
+    if !opened.is_file() {
+        return Err(not_regular(&opened));
+    }
+    Ok((file, opened.len()))
 }
 
 /// Reads `-` (stdin), a file, or the checkable files below a directory. `excluded` is

@@ -285,3 +285,100 @@ fn the_canary_manifests_run_commands_kvlint_accepts() {
     }
     assert_eq!(commands, 3);
 }
+
+/// `"error": null` in an HTTP 200 completion is no refusal: the over-length prompt was answered
+/// (CAN001). A real error object in a 200 (vLLM's `{"error": {"message", "type", "code"}}`) is one.
+#[test]
+fn a_200_with_a_null_error_is_an_answer_and_a_real_error_object_a_refusal() {
+    let with_null = serve(|r| match r.path.as_str() {
+        "/v1/models" => (200, models(MODEL, "vllm", Some(4096))),
+        "/v1/completions" => {
+            let mut c: serde_json::Value = serde_json::from_str(&completion(MODEL, "!")).unwrap();
+            c["error"] = serde_json::Value::Null;
+            (200, c.to_string())
+        }
+        _ => not_found(),
+    });
+    let run = kvlint(&["canary", "--url", &with_null.url, "--requests", "0"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.contains("CAN001"), "{}", run.stdout);
+    assert!(run.stdout.contains("ACCEPTED: HTTP 200"), "{}", run.stdout);
+
+    for empty in [
+        serde_json::json!(""),
+        serde_json::json!({}),
+        serde_json::json!(false),
+    ] {
+        let s = serve(move |r| match r.path.as_str() {
+            "/v1/models" => (200, models(MODEL, "vllm", Some(4096))),
+            "/v1/completions" => {
+                let mut c: serde_json::Value =
+                    serde_json::from_str(&completion(MODEL, "!")).unwrap();
+                c["error"] = empty.clone();
+                (200, c.to_string())
+            }
+            _ => not_found(),
+        });
+        let run = kvlint(&["canary", "--url", &s.url, "--requests", "0"]);
+        assert_eq!(run.code, 1, "{}", run.stdout);
+    }
+
+    let refusing = serve(|r| {
+        match r.path.as_str() {
+        "/v1/models" => (200, models(MODEL, "vllm", Some(4096))),
+        "/v1/completions" => (
+            200,
+            serde_json::json!({"error": {"message": "This model's maximum context length is 4096 tokens.",
+                "type": "BadRequestError", "param": null, "code": 400}})
+            .to_string(),
+        ),
+        _ => not_found(),
+    }
+    });
+    let run = kvlint(&["canary", "--url", &refusing.url, "--requests", "0"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("refused: HTTP 200 in")
+            && run.stdout.contains("maximum context length is 4096"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue 29, class 18: a completion redirected to another host is not followed, so neither the
+/// prompt nor the user's `--header` values (an `X-Api-Key`) reach it; the run says where it led.
+#[test]
+fn a_redirect_to_another_host_is_not_followed() {
+    let other = loopback::serve_at("127.0.0.2", |_| (200, completion(MODEL, "!")));
+    let to = format!("{}/v1/completions", other.url);
+    let s = serve(move |r| match r.path.as_str() {
+        "/v1/models" => (200, models(MODEL, "vllm", Some(4096))),
+        "/v1/completions" => loopback::redirect(&to),
+        _ => not_found(),
+    });
+    let run = kvlint(&[
+        "canary",
+        "--url",
+        &s.url,
+        "--requests",
+        "2",
+        "--header",
+        "X-Api-Key: s3cret",
+    ]);
+    assert_eq!(
+        other.completions.load(Ordering::SeqCst),
+        0,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "redirects to {}/v1/completions, another host; not followed",
+            other.url
+        )),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(!run.stdout.contains("CAN001"), "{}", run.stdout);
+}

@@ -412,12 +412,15 @@ fn the_gpu_default_comes_from_the_flag_then_the_env_then_kvlint_toml() {
 fn config_supplies_gpu_and_version_and_levels_and_parameters() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("kvlint.toml");
-    // Without configuration, the GPU is unknown (INP003).
+    // Without configuration, the GPU is unknown (INP003). (A device such as /dev/null is no
+    // configuration file: it is refused as `check` refuses one as input.)
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
     let bare = json(
         &kvlint(&[
             "check",
             "--config",
-            "/dev/null",
+            empty.to_str().unwrap(),
             "--format",
             "json",
             INCIDENT,

@@ -268,7 +268,8 @@ fn values_set_policy_selector_resources_and_pdb() {
             "namespaceSelector": {"matchLabels": {"serving": "llm"}},
             "resources": {"limits": {"memory": "512Mi"}},
             "podDisruptionBudget": {"minAvailable": 2},
-            "webhook": {"unknown": "deny", "gpu": "h200x8", "extraArgs": ["--model-config=/m"]},
+            "webhook": {"unknown": "deny", "gpu": "h200x8", "extraArgs": ["--model-config=/m"],
+                "trustedControllers": ["system:serviceaccount:kserve:kserve-controller-manager"]},
             "image": {"tag": "0.2.0"},
         }),
     )
@@ -297,7 +298,12 @@ fn values_set_policy_selector_resources_and_pdb() {
         .iter()
         .filter_map(Json::as_str)
         .collect();
-    for want in ["--unknown=deny", "--gpu=h200x8", "--model-config=/m"] {
+    for want in [
+        "--unknown=deny",
+        "--gpu=h200x8",
+        "--model-config=/m",
+        "--trusted-controller=system:serviceaccount:kserve:kserve-controller-manager",
+    ] {
         assert!(args.contains(&want), "{want} in {args:?}");
     }
     assert_eq!(

@@ -7,6 +7,8 @@ mod loopback;
 use common::kvlint;
 use loopback::{models, not_found, serve, sglang_server_info, vllm_metrics};
 use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// A whole run, with the loopback port replaced so the snapshot is stable.
 fn transcript(args: &[&str], url: &str) -> (i32, String) {
@@ -321,4 +323,127 @@ fn headers_reach_the_server() {
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("400,000 tokens"), "{}", run.stdout);
+}
+
+/// A server that sends `/server_info` to `to` with a redirect, and a second one on another
+/// loopback address (another host) that counts every request it gets.
+fn redirecting_to_another_host() -> (loopback::Server, Arc<AtomicUsize>) {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let other = loopback::serve_at("127.0.0.2", {
+        let seen = seen.clone();
+        move |_| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            (
+                200,
+                sglang_server_info("null", Some(131_072), &[400_000], "0.5.23"),
+            )
+        }
+    });
+    let to = format!("{}/server_info", other.url);
+    let s = serve(move |r| match r.path.as_str() {
+        "/v1/models" => (200, models("Qwen/Qwen3-8B", "sglang", Some(131_072))),
+        "/server_info" => loopback::redirect(&to),
+        _ => not_found(),
+    });
+    (s, seen)
+}
+
+/// Issue 29, class 18: a redirect to another host is not followed, so the user's headers (an
+/// `X-Api-Key`, not only `Authorization`) never reach it, and the error says where it led.
+#[test]
+fn a_redirect_to_another_host_is_not_followed_with_the_headers() {
+    let (s, seen) = redirecting_to_another_host();
+    let run = kvlint(&[
+        "verify",
+        "--url",
+        &s.url,
+        "--header",
+        "X-Api-Key: s3cret",
+        "--header",
+        "Authorization: Bearer s3cret",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(seen.load(Ordering::SeqCst), 0, "the other host was asked");
+    assert!(
+        run.stderr.contains("redirects to http://127.0.0.2:")
+            && run.stderr.contains("another host; not followed"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A redirect within the server's own origin is followed, and the reading says where the
+/// numbers came from.
+#[test]
+fn a_redirect_within_the_server_is_followed_and_named() {
+    let s = serve(|r| match r.path.as_str() {
+        "/v1/models" => (200, models("Qwen/Qwen3-8B", "sglang", Some(131_072))),
+        "/server_info" => loopback::redirect("/v2/server_info"),
+        "/v2/server_info" => (
+            200,
+            sglang_server_info("null", Some(200_000), &[150_000], "0.5.23"),
+        ),
+        _ => not_found(),
+    });
+    let run = kvlint(&["verify", "--url", &s.url]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("150,000 tokens"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "/server_info was read from {}/v2/server_info, where it redirects",
+            s.url
+        )),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue 29, class 17: `--log` takes a regular file or stdin; a FIFO or a device (or a link
+/// to one) is refused before it is opened, as `check` refuses them.
+#[test]
+fn a_log_that_is_a_fifo_or_a_device_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("server.log");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let link = dir.path().join("zero.log");
+    std::os::unix::fs::symlink("/dev/zero", &link).expect("symlink");
+    for (path, what) in [(&fifo, "a FIFO"), (&link, "a device")] {
+        let run = kvlint(&["verify", "--log", path.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        assert!(
+            run.stderr
+                .contains(&format!("is {what}, not a regular file")),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+/// `kubectl logs -f POD | kvlint verify --log -`: the stream never ends, so the reading stops
+/// once the server is up with its pool read.
+#[test]
+fn a_followed_log_is_read_until_the_server_is_up() {
+    use std::io::Write;
+    let log = std::fs::read_to_string(
+        common::root().join("fixtures/verify/sglang-0.5.20-incident-prefill.log"),
+    )
+    .expect("fixture");
+    assert!(log.contains("Uvicorn running on"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args(["verify", "--log", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("kvlint");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(log.as_bytes()).expect("write");
+    // The pipe stays open, as `kubectl logs -f` keeps it: kvlint must answer without EOF.
+    let out = child.wait_with_output().expect("kvlint ends");
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("681,280"));
 }

@@ -7,7 +7,7 @@
 mod webhook_client;
 
 use hyper::{Method, StatusCode};
-use kvlint::webhook::{Settings, Unknown, Webhook};
+use kvlint::webhook::{Controllers, Settings, Unknown, Webhook};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -325,6 +325,75 @@ async fn an_owner_reference_does_not_excuse_an_object_unless_a_controller_sends_
             "{owner_api} {owner_kind} by {user}: {answer}"
         );
     }
+}
+
+/// Issue 29, class 13: every service account is a `system:` user, so only the controllers' own
+/// identities excuse a controller-owned Pod; a CI or GitOps account writing the same
+/// ownerReference by hand is denied. One case per identity, built in or configured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_real_controllers_identities_act_for_a_controller() {
+    let operator = "system:serviceaccount:kserve:kserve-controller-manager";
+    let hook = start_custom(Unknown::Warn, |s| {
+        s.policy.controllers = Controllers::with([operator.to_string()]);
+    })
+    .await;
+    let deployment = fixture("deployment-incident.yaml");
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "glm-prefill-abc", "namespace": "llm", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "glm-prefill-5d8f", "uid": "u1", "controller": true}
+        ]},
+        "spec": deployment["spec"]["template"]["spec"]
+    });
+    let trusted = [
+        "system:kube-controller-manager",
+        "system:serviceaccount:kube-system:replicaset-controller",
+        "system:serviceaccount:kube-system:deployment-controller",
+        "system:serviceaccount:kube-system:statefulset-controller",
+        "system:serviceaccount:kube-system:daemon-set-controller",
+        "system:serviceaccount:kube-system:job-controller",
+        "system:serviceaccount:kube-system:cronjob-controller",
+        "system:serviceaccount:kube-system:replication-controller",
+        "system:serviceaccount:lws-system:lws-controller-manager",
+        operator,
+    ];
+    let untrusted = [
+        "system:serviceaccount:ci:deployer",
+        "system:serviceaccount:argocd:argocd-application-controller",
+        "system:serviceaccount:flux-system:kustomize-controller",
+        "system:serviceaccount:kube-system:default",
+        "system:serviceaccount:kube-system:replicaset-controller-2",
+        "system:serviceaccount:evil:replicaset-controller",
+        "system:admin",
+        "system:anonymous",
+        "alice",
+    ];
+    for (users, allowed) in [(&trusted[..], true), (&untrusted[..], false)] {
+        for user in users {
+            let (_, answer) = hook
+                .validate(review_by("pod-1", "CREATE", &pod, user))
+                .await;
+            assert_eq!(answer["response"]["allowed"], allowed, "{user}: {answer}");
+            if allowed {
+                assert!(
+                    warnings(&answer)[0].contains("managed by ReplicaSet glm-prefill-5d8f"),
+                    "{user}: {answer}"
+                );
+            } else {
+                let message = answer["response"]["status"]["message"]
+                    .as_str()
+                    .unwrap_or("");
+                assert!(message.contains("KV001"), "{user}: {answer}");
+            }
+        }
+    }
+    // Unconfigured, the operator is one more service account.
+    let plain = start(Unknown::Warn).await;
+    let (_, answer) = plain
+        .validate(review_by("pod-2", "CREATE", &pod, operator))
+        .await;
+    assert_eq!(answer["response"]["allowed"], false, "{answer}");
 }
 
 /// A subtree nested past what the JSON and YAML readers take, in a field kvlint never reads,

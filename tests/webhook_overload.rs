@@ -27,17 +27,27 @@ fn fixture(name: &str) -> Value {
 }
 
 fn review(uid: &str, object: &Value) -> Vec<u8> {
+    review_as(uid, object, "test")
+}
+
+/// As [`review`], of any kind, sent for `username`.
+fn review_as(uid: &str, object: &Value, username: &str) -> Vec<u8> {
+    let kind = object["kind"].as_str().unwrap_or("");
+    let (group, version) = object["apiVersion"]
+        .as_str()
+        .and_then(|v| v.split_once('/'))
+        .unwrap_or(("", "v1"));
     json!({
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
         "request": {
             "uid": uid,
-            "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
-            "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+            "kind": {"group": group, "version": version, "kind": kind},
+            "resource": {"group": group, "version": version, "resource": format!("{}s", kind.to_lowercase())},
             "name": object["metadata"]["name"],
             "namespace": object["metadata"]["namespace"],
             "operation": "CREATE",
-            "userInfo": {"username": "test"},
+            "userInfo": {"username": username},
             "object": object
         }
     })
@@ -195,11 +205,17 @@ impl Drop for Process {
 
 impl Process {
     fn start(dir: &Path) -> Process {
+        Process::start_with(dir, &[])
+    }
+
+    /// `kvlint webhook` with `extra` arguments after the listener and certificate.
+    fn start_with(dir: &Path, extra: &[&str]) -> Process {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kvlint"))
             .args(["webhook", "--listen", "127.0.0.1:0", "--tls-cert"])
             .arg(dir.join("tls.crt"))
             .arg("--tls-key")
             .arg(dir.join("tls.key"))
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -292,4 +308,140 @@ async fn os_threads_stay_bounded_under_many_connections() {
         peak <= bound,
         "{peak} OS threads with {CONNECTIONS} connections on {cpus} CPUs (bound {bound}, {before} at start)"
     );
+}
+
+/// A Deployment of about 1 KB whose `sh -c` doubles a variable of words 20 times: a million
+/// `--host` flags, minutes of work for a shell reader without an expansion budget.
+fn bomb(uid: &str) -> Vec<u8> {
+    let mut script = String::from("x='--host 0.0.0.0'\n");
+    for _ in 0..20 {
+        script.push_str("x=\"$x $x\"\n");
+    }
+    script.push_str("exec python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B $x\n");
+    let mut object = fixture("deployment-safe.yaml");
+    object["metadata"]["name"] = json!(uid);
+    let container = &mut object["spec"]["template"]["spec"]["containers"][0];
+    container["command"] = json!(["sh", "-c", script]);
+    container["args"] = json!([]);
+    review(uid, &object)
+}
+
+/// Issue 29, class 14: a review whose work outlives its deadline frees its slot at the deadline
+/// (its work keeps only a thread, bounded), so with bombs in flight on every slot the incident
+/// is still denied with KV001, not allowed for want of a slot; and SIGTERM drains within 15 s
+/// without waiting for the abandoned work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bombs_past_their_deadline_neither_hold_the_slots_nor_the_shutdown() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = write_pair(&dir.path().join("tls.crt"), &dir.path().join("tls.key"));
+    let mut server = Process::start(dir.path());
+    let addr = server.addr;
+    // One bomb per slot (the default: one per CPU), each answered at its 3 s deadline.
+    let bombs: Vec<_> = (0..cpus)
+        .map(|i| {
+            let ca = ca.clone();
+            tokio::spawn(async move { post(addr, &ca, bomb(&format!("bomb-{i}"))).await })
+        })
+        .collect();
+    for (i, b) in bombs.into_iter().enumerate() {
+        let (status, answer) = b.await.expect("joined");
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(answer["response"]["uid"], format!("bomb-{i}"), "{answer}");
+    }
+    let mut c = Client::connect(addr, &ca, Proto::H1)
+        .await
+        .expect("connect");
+    let (_, bytes) = c
+        .request(Method::GET, "/metrics", Vec::new())
+        .await
+        .expect("metrics");
+    let metrics = String::from_utf8_lossy(&bytes).into_owned();
+    drop(c);
+    let abandoned: usize = metrics
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("kvlint_webhook_reviews_abandoned ")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no abandoned gauge in:\n{metrics}"));
+    assert!(abandoned <= cpus, "{metrics}");
+
+    // With the bombs' work still running, a review gets a slot and its own verdict.
+    let (status, answer) = post(
+        addr,
+        &ca,
+        review("incident", &fixture("deployment-incident.yaml")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer["response"]["allowed"], false, "{answer}");
+    assert!(message(&answer).contains("KV001"), "{answer}");
+
+    let signalled = Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(signalled.success());
+    // The issue's bound: drained within 15 s of SIGTERM (5 s of it the shutdown delay).
+    let mut exited = None;
+    for _ in 0..150 {
+        exited = server.child.try_wait().expect("wait");
+        if exited.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = exited.expect("the webhook drained and exited within 15 s of SIGTERM");
+    assert!(status.success(), "{status:?}");
+}
+
+/// Issue 29, class 13: `--trusted-controller` and kvlint.toml `[webhook] trusted-controllers`
+/// add to the built-in controller identities; any other service account stays one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trusted_controllers_come_from_the_flag_and_kvlint_toml() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = write_pair(&dir.path().join("tls.crt"), &dir.path().join("tls.key"));
+    let toml = dir.path().join("kvlint.toml");
+    std::fs::write(
+        &toml,
+        "[webhook]\ntrusted-controllers = [\"system:serviceaccount:rbgs-system:rbgs-controller-manager\"]\n",
+    )
+    .expect("kvlint.toml");
+    let flag = "system:serviceaccount:kserve:kserve-controller-manager";
+    let server = Process::start_with(
+        dir.path(),
+        &[
+            "--config",
+            toml.to_str().unwrap(),
+            "--trusted-controller",
+            flag,
+        ],
+    );
+    let deployment = fixture("deployment-incident.yaml");
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "glm-prefill-abc", "namespace": "llm", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "glm-prefill-5d8f", "uid": "u1", "controller": true}
+        ]},
+        "spec": deployment["spec"]["template"]["spec"]
+    });
+    for (user, allowed) in [
+        (flag, true),
+        (
+            "system:serviceaccount:rbgs-system:rbgs-controller-manager",
+            true,
+        ),
+        (
+            "system:serviceaccount:kube-system:replicaset-controller",
+            true,
+        ),
+        ("system:serviceaccount:ci:deployer", false),
+    ] {
+        let (_, answer) = post(server.addr, &ca, review_as("pod", &pod, user)).await;
+        assert_eq!(answer["response"]["allowed"], allowed, "{user}: {answer}");
+    }
 }

@@ -108,7 +108,7 @@ pub fn target(c: &Client, a: &CanaryArgs) -> Result<Target, String> {
 /// How the server answered the over-length prompt.
 #[derive(Debug, Clone)]
 pub enum Over {
-    /// HTTP 4xx/5xx, or an error object.
+    /// HTTP 4xx/5xx (any status but 2xx), or an error object.
     Refused {
         status: u16,
         message: String,
@@ -135,24 +135,36 @@ pub fn over_length(c: &Client, t: &Target) -> Over {
         Ok(a) => a,
         Err(e) => return Over::NoAnswer(e),
     };
-    let error = a.json().and_then(|v| {
-        let e = v
-            .get("error")
-            .or_else(|| (v.get("object").and_then(Value::as_str) == Some("error")).then_some(&v))?;
-        Some(
-            e.get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| e.to_string(), str::to_string),
-        )
-    });
+    let error = a.json().as_ref().and_then(error_message);
     match (a.status, error) {
-        (200, None) => Over::Accepted(a),
+        (200..=299, None) => Over::Accepted(a),
         (status, error) => Over::Refused {
             status,
             message: error.unwrap_or_else(|| a.body.chars().take(200).collect()),
             latency: a.elapsed,
         },
     }
+}
+
+/// The message of an error answer: vLLM's `{"error": {"message": …}}` (`ErrorResponse` with
+/// `ErrorInfo`) or SGLang's and older vLLM's `{"object": "error", "message": …}`. A completion
+/// may carry `"error": null` (or an empty one): that is no error.
+fn error_message(v: &Value) -> Option<String> {
+    let e = match v.get("error") {
+        Some(Value::Null | Value::Bool(false)) | None => {
+            (v.get("object").and_then(Value::as_str) == Some("error")).then_some(v)?
+        }
+        Some(Value::String(s)) if s.trim().is_empty() => return None,
+        Some(Value::Object(o)) if o.is_empty() => return None,
+        Some(e) => e,
+    };
+    Some(match e {
+        Value::String(s) => s.clone(),
+        _ => e
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| e.to_string(), str::to_string),
+    })
 }
 
 /// One request of the cross-request test.

@@ -157,7 +157,7 @@ fn summary(run: &Run) -> String {
                 .take(120)
                 .collect::<String>()
         ),
-        Over::Accepted(a) => format!("ACCEPTED: HTTP 200 in {} ms", ms(a.elapsed)),
+        Over::Accepted(a) => format!("ACCEPTED: HTTP {} in {} ms", a.status, ms(a.elapsed)),
         Over::NoAnswer(e) => format!("no answer: {e}"),
     };
     out.push_str(&format!(
@@ -205,7 +205,7 @@ fn document(run: &Run, outcome: &Outcome, findings: &[Rendered]) -> Value {
             json!({"outcome": "refused", "status": status, "message": message, "latency_ms": ms(*latency)})
         }
         Over::Accepted(a) => {
-            json!({"outcome": "accepted", "status": 200, "latency_ms": ms(a.elapsed)})
+            json!({"outcome": "accepted", "status": a.status, "latency_ms": ms(a.elapsed)})
         }
         Over::NoAnswer(e) => json!({"outcome": "no_answer", "error": e}),
     };

@@ -7,7 +7,7 @@ use crate::pipeline::Options;
 use crate::rules::select::Selection;
 
 pub(super) fn webhook(mut a: WebhookArgs) -> Run {
-    use crate::webhook::{Policy, Settings, Unknown, Webhook};
+    use crate::webhook::{Controllers, Policy, Settings, Unknown, Webhook};
     let cfg = match &a.config {
         Some(p) => config::load(p).map_err(|e| UsageError(e.to_string()))?,
         None => Config::default(),
@@ -34,18 +34,25 @@ pub(super) fn webhook(mut a: WebhookArgs) -> Run {
             UnknownPolicy::Warn => Unknown::Warn,
             UnknownPolicy::Deny => Unknown::Deny,
         },
+        controllers: Controllers::with(
+            cfg.trusted_controllers
+                .iter()
+                .chain(&a.trusted_controller)
+                .cloned(),
+        ),
     };
-    // Threads stay bounded (at most 2 × CPUs + 2 with the main thread): async workers for I/O,
-    // one blocking thread per review slot and one for certificate reloads. Half the CPUs go to
-    // async workers, as reviews run on the blocking threads: an idle worker looks for work before
-    // it parks, and on 2 cores a second one cost a tenth more CPU per review (README "Load test").
+    // Threads stay bounded (at most 2 × CPUs + 2 with the main thread, from 2 CPUs): async workers
+    // for I/O, one blocking thread per review slot, one per abandoned review (half the CPUs) and
+    // one for certificate reloads. Half the CPUs go to async
+    // workers, as reviews run on the blocking threads: an idle worker looks for work before it
+    // parks, and on 2 cores a second one cost a tenth more CPU per review (README "Load test").
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads((settings.max_concurrency / 2).clamp(1, 4))
-        .max_blocking_threads(settings.max_concurrency.max(1) + 1)
+        .max_blocking_threads(settings.max_concurrency.max(1) + settings.max_abandoned + 1)
         .enable_all()
         .build()
         .map_err(|e| UsageError(format!("cannot start the runtime: {e}")))?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let hook = Webhook::bind(settings)
             .await
             .map_err(|e| UsageError(e.to_string()))?;
@@ -55,7 +62,11 @@ pub(super) fn webhook(mut a: WebhookArgs) -> Run {
         hook.serve(terminated())
             .await
             .map_err(|e| UsageError(e.to_string()))
-    })?;
+    });
+    // Requests are drained; work abandoned at its deadline is not waited for (dropping the
+    // runtime would wait for every blocking thread).
+    runtime.shutdown_background();
+    served?;
     Ok(exit::CLEAN)
 }
 

@@ -261,9 +261,9 @@ pub fn named_file(
         .base_dir
         .as_ref()
         .map_or_else(|| PathBuf::from(name), |b| b.join(name));
-    std::fs::read_to_string(&full)
+    crate::input::read_regular(&full)
         .map(|t| (name.to_string(), t))
-        .map_err(|e| format!("cannot read {}: {e}", full.display()))
+        .map_err(|e| e.to_string())
 }
 
 /// Parses `argv`, the launch's arguments as the engine's own front end leaves them.

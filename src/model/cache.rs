@@ -71,7 +71,7 @@ impl HubCache {
         let commit = if is_commit(revision) {
             revision.to_string()
         } else {
-            let text = std::fs::read_to_string(repo.join("refs").join(revision)).ok()?;
+            let text = crate::input::read_regular(&repo.join("refs").join(revision)).ok()?;
             text.trim().to_string()
         };
         let dir = repo.join("snapshots").join(&commit);

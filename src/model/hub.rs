@@ -57,7 +57,7 @@ impl Hub {
             let path = env("HF_TOKEN_PATH")
                 .map(PathBuf::from)
                 .or_else(|| hf_home().map(|h| h.join("token")))?;
-            let text = std::fs::read_to_string(path).ok()?;
+            let text = crate::input::read_regular(&path).ok()?;
             Some(text.trim().to_string()).filter(|t| !t.is_empty())
         });
         let timeout = env("HF_HUB_DOWNLOAD_TIMEOUT")

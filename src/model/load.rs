@@ -27,10 +27,7 @@ impl Geometry {
 
 fn read_json(path: &Path) -> Result<Value, ModelError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
-        path: shown.clone(),
-        source,
-    })?;
+    let text = crate::input::read_regular(path)?;
     serde_json::from_str(&text).map_err(|source| ModelError::Json {
         path: shown,
         source,

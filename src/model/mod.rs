@@ -28,11 +28,8 @@ pub use resolve::{ModelSource, ModelTable, Resolver};
 /// Why a model's geometry could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Read(#[from] crate::input::InputError),
     #[error("{path} is not valid JSON: {source}")]
     Json {
         path: String,

@@ -292,7 +292,7 @@ fn model_config_mismatch(path: &Path, model: &str) -> Option<String> {
     } else {
         path.to_path_buf()
     };
-    let name_or_path = std::fs::read_to_string(config)
+    let name_or_path = crate::input::read_regular(&config)
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|v| v.get("_name_or_path")?.as_str().map(str::to_string));

@@ -5,11 +5,14 @@ use super::Rendered;
 use crate::pipeline::Outcome;
 use crate::rules::Level;
 
-/// Escapes a command's message (GitHub's `escapeData`).
+/// Escapes a command's message (GitHub's `escapeData`), control characters other than line
+/// breaks made visible first as in the terminal report: the runner's log would act on an ESC.
 fn data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    super::human::clean(
+        &s.replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A"),
+    )
 }
 
 /// Escapes a command property (GitHub's `escapeProperty`).
@@ -72,5 +75,6 @@ mod tests {
     fn escaping_follows_the_workflow_command_rules() {
         assert_eq!(data("50% of\r\nit: a, b"), "50%25 of%0D%0Ait: a, b");
         assert_eq!(property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        assert_eq!(data("\u{1b}[2J\u{7}"), "?[2J?");
     }
 }

@@ -141,7 +141,7 @@ impl Window {
         };
         let (line0, col0) = file.line_col(from);
         Window {
-            name: clean(&file.name),
+            name: clean_name(&file.name),
             text: clean_keep_len(&text[from..to]),
             offset: from,
             line: line0 - 1,
@@ -244,6 +244,12 @@ pub fn clean(s: &str) -> String {
     clean_keep_len(s)
 }
 
+/// A file name made safe as [`clean`] makes text, and on one line: a newline or tab in a name
+/// would start a forged line of the report.
+pub fn clean_name(s: &str) -> String {
+    clean(s).replace(['\n', '\t'], "?")
+}
+
 /// As [`clean`], each replacement as long in bytes as what it replaces, so offsets still hold.
 fn clean_keep_len(s: &str) -> String {
     if !has_unsafe(s) {
@@ -271,7 +277,9 @@ fn has_unsafe(s: &str) -> bool {
     })
 }
 
-fn unsafe_char(c: char) -> bool {
+/// Whether the reports replace or encode `c`: a control character (but a newline or tab) or a
+/// bidirectional override.
+pub fn unsafe_char(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
@@ -352,7 +360,7 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered], jobs: usize) -> String
     let launches: Vec<(&LaunchOutcome, String)> = outcome.launches.iter().zip(verdicts).collect();
     super::concat(&launches, jobs, |out, (lo, verdict)| {
         let line = outcome.sources.line(lo.launch.command);
-        let file = &outcome.sources.get(lo.file).name;
+        let file = clean_name(&outcome.sources.get(lo.file).name);
         let from = super::gpu_source_text(outcome, lo)
             .map_or_else(String::new, |s| format!(", GPU from {s}"));
         let what = match &lo.plan {

@@ -233,7 +233,7 @@ pub fn gpu_source_text(outcome: &Outcome, lo: &LaunchOutcome) -> Option<String> 
         Some(loc) => format!(
             "{}, {}:{}",
             src.describe(),
-            outcome.sources.get(loc.file).name,
+            human::clean_name(&outcome.sources.get(loc.file).name),
             outcome.sources.line(loc)
         ),
         None => src.describe().to_string(),

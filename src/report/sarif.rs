@@ -262,7 +262,17 @@ fn uri(name: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
-            '%' | ' ' | '#' | '?' | '[' | ']' => out.push_str(&format!("%{:02X}", c as u32)),
+            // RFC 3986 §2.1: what a URI may not hold, control characters and bidirectional
+            // overrides too, percent-encoded byte by byte.
+            '%' | ' ' | '#' | '?' | '[' | ']' | '"' | '<' | '>' | '^' | '`' | '{' | '|' | '}' => {
+                out.push_str(&format!("%{:02X}", c as u32))
+            }
+            c if c.is_control() || super::human::unsafe_char(c) => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
             _ => out.push(c),
         }
     }

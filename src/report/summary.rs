@@ -5,9 +5,25 @@ use super::{verdict, Rendered};
 use crate::pipeline::Outcome;
 use crate::rules::{thousands, Level};
 
-/// A table cell: pipes escaped, on one line.
+/// A table cell: control characters made visible as in the terminal report, pipes escaped, on
+/// one line (a newline would end the row and start a forged one).
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\r', '\n'], " ")
+    super::human::clean(s)
+        .replace('|', "\\|")
+        .replace(['\r', '\n'], " ")
+}
+
+/// `text` as a code span in a table cell: fenced by more backticks than any run inside it (so a
+/// backtick in a file name cannot close it early), padded when it starts or ends with one.
+fn code(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    cell(&format!("{fence}{pad}{text}{pad}{fence}"))
 }
 
 fn launch_rows(outcome: &Outcome, findings: &[Rendered]) -> String {
@@ -17,9 +33,13 @@ fn launch_rows(outcome: &Outcome, findings: &[Rendered]) -> String {
     );
     for (i, lo) in outcome.launches.iter().enumerate() {
         let pos = outcome.sources.position(lo.launch.command);
-        let mut at = format!("`{}:{}`", outcome.sources.get(lo.file).name, pos.line);
+        let mut at = code(&format!(
+            "{}:{}",
+            outcome.sources.get(lo.file).name,
+            pos.line
+        ));
         if let Some(o) = &lo.launch.object {
-            at.push_str(&format!(" {}/{}", o.kind, o.name));
+            at.push_str(&cell(&format!(" {}/{}", o.kind, o.name)));
         }
         let v = verdict(outcome, findings, i);
         let mark = match v.as_str() {
@@ -80,14 +100,14 @@ fn finding_rows(findings: &[Rendered]) -> String {
             _ => "warning",
         };
         let at = match (&r.file, r.line, r.column) {
-            (Some(f), Some(l), Some(c)) => format!("`{f}:{l}:{c}`"),
+            (Some(f), Some(l), Some(c)) => code(&format!("{f}:{l}:{c}")),
             _ => String::new(),
         };
         let what = format!("{} — {}", r.message, r.help);
         out.push_str(&format!(
             "| {level} | {} `{}` | {at} | {} |\n",
-            r.rule,
-            r.name,
+            cell(&r.rule),
+            cell(&r.name),
             cell(&what)
         ));
     }
@@ -98,7 +118,7 @@ fn finding_rows(findings: &[Rendered]) -> String {
 pub fn render(outcome: &Outcome, findings: &[Rendered]) -> String {
     let mut out = String::from("## kvlint\n\n");
     if let Some(none) = super::nothing_found(outcome) {
-        out.push_str(&format!("⚠️ {none}.\n"));
+        out.push_str(&format!("⚠️ {}.\n", cell(&none)));
     } else {
         out.push_str(&launch_rows(outcome, findings));
     }

@@ -53,6 +53,27 @@ struct Scan {
 }
 
 impl Scan {
+    /// Where the last fact read ends in the text: a line reaching past its start holds a fact.
+    fn reaches(&self) -> usize {
+        let facts = [
+            self.context.as_ref().and_then(|f| f.at.clone()),
+            self.adjusted.as_ref().and_then(|f| f.at.clone()),
+            self.model.as_ref().and_then(|f| f.at.clone()),
+            self.page_size.as_ref().and_then(|f| f.at.clone()),
+            self.kv_cache_dtype.as_ref().and_then(|f| f.at.clone()),
+            self.transfer_backend.as_ref().and_then(|f| f.at.clone()),
+            self.concurrency.as_ref().map(|c| c.2.clone()),
+        ];
+        let ranks = self.ranks.iter().map(|r| r.at.end);
+        facts
+            .into_iter()
+            .flatten()
+            .map(|r| r.end)
+            .chain(ranks)
+            .max()
+            .unwrap_or(0)
+    }
+
     fn pool(
         &mut self,
         rank: &str,
@@ -133,30 +154,88 @@ fn rank(line: &str) -> String {
     String::new()
 }
 
-/// Reads a log. With `engine` None, the engine whose pool lines the log holds.
+/// Longest log line kept; the rest of a longer line is skipped (no engine line comes near).
+pub const LINE_MAX: usize = 64 * 1024;
+
+/// Reads a log held in memory. With `engine` None, the engine whose pool lines the log holds.
 pub fn parse(name: &str, text: String, engine: Option<EngineArg>) -> Result<Reading, String> {
+    read(name, text.as_bytes(), u64::MAX, engine)
+}
+
+/// Lines kept on each side of a line a fact was read from, for the code frames of findings.
+const CONTEXT: usize = 2;
+
+/// Reads a log as it streams in (`kubectl logs -f POD | kvlint verify --log -`), line by line, in
+/// bounded memory: lines longer than [`LINE_MAX`] are cut, and only the lines a fact was read from
+/// and their [`CONTEXT`] are kept (the others as empty lines, so line numbers stay the log's). Reading stops at
+/// EOF, after `max` bytes (an error), or once the server is up with a pool line read: uvicorn's
+/// `Application startup complete.` or `Uvicorn running on`, which every engine's HTTP server logs
+/// after its ranks have allocated their pools.
+pub fn read(
+    name: &str,
+    mut log: impl std::io::BufRead,
+    max: u64,
+    engine: Option<EngineArg>,
+) -> Result<Reading, String> {
     let engines = match engine {
         Some(e) => vec![Engine::from(e)],
         None => vec![Engine::Sglang, Engine::Vllm, Engine::Trtllm],
     };
-    let mut found = None;
-    for e in engines {
-        let mut scan = Scan::default();
-        let mut off = 0;
-        for (i, line) in text.split_inclusive('\n').enumerate() {
-            match e {
-                Engine::Sglang => sglang(line, off, i + 1, &mut scan),
-                Engine::Vllm => vllm(line, off, i + 1, &mut scan),
-                Engine::Trtllm => trtllm(line, off, i + 1, &mut scan),
-            }
-            off += line.len();
+    let mut scans: Vec<Scan> = engines.iter().map(|_| Scan::default()).collect();
+    let mut kept = String::new();
+    // The last lines read, kept whole until it is known whether a fact follows them: where each
+    // begins in `kept`, and whether it is to stay.
+    let mut recent: std::collections::VecDeque<(usize, bool)> = Default::default();
+    let mut after_fact = 0;
+    let mut line = Vec::new();
+    let mut total = 0u64;
+    for no in 1.. {
+        let n = read_line(&mut log, &mut line, max - total)
+            .map_err(|e| format!("cannot read {name}: {e}"))?;
+        if n == 0 {
+            break;
         }
-        finish_vllm_v0(&mut scan);
-        if !scan.ranks.is_empty() {
-            found = Some((e, scan));
+        total += n;
+        if total > max {
+            return Err(format!(
+                "{name} is larger than {max} bytes and holds no complete startup"
+            ));
+        }
+        // Logs carry colour codes and the odd non-UTF-8 byte; neither may stop the reading.
+        let text = String::from_utf8_lossy(&line);
+        let off = kept.len();
+        for (e, scan) in engines.iter().zip(&mut scans) {
+            match e {
+                Engine::Sglang => sglang(&text, off, no, scan),
+                Engine::Vllm => vllm(&text, off, no, scan),
+                Engine::Trtllm => trtllm(&text, off, no, scan),
+            }
+        }
+        kept.push_str(&text);
+        if !text.ends_with('\n') {
+            kept.push('\n');
+        }
+        let fact = scans.iter().any(|s| s.reaches() > off);
+        if fact {
+            after_fact = CONTEXT;
+            recent.iter_mut().for_each(|r| r.1 = true);
+        }
+        recent.push_back((off, fact || after_fact > 0));
+        after_fact = after_fact.saturating_sub(usize::from(!fact));
+        if recent.len() > CONTEXT {
+            blank_oldest(&mut kept, &mut recent);
+        }
+        let up =
+            text.contains("Application startup complete.") || text.contains("Uvicorn running on");
+        if up && scans.iter().any(|s| !s.ranks.is_empty()) {
             break;
         }
     }
+    let found = engines.into_iter().zip(scans).find_map(|(e, mut scan)| {
+        finish_vllm_v0(&mut scan);
+        (!scan.ranks.is_empty()).then_some((e, scan))
+    });
+    let text = kept;
     let Some((engine, scan)) = found else {
         return Err(format!(
             "{name}: no KV pool line found (SGLang `KV Cache is allocated. #tokens: N` or \
@@ -165,6 +244,54 @@ pub fn parse(name: &str, text: String, engine: Option<EngineArg>) -> Result<Read
         ));
     };
     reading(name, text, engine, scan)
+}
+
+/// Commits the oldest of the recent lines: one with no fact within [`CONTEXT`] lines becomes an
+/// empty line. No fact points past it (a fact in the lines after it would have kept it), so the
+/// facts' ranges hold; the recent lines after it move up.
+fn blank_oldest(kept: &mut String, recent: &mut std::collections::VecDeque<(usize, bool)>) {
+    let Some((start, keep)) = recent.pop_front() else {
+        return;
+    };
+    if keep {
+        return;
+    }
+    let end = recent.front().map_or(kept.len(), |r| r.0);
+    let cut = end - start - 1;
+    kept.replace_range(start..end - 1, "");
+    recent.iter_mut().for_each(|r| r.0 -= cut);
+}
+
+/// Reads one line into `buf` (cleared first), at most [`LINE_MAX`] bytes of it; returns the bytes
+/// the line had in the log (0 at EOF), reading no further once they pass `left`.
+fn read_line(
+    log: &mut impl std::io::BufRead,
+    buf: &mut Vec<u8>,
+    left: u64,
+) -> std::io::Result<u64> {
+    buf.clear();
+    let mut n = 0;
+    loop {
+        let chunk = match log.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(n);
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = LINE_MAX.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..take.min(room)]);
+        log.consume(take);
+        n += take as u64;
+        if done || n > left {
+            return Ok(n);
+        }
+    }
 }
 
 fn reading(name: &str, text: String, engine: Engine, scan: Scan) -> Result<Reading, String> {

@@ -49,8 +49,7 @@ pub fn verify(a: &VerifyArgs, opts: Option<Options>) -> Result<Verified, String>
         readings.push(server::read(&client, a.engine)?);
     }
     for path in &a.log {
-        let (name, text) = read_log(path)?;
-        readings.push(log::parse(&name, text, a.engine)?);
+        readings.push(read_log(path, a.engine)?);
     }
     let mut outcome = Outcome::default();
     let mut measurements = Vec::new();
@@ -80,21 +79,15 @@ pub fn verify(a: &VerifyArgs, opts: Option<Options>) -> Result<Verified, String>
     })
 }
 
-fn read_log(path: &str) -> Result<(String, String), String> {
-    use std::io::Read;
+/// `--log`: a regular file or stdin, streamed within `check`'s default input limit.
+fn read_log(path: &str, engine: Option<EngineArg>) -> Result<Reading, String> {
+    let max = crate::input::DEFAULT_MAX_SIZE;
     if path == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read stdin: {e}"))?;
-        return Ok(("<stdin>".into(), text));
+        return log::read("<stdin>", std::io::stdin().lock(), max, engine);
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    // Logs carry colour codes and the odd non-UTF-8 byte; neither may stop the reading.
-    Ok((
-        path.to_string(),
-        String::from_utf8_lossy(&bytes).into_owned(),
-    ))
+    let (file, _) =
+        crate::input::open_regular(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+    log::read(path, std::io::BufReader::new(file), max, engine)
 }
 
 /// `--role`: which half the server is, when the server or log does not say.

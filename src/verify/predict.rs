@@ -48,8 +48,7 @@ pub fn plan(a: &VerifyArgs, opts: Option<&Options>, r: &Reading) -> Result<Optio
     let mut outcome = Outcome::default();
     let base = std::env::current_dir().ok();
     if let Some(path) = &a.launch_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = crate::input::read_regular(path).map_err(|e| e.to_string())?;
         let file = outcome.sources.add(path.display().to_string(), text);
         outcome.check_file(file, opts, path.parent().or(base.as_deref()));
     } else {

@@ -13,12 +13,25 @@ use std::ops::Range;
 /// The answers read so far, as one text with the offset where each begins.
 struct Transcript {
     text: String,
+    /// `path → URL` of each answer a same-origin redirect moved.
+    redirected: Vec<String>,
 }
 
 impl Transcript {
     /// Appends an answer (JSON pretty-printed) and returns where its body begins.
     fn add(&mut self, what: &str, a: &Answer, body: &str) -> usize {
-        self.text.push_str(&format!("GET {what} → {}\n", a.status));
+        // Where the numbers came from, when a same-origin redirect moved the request.
+        let via = if !a.redirected {
+            String::new()
+        } else {
+            self.redirected.push(format!(
+                "{what} was read from {}, where it redirects",
+                a.url
+            ));
+            format!(" (redirected to {})", a.url)
+        };
+        self.text
+            .push_str(&format!("GET {what} → {}{via}\n", a.status));
         let start = self.text.len();
         self.text.push_str(body);
         self.text.push_str("\n\n");
@@ -49,6 +62,7 @@ impl Transcript {
 pub fn read(c: &impl Get, engine: Option<EngineArg>) -> Result<Reading, String> {
     let mut t = Transcript {
         text: String::new(),
+        redirected: Vec::new(),
     };
     let models = c.get("/v1/models").ok().filter(|a| a.status == 200);
     let mut card = None;
@@ -88,6 +102,7 @@ pub fn read(c: &impl Get, engine: Option<EngineArg>) -> Result<Reading, String> 
     r.context = context.or(r.context);
     r.model = r.model.or(model);
     r.name = c.base().to_string();
+    r.notes.extend(t.redirected);
     r.text = t.text;
     Ok(r)
 }

@@ -46,6 +46,69 @@ impl Unknown {
 pub struct Policy {
     pub options: Options,
     pub unknown: Unknown,
+    /// The identities that act for a controller (see [`Controllers`]).
+    pub controllers: Controllers,
+}
+
+/// The kube-controller-manager's controllers that create the objects kvlint reviews, by their
+/// service accounts in kube-system (with `--use-service-account-credentials`, as kubeadm and the
+/// managed clusters run it: Kubernetes `plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
+/// controller_policy.go`), and the manager's own identity when it runs without them.
+pub const KUBE_CONTROLLERS: [&str; 8] = [
+    "system:kube-controller-manager",
+    "system:serviceaccount:kube-system:replicaset-controller",
+    "system:serviceaccount:kube-system:deployment-controller",
+    "system:serviceaccount:kube-system:statefulset-controller",
+    "system:serviceaccount:kube-system:daemon-set-controller",
+    "system:serviceaccount:kube-system:job-controller",
+    "system:serviceaccount:kube-system:cronjob-controller",
+    "system:serviceaccount:kube-system:replication-controller",
+];
+
+/// Operators trusted by default, as their release manifests install them: the LeaderWorkerSet
+/// controller (kubernetes-sigs/lws `config/default`: namespace `lws-system`, service account
+/// `lws-controller-manager`).
+pub const OPERATOR_CONTROLLERS: [&str; 1] =
+    ["system:serviceaccount:lws-system:lws-controller-manager"];
+
+/// The user names whose writes of a controller-owned object are a controller's: only these turn
+/// a deny into a warning. Any other identity (a CI or GitOps service account, a person) can
+/// write an ownerReference by hand. [`KUBE_CONTROLLERS`] and [`OPERATOR_CONTROLLERS`] plus the
+/// ones configured (`--trusted-controller`, kvlint.toml `[webhook] trusted-controllers`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Controllers(Vec<String>);
+
+impl Default for Controllers {
+    fn default() -> Self {
+        Controllers(
+            KUBE_CONTROLLERS
+                .iter()
+                .chain(&OPERATOR_CONTROLLERS)
+                .map(|s| s.to_string())
+                .collect(),
+        )
+    }
+}
+
+impl Controllers {
+    /// The defaults and `more`.
+    pub fn with(more: impl IntoIterator<Item = String>) -> Self {
+        let mut c = Controllers::default();
+        for m in more {
+            if !c.0.contains(&m) {
+                c.0.push(m);
+            }
+        }
+        c
+    }
+
+    pub fn trusts(&self, username: &str) -> bool {
+        self.0.iter().any(|c| c == username)
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.0
+    }
 }
 
 /// The outcome of reviewing one object.
@@ -195,7 +258,7 @@ pub fn review(
     } else {
         (Vec::new(), Vec::new())
     };
-    let owner = controller(&tree, &req.username);
+    let owner = controller(&tree, &req.username, &policy.controllers);
     // What reading found (INP004 in a container script, INP006): judged with the launches.
     outcome.findings.extend(findings);
     drop(tree);
@@ -246,11 +309,11 @@ fn join_messages(a: &str, b: &str) -> String {
 }
 
 /// The controller that owns the object (a ReplicaSet's Pod, a DisaggregatedSet's
-/// LeaderWorkerSet), if it is a kind that creates pods and the request comes from a controller
-/// (a `system:` identity: kube-controller-manager, an operator's service account). Anyone can
-/// write an ownerReference; only the built-in and operator identities act for a controller.
-fn controller(object: &Node, username: &str) -> Option<String> {
-    if !username.starts_with("system:") {
+/// LeaderWorkerSet), if it is a kind that creates pods and the request comes from a trusted
+/// controller identity. Anyone can write an ownerReference, and any service account is a
+/// `system:` user: only the identities in `trusted` act for a controller.
+fn controller(object: &Node, username: &str, trusted: &Controllers) -> Option<String> {
+    if !trusted.trusts(username) {
         return None;
     }
     let owners = object.get("metadata")?.get("ownerReferences")?;

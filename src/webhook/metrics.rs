@@ -52,6 +52,7 @@ pub struct Metrics {
     in_flight: Gauge,
     running: Gauge,
     waiting: Gauge,
+    abandoned: Gauge,
     tls_reloads: Counter,
 }
 
@@ -67,6 +68,7 @@ impl Default for Metrics {
             in_flight: Gauge::default(),
             running: Gauge::default(),
             waiting: Gauge::default(),
+            abandoned: Gauge::default(),
             tls_reloads: Counter::default(),
         };
         m.registered()
@@ -115,6 +117,11 @@ impl Metrics {
             "kvlint_webhook_reviews_waiting",
             "Reviews waiting in line for a slot",
             self.waiting.clone(),
+        );
+        r.register(
+            "kvlint_webhook_reviews_abandoned",
+            "Reviews answered at their deadline whose work still holds a thread",
+            self.abandoned.clone(),
         );
         r.register(
             "kvlint_webhook_tls_reloads",
@@ -185,6 +192,11 @@ impl Metrics {
     /// Counts a review waiting for a slot until the guard drops.
     pub fn waiting(&self) -> Tally {
         Tally::new(&self.waiting)
+    }
+
+    /// Counts a review answered at its deadline while its work runs on, until the guard drops.
+    pub fn abandoned(&self) -> Tally {
+        Tally::new(&self.abandoned)
     }
 
     /// Reviews running and waiting now.

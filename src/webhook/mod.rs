@@ -10,7 +10,7 @@ pub mod server;
 pub mod slots;
 pub mod tls;
 
-pub use admission::{Policy, Unknown, Verdict};
+pub use admission::{Controllers, Policy, Unknown, Verdict};
 pub use server::{Settings, Webhook};
 
 /// Failures that stop the webhook from starting or serving.

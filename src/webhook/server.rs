@@ -48,6 +48,10 @@ pub struct Settings {
     /// Reviews that may wait for a slot, until their deadline; a review that finds this line
     /// full is answered at once under `--unknown` ([`super::slots`]).
     pub max_queued: usize,
+    /// Threads that reviews answered at their deadline may hold while their work runs on; their
+    /// slots are free meanwhile ([`super::slots`]). Default: half the CPUs, at least one, which
+    /// keeps the process within 2 × CPUs + 2 threads.
+    pub max_abandoned: usize,
     /// Request bytes held at once, by bodies being read and reviewed: a review peaks at a small
     /// multiple of its body, so this bounds the webhook's memory. A request waits for its share
     /// (its Content-Length, else `body_limit`) until the deadline, then gets 503.
@@ -67,6 +71,7 @@ pub struct Settings {
 impl Settings {
     /// Settings with the default limits.
     pub fn new(listen: SocketAddr, tls_cert: PathBuf, tls_key: PathBuf) -> Self {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         Settings {
             listen,
             tls_cert,
@@ -74,8 +79,9 @@ impl Settings {
             policy: Policy::default(),
             body_limit: 3 * 1024 * 1024,
             request_timeout: Duration::from_secs(3),
-            max_concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            max_concurrency: cpus,
             max_queued: 64,
+            max_abandoned: (cpus / 2).max(1),
             memory_budget: 3 * 1024 * 1024,
             idle_timeout: Duration::from_secs(20),
             reload_interval: Duration::from_secs(2),
@@ -117,7 +123,11 @@ impl Webhook {
                     addr: settings.listen,
                     source,
                 })?;
-        let slots = Slots::new(settings.max_concurrency, settings.max_queued);
+        let slots = Slots::new(
+            settings.max_concurrency,
+            settings.max_queued,
+            settings.max_abandoned,
+        );
         let memory = Arc::new(Semaphore::new(memory_units(
             settings.memory_budget.max(settings.body_limit),
         )));
@@ -432,11 +442,14 @@ pub fn parse_review(body: &[u8]) -> Result<Review, String> {
     super::request::parse(body)
 }
 
-/// Reviews on a blocking thread, in a review slot and within the deadline, holding the request's
-/// share of the memory budget until the work ends. A review run on the async worker instead saves
-/// two thread hand-offs but raised the p50 at 2,000 requests/s from 1.6–2.1 to 3.1–3.3 ms, as the
-/// worker running it serves no other connection meanwhile (README, "Load test"). A panic, a missed
-/// deadline or no slot is answered by the unknown policy, logged and counted; the process lives.
+/// Reviews on a blocking thread, in a review slot and within the deadline, the work holding the
+/// request's share of the memory budget until it ends. A review run on the async worker instead
+/// saves two thread hand-offs but raised the p50 at 2,000 requests/s from 1.6–2.1 to 3.1–3.3 ms, as
+/// the worker running it serves no other connection meanwhile (README, "Load test"). At the
+/// deadline the review is answered and its slot freed even if its work runs on: that work keeps
+/// only its thread ([`super::slots`]), so work that ignores the deadline cannot take the slots
+/// from every other review. A panic, a missed deadline or no slot is answered by the unknown
+/// policy, logged and counted; the process lives.
 async fn check(
     review: Review,
     cut: usize,
@@ -445,8 +458,8 @@ async fn check(
     deadline: Instant,
 ) -> Verdict {
     let policy = &state.policy;
-    let slot = match state.slots.enter(deadline, &state.metrics).await {
-        Ok(slot) => slot,
+    let (slot, thread) = match state.slots.enter(deadline, &state.metrics).await {
+        Ok(held) => held,
         Err(no) => {
             state.metrics.error(match no {
                 NoSlot::Full { .. } => "overloaded",
@@ -455,15 +468,20 @@ async fn check(
             return Verdict::internal_error(policy, &no.reason());
         }
     };
+    let fate = thread.fate();
     let p = Arc::clone(policy);
     let task = tokio::task::spawn_blocking(move || {
-        let _held = (slot, memory);
+        let _held = (thread, memory);
         admission::review(review, cut, &p, Some(deadline))
     });
     let reviewed = match tokio::time::timeout_at(deadline.into(), task).await {
         Ok(done) => done,
-        Err(_) => Ok(Err(admission::Expired)),
+        Err(_) => {
+            fate.abandon(&state.metrics);
+            Ok(Err(admission::Expired))
+        }
     };
+    drop(slot);
     match reviewed {
         Ok(Ok(verdict)) => verdict,
         Ok(Err(admission::Expired)) => {

@@ -98,7 +98,9 @@ impl ResolvesServerCert for CertStore {
 
 fn read_files(cert: &Path, key: &Path) -> Result<(Vec<u8>, Vec<u8>), WebhookError> {
     let read = |p: &Path| {
-        std::fs::read(p).map_err(|e| WebhookError::Tls(format!("cannot read {}: {e}", p.display())))
+        crate::input::read_regular(p)
+            .map(String::into_bytes)
+            .map_err(|e| WebhookError::Tls(e.to_string()))
     };
     Ok((read(cert)?, read(key)?))
 }

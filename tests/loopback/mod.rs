@@ -37,9 +37,18 @@ pub struct Server {
     pub completions: Arc<AtomicUsize>,
 }
 
-/// Serves `handler` on 127.0.0.1 until the test process ends.
+/// Serves `handler` on 127.0.0.1 until the test process ends. A 3xx answer's text is its
+/// `Location` ([`redirect`]).
 pub fn serve(handler: impl Fn(&Request) -> (u16, String) + Send + Sync + 'static) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    serve_at("127.0.0.1", handler)
+}
+
+/// [`serve`] on another loopback address (`127.0.0.2`): another host to a client.
+pub fn serve_at(
+    ip: &str,
+    handler: impl Fn(&Request) -> (u16, String) + Send + Sync + 'static,
+) -> Server {
+    let listener = TcpListener::bind((ip, 0)).expect("bind loopback");
     let url = format!("http://{}", listener.local_addr().expect("address"));
     let handler: Arc<Handler> = Arc::new(handler);
     let completions = Arc::new(AtomicUsize::new(0));
@@ -98,14 +107,28 @@ fn answer(stream: TcpStream, handler: &Handler, count: &AtomicUsize) {
         }
         let (status, text) = handler(&req);
         let mut out = &stream;
-        let head = format!(
-            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-            text.len()
-        );
+        let head = if (300..400).contains(&status) {
+            format!("HTTP/1.1 {status} X\r\nlocation: {text}\r\ncontent-length: 0\r\n\r\n")
+        } else {
+            format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                text.len()
+            )
+        };
+        let text = if (300..400).contains(&status) {
+            ""
+        } else {
+            text.as_str()
+        };
         if out.write_all(head.as_bytes()).is_err() || out.write_all(text.as_bytes()).is_err() {
             return;
         }
     }
+}
+
+/// A redirect to `to` (HTTP 302 `Location: to`), as a reverse proxy or a moved server answers.
+pub fn redirect(to: &str) -> (u16, String) {
+    (302, to.to_string())
 }
 
 pub fn not_found() -> (u16, String) {
