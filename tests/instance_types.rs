@@ -226,6 +226,12 @@ fn the_node_types_gpu_count_is_the_default_and_a_pod_cannot_ask_for_more() {
     );
     assert!(!rules(&doc).contains(&"PAR002"), "{doc}");
     assert_eq!(code, 0, "{doc}");
+    let (_, l, doc) = launch("fixtures/gpus/nodes/product-and-instance.yaml");
+    assert_eq!(
+        (l["gpu"].as_str(), l["gpu_count"].as_u64()),
+        (Some("A100-80GB"), Some(8))
+    );
+    assert!(!rules(&doc).contains(&"PAR002"), "{doc}");
     let (code, l, doc) = launch("fixtures/gpus/nodes/more-than-node.yaml");
     assert_eq!(l["gpu"], "L4");
     let par = doc["findings"]

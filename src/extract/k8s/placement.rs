@@ -157,10 +157,18 @@ impl Admitted {
             };
         };
         let rest: Vec<Vec<NodeGpu>> = sets.collect();
+        // A model both sets name keeps a count either gives (a product label and an instance
+        // type on one selector).
         let both: Vec<NodeGpu> = first
             .iter()
             .filter(|g| rest.iter().all(|s| s.iter().any(|o| same_gpu(g, o))))
-            .cloned()
+            .map(|g| NodeGpu {
+                per_node: g.per_node.or_else(|| {
+                    let mut others = rest.iter().flatten().filter(|o| same_gpu(g, o));
+                    others.find_map(|o| o.per_node)
+                }),
+                ..g.clone()
+            })
             .collect();
         let pool = match both.is_empty() {
             true => first
