@@ -198,6 +198,7 @@ fn ored_node_selector_terms_plan_on_the_least_gpu_or_report_it_unknown() {
         ("fixtures/gpus/nodes/or-open-term.yaml", 17),
         ("fixtures/gpus/nodes/or-match-fields.yaml", 17),
         ("fixtures/gpus/nodes/not-in.yaml", 13),
+        ("fixtures/gpus/nodes/memory-gt.yaml", 14),
     ] {
         let (code, l, doc) = launch(file);
         assert_eq!(rules(&doc), ["INP003"], "{file}");

@@ -115,6 +115,8 @@ struct Admitted {
     models: Vec<Vec<NodeGpu>>,
     count: Option<u32>,
     memory_mib: Option<u64>,
+    /// Where a memory label is written: memory alone does not say which GPU.
+    memory_at: Option<Loc>,
     /// Where a requirement on a GPU label admits nodes whatever their GPU (NotIn, Exists, …).
     open: Option<Loc>,
 }
@@ -136,7 +138,8 @@ impl Admitted {
                 // Of several counts or sizes a node may have, the smallest.
                 GpuLabel::Count(n) => self.count = Some(self.count.map_or(n, |c| c.min(n))),
                 GpuLabel::Memory(m) => {
-                    self.memory_mib = Some(self.memory_mib.map_or(m, |c| c.min(m)))
+                    self.memory_mib = Some(self.memory_mib.map_or(m, |c| c.min(m)));
+                    self.memory_at = self.memory_at.or(Some(loc));
                 }
             }
         }
@@ -151,7 +154,7 @@ impl Admitted {
         // union, so nothing larger than what is written is assumed.
         let mut sets = self.models.into_iter();
         let Some(first) = sets.next() else {
-            return match self.open {
+            return match self.open.or(self.memory_at) {
                 Some(loc) => Err(loc),
                 None => Ok(None),
             };
@@ -234,7 +237,7 @@ pub fn node_gpu(pod: &Node) -> Option<NodeGpu> {
         for (k, v) in entries {
             if let (Some(key), Some(val)) = (k.as_str(), v.as_str()) {
                 let values = [(val, v.loc)];
-                names_gpu |= names_model(key, &values);
+                names_gpu |= names_gpu_key(key, &values);
                 selector.add(key, &values);
             }
         }
@@ -244,13 +247,15 @@ pub fn node_gpu(pod: &Node) -> Option<NodeGpu> {
     for term in &terms {
         let mut admitted = selector.clone();
         for (key, op, values) in requirements(term) {
-            let model = names_model(key, &values);
-            names_gpu |= model;
+            let on_gpu = names_gpu_key(key, &values);
             match op {
-                "In" => admitted.add(key, &values),
+                "In" => {
+                    names_gpu |= on_gpu;
+                    admitted.add(key, &values);
+                }
                 // NotIn and DoesNotExist admit nodes without the label; Exists, Gt and Lt any
-                // value: none of them tells which GPU the node has.
-                _ if model || key_kind(key) == Some(Key::Model) => {
+                // value (`nvidia.com/gpu.memory Gt 40000`): none tells which GPU the node has.
+                _ if on_gpu || matches!(key_kind(key), Some(Key::Model | Key::Memory)) => {
                     names_gpu = true;
                     admitted.open = admitted.open.or(Some(term.loc));
                 }
@@ -266,7 +271,7 @@ pub fn node_gpu(pod: &Node) -> Option<NodeGpu> {
         return None;
     }
     if terms.is_empty() {
-        return selector.worst().ok().flatten();
+        return selector.worst().unwrap_or_else(|loc| Some(any_gpu(loc)));
     }
     let mut admitted = Vec::new();
     for outcome in outcomes {
@@ -278,11 +283,15 @@ pub fn node_gpu(pod: &Node) -> Option<NodeGpu> {
     worst_of(admitted.into_iter())
 }
 
-/// A requirement on a GPU model: a model label, or an instance type that has GPUs.
-fn names_model(key: &str, values: &[(&str, Loc)]) -> bool {
-    values
-        .iter()
-        .any(|(v, _)| matches!(gpu_label(key, v), Some(GpuLabel::Model(..))))
+/// A requirement that bears on the GPU's memory: a model label, an instance type that has GPUs,
+/// or a memory label (a count alone says nothing about memory).
+fn names_gpu_key(key: &str, values: &[(&str, Loc)]) -> bool {
+    values.iter().any(|(v, _)| {
+        matches!(
+            gpu_label(key, v),
+            Some(GpuLabel::Model(..) | GpuLabel::Memory(_))
+        )
+    })
 }
 
 /// The name of a GPU no requirement pins: not in the catalog, so INP003 reports it.
