@@ -57,6 +57,8 @@ pub struct Placement {
     /// GPU type as the input names it (node label, resource name), with where it was read.
     pub gpu: Option<(String, Loc)>,
     pub gpus_per_pod: Option<u32>,
+    /// GPUs each of the pod's nodes has, when its instance type or a node label tells.
+    pub gpus_per_node: Option<u32>,
     pub pods: Option<u32>,
     /// Container image, e.g. `lmsysorg/sglang:v0.5.20-cu129`.
     pub image: Option<(String, Loc)>,

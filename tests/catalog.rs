@@ -295,3 +295,23 @@ fn kv_bytes_per_token_match_the_config_json_by_hand() {
     let gemma2 = catalog_lookup("google/gemma-2-9b").unwrap();
     assert_eq!(windows(&gemma2), [4096]);
 }
+
+/// src/gpu/catalog.toml is what tools/gen_gpu_catalog.py writes from tools/gpu_catalog/.
+#[test]
+fn gpu_catalog_is_the_generators_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::env::temp_dir().join(format!("kvlint-gpu-catalog-{}.toml", std::process::id()));
+    let status = std::process::Command::new("python3")
+        .arg(root.join("tools/gen_gpu_catalog.py"))
+        .arg(&out)
+        .status()
+        .expect("python3 runs");
+    assert!(status.success());
+    let fresh = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+    let committed = std::fs::read_to_string(root.join("src/gpu/catalog.toml")).unwrap();
+    assert!(
+        fresh == committed,
+        "src/gpu/catalog.toml is stale: run python3 tools/gen_gpu_catalog.py"
+    );
+}

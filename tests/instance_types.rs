@@ -42,3 +42,211 @@ fn a_partial_gpu_vm_size_is_unknown_and_no_default_stands_in() {
     assert_eq!(rules(&doc), ["INP003"]);
     assert_eq!(code, 1);
 }
+
+/// `--gpu` values as users copy them: NVML names verbatim (nvidia-smi --query-gpu=name, from
+/// public logs), GKE `cloud.google.com/gke-accelerator` values (GKE docs), Karpenter's
+/// `instance-gpu-name`, GPU Feature Discovery labels, instance types with their GPU counts
+/// (the clouds' instance pages), and `NAMExN` / `NAME:N` counts.
+#[test]
+fn names_labels_and_instance_types_resolve_to_the_gpu_and_count() {
+    let cases: &[(&str, &str, Option<u32>)] = &[
+        ("NVIDIA GeForce RTX 5090", "RTX-5090", None),
+        ("nvidia geforce rtx 5090", "RTX-5090", None),
+        ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada", None),
+        ("NVIDIA RTX A6000", "RTX-A6000", None),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+            "RTX-PRO-6000-Blackwell-Workstation",
+            None,
+        ),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+            "RTX-PRO-6000-Blackwell-Workstation",
+            None,
+        ),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+            "RTX-PRO-6000-Blackwell",
+            None,
+        ),
+        ("NVIDIA A40", "A40", None),
+        ("NVIDIA L40", "L40", None),
+        ("Tesla V100-SXM2-16GB", "V100-16GB", None),
+        ("Tesla V100-SXM2-32GB", "V100-32GB", None),
+        ("NVIDIA H800", "H800", None),
+        ("NVIDIA A800-SXM4-80GB", "A800-80GB", None),
+        ("NVIDIA GH200 480GB", "GH200-96GB", None),
+        ("NVIDIA GH200 144G HBM3e", "GH200-144GB", None),
+        ("NVIDIA GB10", "GB10", None),
+        ("NVIDIA A30", "A30", None),
+        ("NVIDIA RTX A4000", "RTX-A4000", None),
+        ("NVIDIA RTX A5000", "RTX-A5000", None),
+        ("NVIDIA GeForce RTX 4080", "RTX-4080", None),
+        ("NVIDIA GeForce RTX 4090 D", "RTX-4090-D", None),
+        ("NVIDIA GB300", "GB300", None),
+        ("NVIDIA H200 NVL", "H200-NVL", None),
+        ("mi250x", "MI250X", None),
+        ("MI308X", "MI308X", None),
+        ("NVIDIA-GeForce-RTX-5090", "RTX-5090", None),
+        (
+            "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+            "RTX-PRO-6000-Blackwell",
+            None,
+        ),
+        ("nvidia-tesla-t4", "T4", None),
+        ("nvidia-tesla-v100", "V100-16GB", None),
+        ("nvidia-tesla-a100", "A100-40GB", None),
+        ("nvidia-a100-80gb", "A100-80GB", None),
+        ("nvidia-h100-mega-80gb", "H100-80GB", None),
+        ("nvidia-h200-141gb", "H200", None),
+        ("nvidia-b200", "B200", None),
+        ("nvidia-gb200", "GB200", None),
+        ("nvidia-rtx-pro-6000", "RTX-PRO-6000-Blackwell", None),
+        ("nvidia-l4", "L4", None),
+        ("a10g", "A10G", None),
+        ("l40s", "L40S", None),
+        ("h100", "H100-80GB", None),
+        ("A100-80G", "A100-80GB", None),
+        ("AMD-Instinct-MI300X-OAM", "MI300X", None),
+        ("NVIDIA_TESLA_A100", "A100-40GB", None),
+        ("NVIDIA_H100_MEGA_80GB", "H100-80GB", None),
+        ("rtx5090x2", "RTX-5090", Some(2)),
+        ("H100:8", "H100-80GB", Some(8)),
+        ("NVIDIA GeForce RTX 4090 x4", "RTX-4090", Some(4)),
+        ("p5.48xlarge", "H100-80GB", Some(8)),
+        ("p4d.24xlarge", "A100-40GB", Some(8)),
+        ("p4de.24xlarge", "A100-80GB", Some(8)),
+        ("p5en.48xlarge", "H200", Some(8)),
+        ("p6-b200.48xlarge", "B200", Some(8)),
+        ("p6e-gb200.36xlarge", "GB200", Some(4)),
+        ("p3.8xlarge", "V100-16GB", Some(4)),
+        ("g4dn.12xlarge", "T4", Some(4)),
+        ("g5.48xlarge", "A10G", Some(8)),
+        ("g6.xlarge", "L4", Some(1)),
+        ("g6e.12xlarge", "L40S", Some(4)),
+        ("gr6.4xlarge", "L4", Some(1)),
+        ("a2-megagpu-16g", "A100-40GB", Some(16)),
+        ("a2-ultragpu-8g", "A100-80GB", Some(8)),
+        ("a3-megagpu-8g", "H100-80GB", Some(8)),
+        ("a3-ultragpu-8g", "H200", Some(8)),
+        ("a4-highgpu-8g", "B200", Some(8)),
+        ("a4x-highgpu-4g", "GB200", Some(4)),
+        ("g2-standard-24", "L4", Some(2)),
+        ("Standard_NC24ads_A100_v4", "A100-80GB", Some(1)),
+        ("Standard_NC40ads_H100_v5", "H100-NVL", Some(1)),
+        ("Standard_ND96isr_H200_v5", "H200", Some(8)),
+        ("Standard_ND96isr_MI300X_v5", "MI300X", Some(8)),
+        ("Standard_NV36ads_A10_v5", "A10", Some(1)),
+        ("Standard_NC64as_T4_v3", "T4", Some(4)),
+        ("BM.GPU.H100.8", "H100-80GB", Some(8)),
+        ("BM.GPU.A100-v2.8", "A100-80GB", Some(8)),
+        ("VM.GPU.A10.2", "A10", Some(2)),
+        ("BM.GPU.MI300X.8", "MI300X", Some(8)),
+        ("gpu_8x_h100_sxm5", "H100-80GB", Some(8)),
+        ("gpu_1x_gh200", "GH200-96GB", Some(1)),
+    ];
+    for (input, gpu, count) in cases {
+        let sel = kvlint::gpu::parse_spec(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(
+            (sel.spec.name.as_str(), sel.count),
+            (*gpu, *count),
+            "{input}"
+        );
+    }
+    // Unknown stays unknown, with a suggestion, never a default.
+    let err = kvlint::gpu::parse_spec("NVIDIA GeForce RTX 5095").unwrap_err();
+    assert!(err.to_string().contains("did you mean"), "{err}");
+}
+
+/// Unified-memory parts plan on the system memory torch reports (121.63 GiB on a GB10:
+/// github.com/MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark/issues/4).
+#[test]
+fn unified_parts_carry_the_system_memory_torch_reports() {
+    let gb10 = kvlint::gpu::parse_spec("NVIDIA GB10").unwrap().spec;
+    assert_eq!(
+        gb10.cuda_total_bytes,
+        (121.63 * (1u64 << 30) as f64) as u64 / (1 << 20) * (1 << 20)
+    );
+    let entry = kvlint::gpu::catalog::embedded_entry("GB10").unwrap();
+    assert!(entry.unified);
+    assert!(
+        !kvlint::gpu::catalog::embedded_entry("GH200")
+            .unwrap()
+            .unified
+    );
+}
+
+fn launch(file: &str) -> (i32, serde_json::Value, serde_json::Value) {
+    let (code, doc) = json(&["check", "--format", "json", "--gpu", "h200", file]);
+    (code, doc["launches"][0].clone(), doc)
+}
+
+/// `nodeSelectorTerms` are ORed: the pod is planned on the least-memory GPU any term admits,
+/// and a term that admits nodes of any GPU makes the GPU unknown (issue 29, class 2).
+#[test]
+fn ored_node_selector_terms_plan_on_the_least_gpu_or_report_it_unknown() {
+    let (code, l, doc) = launch("fixtures/gpus/nodes/or-terms.yaml");
+    assert_eq!(l["gpu"], "A100-40GB");
+    assert_eq!(l["gpu_source"]["line"], 20);
+    assert_eq!(
+        rules(&doc),
+        ["GPU002"],
+        "the h200 default disagrees: a warning"
+    );
+    assert_eq!(code, 0);
+    for (file, line) in [
+        ("fixtures/gpus/nodes/or-open-term.yaml", 17),
+        ("fixtures/gpus/nodes/or-match-fields.yaml", 17),
+        ("fixtures/gpus/nodes/not-in.yaml", 13),
+        ("fixtures/gpus/nodes/memory-gt.yaml", 14),
+    ] {
+        let (code, l, doc) = launch(file);
+        assert_eq!(rules(&doc), ["INP003"], "{file}");
+        assert_eq!(doc["findings"][0]["line"], line, "{file}");
+        assert!(l["verdict"] != "fits", "{file}: {l}");
+        assert_eq!(code, 1, "{file}");
+    }
+    // The nodeSelector is ANDed with every term: zone-only terms keep its GPU.
+    let (_, l, _) = launch("fixtures/gpus/nodes/selector-and-terms.yaml");
+    assert_eq!(l["gpu"], "H200");
+    let (_, l, _) = launch("fixtures/gpus/nodes/gke-shared.yaml");
+    assert_eq!(
+        l["gpu"], "T4",
+        "a GKE value and a -SHARED product label: the smaller"
+    );
+    let (_, l, _) = launch("fixtures/gpus/nodes/karpenter-memory.yaml");
+    assert_eq!(l["gpu"], "A100-80GB", "Karpenter's a100 with 81920 MiB");
+}
+
+#[test]
+fn the_node_types_gpu_count_is_the_default_and_a_pod_cannot_ask_for_more() {
+    let (code, l, doc) = launch("fixtures/gpus/nodes/instance-count.yaml");
+    assert_eq!(
+        (l["gpu"].as_str(), l["gpu_count"].as_u64()),
+        (Some("H100-80GB"), Some(8))
+    );
+    assert!(!rules(&doc).contains(&"PAR002"), "{doc}");
+    assert_eq!(code, 0, "{doc}");
+    let (_, l, doc) = launch("fixtures/gpus/nodes/product-and-instance.yaml");
+    assert_eq!(
+        (l["gpu"].as_str(), l["gpu_count"].as_u64()),
+        (Some("A100-80GB"), Some(8))
+    );
+    assert!(!rules(&doc).contains(&"PAR002"), "{doc}");
+    let (code, l, doc) = launch("fixtures/gpus/nodes/more-than-node.yaml");
+    assert_eq!(l["gpu"], "L4");
+    let par = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "PAR002")
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert!(
+        par["message"]
+            .as_str()
+            .unwrap()
+            .contains("nodes with 4 GPUs"),
+        "{par}"
+    );
+    assert_eq!(code, 1);
+}

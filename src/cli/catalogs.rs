@@ -98,18 +98,23 @@ pub fn gpus(format: ListFormat, config_path: Option<&Path>) -> Run {
         ListFormat::Json => println!("{:#}", serde_json::to_value(&rows).unwrap_or_default()),
         ListFormat::Human => {
             println!(
-                "{:<22} {:>10} {:>14} {:>4}  names",
-                "name", "MiB", "CUDA bytes", "cc"
+                "{:<34} {:>7} {:>14} {:>5}  {:<13} names",
+                "name", "MiB", "CUDA bytes", "cc", "CUDA basis"
             );
             for r in &rows {
                 println!(
-                    "{:<22} {:>10} {:>14} {:>4}  {}",
+                    "{:<34} {:>7} {:>14} {:>5}  {:<13} {}",
                     r.name,
                     r.memory_mib,
                     r.cuda_total_bytes,
                     format!("{}.{}", r.compute_capability.0, r.compute_capability.1),
+                    r.cuda_total_basis,
                     r.names.join(", ")
                 );
+                println!("    source: {}", r.source);
+                for i in &r.instances {
+                    println!("    instance {} ×{}: {}", i.name, i.count, i.source);
+                }
             }
         }
     }

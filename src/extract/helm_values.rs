@@ -135,6 +135,7 @@ fn model_placement(m: &Node) -> Placement {
     Placement {
         gpu: mig.or_else(|| affinity.as_ref().and_then(placement::gpu_type)),
         gpus_per_pod: gpus,
+        gpus_per_node: None,
         pods: Some(1),
         image,
     }

@@ -16,15 +16,22 @@ pub struct CatalogEntry {
     pub nvml_names: Vec<String>,
     /// GPU Feature Discovery `nvidia.com/gpu.product` label values.
     pub k8s_labels: Vec<String>,
+    /// `published` (a torch or engine figure), `estimated` (by tools/gen_gpu_catalog.py from
+    /// the nvidia-smi total), or `system memory` (a unified part).
+    pub cuda_total_basis: String,
+    /// The GPU shares the system's memory: torch reports the system's total, and the engines'
+    /// memory fraction applies to it.
+    pub unified: bool,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCatalog {
     gpu: Vec<RawEntry>,
+    instance: Vec<super::instance::Instance>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawEntry {
     name: String,
@@ -34,6 +41,8 @@ struct RawEntry {
     k8s_labels: Vec<String>,
     memory_mib: u64,
     cuda_total_bytes: u64,
+    cuda_total_basis: String,
+    unified: bool,
     compute_capability: [u32; 2],
     bandwidth_gbs: f64,
     source: String,
@@ -48,14 +57,22 @@ enum RawVendor {
 
 const CATALOG_TOML: &str = include_str!("catalog.toml");
 
-/// Every catalog row, parsed once from the embedded TOML.
+/// The embedded catalog, parsed once.
+fn raw() -> &'static RawCatalog {
+    static RAW: OnceLock<RawCatalog> = OnceLock::new();
+    // The catalog is compiled in and checked by the tests, so a parse failure is a build bug.
+    RAW.get_or_init(|| toml::from_str(CATALOG_TOML).expect("embedded catalog.toml is valid"))
+}
+
+/// Every catalog row.
 pub fn entries() -> &'static [CatalogEntry] {
     static ENTRIES: OnceLock<Vec<CatalogEntry>> = OnceLock::new();
-    ENTRIES.get_or_init(|| {
-        // The catalog is compiled in and checked by the tests, so a parse failure is a build bug.
-        let raw: RawCatalog = toml::from_str(CATALOG_TOML).expect("embedded catalog.toml is valid");
-        raw.gpu.into_iter().map(CatalogEntry::from).collect()
-    })
+    ENTRIES.get_or_init(|| raw().gpu.iter().cloned().map(CatalogEntry::from).collect())
+}
+
+/// Every instance type, VM size and machine type the catalog maps to a GPU.
+pub fn instances() -> &'static [super::instance::Instance] {
+    &raw().instance
 }
 
 impl From<RawEntry> for CatalogEntry {
@@ -77,6 +94,8 @@ impl From<RawEntry> for CatalogEntry {
             aliases: r.aliases,
             nvml_names: r.nvml_names,
             k8s_labels: r.k8s_labels,
+            cuda_total_basis: r.cuda_total_basis,
+            unified: r.unified,
         }
     }
 }
@@ -171,7 +190,11 @@ pub struct Listed {
     pub bandwidth_gbs: f64,
     /// Aliases, NVML names and node labels.
     pub names: Vec<String>,
+    pub cuda_total_basis: String,
+    pub unified: bool,
     pub source: String,
+    /// Instance types whose nodes have this GPU, each with its count and source.
+    pub instances: Vec<&'static super::instance::Instance>,
 }
 
 /// Every GPU a name can resolve to: kvlint.toml `[gpus]` entries, then the catalog's others.
@@ -187,7 +210,13 @@ pub fn listing() -> Vec<Listed> {
             compute_capability: e.spec.compute_capability,
             bandwidth_gbs: e.spec.bandwidth_gbs,
             names: e.all_names().skip(1).map(str::to_string).collect(),
+            cuda_total_basis: e.cuda_total_basis.clone(),
+            unified: e.unified,
             source: e.spec.source.clone(),
+            instances: instances()
+                .iter()
+                .filter(|i| i.gpu == e.spec.name)
+                .collect(),
         })
         .collect()
 }
@@ -260,6 +289,13 @@ pub fn parse_spec(s: &str) -> Result<GpuSelection, GpuError> {
         return Ok(GpuSelection {
             spec: spec.clone(),
             count: None,
+        });
+    }
+    // An instance type (`p5.48xlarge`, `a3-highgpu-8g`) names the GPU and how many a node has.
+    if let Some((spec, count)) = super::instance::gpus(s) {
+        return Ok(GpuSelection {
+            spec: spec.clone(),
+            count: Some(count),
         });
     }
     let split = split_suffix_count(s)
@@ -424,12 +460,16 @@ mod tests {
             // GFD labels are the NVML names with spaces as '-'.
             let labels: Vec<String> = e.nvml_names.iter().map(|n| n.replace(' ', "-")).collect();
             assert_eq!(labels, e.k8s_labels, "{}", s.name);
-            assert_eq!(
-                s.vendor == Vendor::Amd,
-                e.nvml_names.is_empty(),
-                "{}",
-                s.name
-            );
+            // AMD parts have no NVML name; an NVIDIA part lacks one only where NVML is absent
+            // (Jetson), which only a unified part is.
+            if s.vendor == Vendor::Amd {
+                assert!(e.nvml_names.is_empty(), "{}", s.name);
+            } else if e.nvml_names.is_empty() {
+                assert!(e.unified, "{}: an NVIDIA GPU without an NVML name", s.name);
+            }
+            if e.cuda_total_basis == "estimated" {
+                assert!(s.source.contains("CUDA total estimated"), "{}", s.name);
+            }
         }
     }
 

@@ -68,6 +68,8 @@ pub fn local_entry(g: LocalGpu) -> Result<CatalogEntry, String> {
             g.labels,
         ]
         .concat(),
+        cuda_total_basis: "kvlint.toml [gpus]".to_string(),
+        unified: base.is_some_and(|e| e.unified),
     })
 }
 

@@ -28,6 +28,7 @@ pub struct GpuSpec {
 }
 
 pub mod catalog;
+pub mod instance;
 pub mod inventory;
 mod local;
 pub mod nvml;

@@ -9,6 +9,10 @@ use crate::finding::Finding;
 use crate::launch::Placement;
 use crate::source::Loc;
 
+/// The GPU name extract gives a pod whose node constraints admit nodes of any GPU: never in
+/// the catalog, so it is INP003 and no default stands in.
+pub const ANY_GPU: &str = "any GPU";
+
 /// Where a launch's GPU came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GpuSource {
@@ -94,6 +98,23 @@ pub fn choose(
     let (spec, source) = match &placement.gpu {
         Some((name, loc)) => match lookup(name) {
             Some(s) => (s.clone(), GpuSource::Input(*loc)),
+            None if name == ANY_GPU => {
+                findings.push(
+                    Finding::new("INP003", Some(*loc))
+                        .var(
+                            "detail",
+                            ": this node selector term admits nodes whatever their GPU (no GPU \
+                             label, NotIn, Exists, DoesNotExist, Gt/Lt, or matchFields only), and \
+                             the terms are ORed",
+                        )
+                        .var(
+                            "fix",
+                            "pin the GPU in every term (nvidia.com/gpu.product In [...]) or in the \
+                             nodeSelector, which every term shares",
+                        ),
+                );
+                return None;
+            }
             None => {
                 findings.push(
                     Finding::new("INP003", Some(*loc))

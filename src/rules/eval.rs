@@ -607,6 +607,16 @@ fn gpus_vs_parallelism(r: &'static Rule, i: usize, lo: &LaunchOutcome) -> Option
         let given = lo.plan.as_ref()?.gpu_count;
         return (given < needed).then(|| too_few(r, i, lo, gpus(given), needed));
     };
+    // A pod asking for more GPUs than its node type has is never scheduled.
+    if let Some(node) = pl.gpus_per_node.filter(|n| per_pod > *n) {
+        return Some(too_few(
+            r,
+            i,
+            lo,
+            format!("nodes with {}", gpus(node)),
+            per_pod,
+        ));
+    }
     let pods = pl.pods.unwrap_or(1);
     let stated = if per_pod_only {
         per_pod

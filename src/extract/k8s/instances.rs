@@ -1,54 +1,13 @@
-//! Cloud instance types and VM sizes that name a GPU: KAITO's `resource.instanceType`, ai-on-eks
-//! chart values, and the `node.kubernetes.io/instance-type` node label (AKS, EKS and GKE set it on
-//! every node), read as the GPU model and how many each has.
+//! Instance types and VM sizes on nodes and in serving resources: KAITO's
+//! `resource.instanceType`, ai-on-eks chart values, and the `node.kubernetes.io/instance-type`
+//! node label (AKS, EKS and GKE set it on every node), read through the catalog's instance table
+//! (`crate::gpu::instance`).
 //!
 //! AKS labels its GPU nodes `kubernetes.azure.com/accelerator: nvidia`, which names the vendor,
 //! not the GPU, and `kubernetes.azure.com/agentpool` is a name the cluster owner chooses: neither
 //! tells the GPU, so only the VM size does.
 
-/// `(instance type, catalog GPU, GPUs)`. Azure, from Microsoft's size pages
-/// (learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/: nca100v4-series,
-/// ndasra100v4-series, ndma100v4-series, ndh100v5-series, ncadsh100v5-series,
-/// nd-mi300x-v5-series, ncast4v3-series, nvadsa10v5-series: "Accelerators" tables), and ND H200
-/// v5 (8 GPUs) from the AKS node VM-size list (github.com/microsoft/aspire,
-/// src/Aspire.Hosting.Azure.Kubernetes/AksNodeVmSizes.cs). NCads A10 v4 sizes are left out: the
-/// sources disagree on whether they get whole or partial A10s. AWS, from the EC2 accelerated
-/// computing instance pages (P4d, P4de, P5, P5e, P5en, G5, G6, G6e).
-const INSTANCES: &[(&str, &str, u32)] = &[
-    ("Standard_NC24ads_A100_v4", "A100-80GB", 1),
-    ("Standard_NC48ads_A100_v4", "A100-80GB", 2),
-    ("Standard_NC96ads_A100_v4", "A100-80GB", 4),
-    ("Standard_ND96asr_v4", "A100-40GB", 8),
-    ("Standard_ND96amsr_A100_v4", "A100-80GB", 8),
-    ("Standard_NC40ads_H100_v5", "H100-NVL", 1),
-    ("Standard_NC80adis_H100_v5", "H100-NVL", 2),
-    ("Standard_ND96isr_H100_v5", "H100-80GB", 8),
-    ("Standard_ND96isr_H200_v5", "H200", 8),
-    ("Standard_ND96isr_MI300X_v5", "MI300X", 8),
-    ("Standard_NC4as_T4_v3", "T4", 1),
-    ("Standard_NC8as_T4_v3", "T4", 1),
-    ("Standard_NC16as_T4_v3", "T4", 1),
-    ("Standard_NC64as_T4_v3", "T4", 4),
-    ("Standard_NV36ads_A10_v5", "A10", 1),
-    ("Standard_NV36adms_A10_v5", "A10", 1),
-    ("Standard_NV72ads_A10_v5", "A10", 2),
-    ("p4d.24xlarge", "A100-40GB", 8),
-    ("p4de.24xlarge", "A100-80GB", 8),
-    ("p5.48xlarge", "H100-80GB", 8),
-    ("p5e.48xlarge", "H200", 8),
-    ("p5en.48xlarge", "H200", 8),
-    ("g5.xlarge", "A10G", 1),
-    ("g5.12xlarge", "A10G", 4),
-    ("g5.48xlarge", "A10G", 8),
-    ("g6.xlarge", "L4", 1),
-    ("g6.12xlarge", "L4", 4),
-    ("g6.24xlarge", "L4", 4),
-    ("g6.48xlarge", "L4", 8),
-    ("g6e.xlarge", "L40S", 1),
-    ("g6e.12xlarge", "L40S", 4),
-    ("g6e.24xlarge", "L40S", 4),
-    ("g6e.48xlarge", "L40S", 8),
-];
+use crate::gpu::instance;
 
 /// Azure sizes that get a slice of one GPU (nvadsa10v5-series: 1/6, 1/3, 1/2 of an A10, with 4, 8
 /// and 12 GB): no catalog GPU has that memory, so the name says what the node has.
@@ -58,34 +17,32 @@ const PARTIAL: &[(&str, &str)] = &[
     ("Standard_NV18ads_A10_v5", "1/2 of an A10, 12 GB"),
 ];
 
-/// The GPU and GPU count of an instance type kvlint knows.
+/// The catalog GPU and GPU count of an instance type kvlint knows.
 pub fn gpus(instance: &str) -> Option<(&'static str, u32)> {
-    INSTANCES
-        .iter()
-        .find(|(name, _, _)| name.eq_ignore_ascii_case(instance.trim()))
-        .map(|(_, gpu, n)| (*gpu, *n))
+    instance::gpus(instance).map(|(spec, n)| (spec.name.as_str(), n))
 }
 
-/// The GPU a node pinned by its instance type has, as the catalog names it. A GPU instance type
-/// kvlint does not map (a partial-GPU size, a family not in the table) is returned as written,
-/// so it is reported as a GPU the catalog lacks rather than replaced by a default; a CPU
-/// instance type names no GPU.
-pub fn node_gpu(instance: &str) -> Option<String> {
+/// The GPU a node of this instance type has, as the catalog names it, and how many. A GPU
+/// instance type kvlint does not map (a partial-GPU size, a family not in the table) is returned
+/// as written, with no count, so it is reported as a GPU the catalog lacks rather than replaced
+/// by a default; a CPU instance type names no GPU.
+pub fn node_gpu(instance: &str) -> Option<(String, Option<u32>)> {
     let instance = instance.trim();
-    if let Some((gpu, _)) = gpus(instance) {
-        return Some(gpu.to_string());
+    if let Some((gpu, n)) = gpus(instance) {
+        return Some((gpu.to_string(), Some(n)));
     }
     if let Some((name, what)) = PARTIAL
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(instance))
     {
-        return Some(format!("{name} ({what})"));
+        return Some((format!("{name} ({what})"), None));
     }
-    is_gpu_family(instance).then(|| instance.to_string())
+    is_gpu_family(instance).then(|| (instance.to_string(), None))
 }
 
 /// Azure N-series (`Standard_NC…`, `Standard_ND…`, `Standard_NV…`, `Standard_NG…`), AWS P and G
-/// families (`p4d.24xlarge`, `g4dn.xlarge`), GCP accelerator-optimized machine types.
+/// families (`p4d.24xlarge`, `g4dn.xlarge`, `gr6.4xlarge`, `p6-b200.48xlarge`), GCP
+/// accelerator-optimized machine types, OCI GPU shapes, Lambda's `gpu_…` types.
 fn is_gpu_family(instance: &str) -> bool {
     let lower = instance.to_ascii_lowercase();
     if lower.starts_with("standard_n") {
@@ -93,12 +50,15 @@ fn is_gpu_family(instance: &str) -> bool {
     }
     let aws = lower.split_once('.').is_some_and(|(family, _)| {
         let mut chars = family.chars();
-        matches!(chars.next(), Some('p' | 'g')) && chars.next().is_some_and(|c| c.is_ascii_digit())
+        matches!(chars.next(), Some('p' | 'g'))
+            && chars.next().is_some_and(|c| c.is_ascii_digit() || c == 'r')
     });
-    let gcp = ["a2-", "a3-", "a4-", "g2-", "g4-"]
-        .iter()
-        .any(|p| lower.starts_with(p));
-    aws || gcp
+    let prefixed = [
+        "a2-", "a3-", "a4-", "a4x-", "g2-", "g4-", "bm.gpu", "vm.gpu", "gpu_",
+    ]
+    .iter()
+    .any(|p| lower.starts_with(p));
+    aws || prefixed
 }
 
 #[cfg(test)]
@@ -107,40 +67,36 @@ mod tests {
 
     #[test]
     fn node_instance_types_name_the_gpu_or_are_kept_when_unmapped() {
+        let gpu = |i: &str| node_gpu(i);
         assert_eq!(
-            node_gpu("Standard_ND96isr_H100_v5").as_deref(),
-            Some("H100-80GB")
+            gpu("Standard_ND96isr_H100_v5"),
+            Some(("H100-80GB".into(), Some(8)))
         );
         assert_eq!(
-            node_gpu("standard_nd96isr_h200_v5").as_deref(),
-            Some("H200")
+            gpu("standard_nd96isr_h200_v5"),
+            Some(("H200".into(), Some(8)))
         );
         assert_eq!(
-            node_gpu("Standard_ND96asr_v4").as_deref(),
-            Some("A100-40GB")
+            gpu("Standard_ND96asr_v4"),
+            Some(("A100-40GB".into(), Some(8)))
         );
-        assert_eq!(node_gpu("p5.48xlarge").as_deref(), Some("H100-80GB"));
+        assert_eq!(gpu("p5.48xlarge"), Some(("H100-80GB".into(), Some(8))));
+        assert_eq!(gpu("g4dn.xlarge"), Some(("T4".into(), Some(1))));
+        assert_eq!(gpu("a3-highgpu-8g"), Some(("H100-80GB".into(), Some(8))));
         assert_eq!(
-            node_gpu("Standard_NV6ads_A10_v5").as_deref(),
-            Some("Standard_NV6ads_A10_v5 (1/6 of an A10, 4 GB)")
+            gpu("Standard_NV6ads_A10_v5"),
+            Some(("Standard_NV6ads_A10_v5 (1/6 of an A10, 4 GB)".into(), None))
         );
         // GPU sizes not in the table stay as written (then INP003), CPU sizes name no GPU.
         assert_eq!(
-            node_gpu("Standard_NC6s_v3").as_deref(),
-            Some("Standard_NC6s_v3")
+            gpu("Standard_NC6s_v3"),
+            Some(("Standard_NC6s_v3".into(), None))
         );
-        assert_eq!(node_gpu("g4dn.xlarge").as_deref(), Some("g4dn.xlarge"));
-        assert_eq!(node_gpu("a3-highgpu-8g").as_deref(), Some("a3-highgpu-8g"));
-        assert_eq!(node_gpu("Standard_D4s_v5"), None);
-        assert_eq!(node_gpu("m5.xlarge"), None);
-        assert_eq!(node_gpu("c7g.large"), None);
-    }
-
-    #[test]
-    fn every_instance_names_a_catalog_gpu() {
-        for (name, gpu, n) in INSTANCES {
-            assert!(crate::gpu::lookup(gpu).is_some(), "{name}: {gpu}");
-            assert!(*n > 0, "{name}");
-        }
+        assert_eq!(gpu("g7e.2xlarge"), Some(("g7e.2xlarge".into(), None)));
+        assert_eq!(gpu("BM.GPU.X99.8"), Some(("BM.GPU.X99.8".into(), None)));
+        assert_eq!(gpu("Standard_D4s_v5"), None);
+        assert_eq!(gpu("m5.xlarge"), None);
+        assert_eq!(gpu("c7g.large"), None);
+        assert_eq!(gpu("VM.Standard.E5.Flex"), None);
     }
 }

@@ -229,8 +229,12 @@ impl<'a> Cx<'a> {
         l.engine_version = image
             .as_ref()
             .and_then(|(i, loc)| Some((placement::image_version(i, l.engine.name())?, *loc)));
-        l.placement.gpus_per_pod = gpus.or(g.gpus).or(l.placement.gpus_per_pod);
-        l.placement.gpu = mig.or_else(|| pod.and_then(placement::gpu_type));
+        let node = pod.and_then(placement::node_gpu);
+        let per_node = node.as_ref().and_then(|n| n.per_node);
+        // A pod that asks for no GPU count gets what its node type has.
+        l.placement.gpus_per_pod = gpus.or(g.gpus).or(l.placement.gpus_per_pod).or(per_node);
+        l.placement.gpus_per_node = per_node;
+        l.placement.gpu = mig.or_else(|| node.map(|n| (n.name, n.loc)));
         l.placement.pods = Some(g.pods.unwrap_or(1));
         l.placement.image = image;
         let container = c

@@ -41,55 +41,282 @@ pub fn count_of(node: &Node) -> Option<u32> {
     }
 }
 
-/// Node labels that name a GPU model, and how a value becomes a catalog name.
-fn gpu_label(key: &str, value: &str) -> Option<String> {
-    match key {
-        "nvidia.com/gpu.product" => Some(value.to_string()),
-        // GKE: `nvidia-h100-80gb`, `nvidia-tesla-a100`.
-        "cloud.google.com/gke-accelerator" => Some(value.trim_start_matches("nvidia-").to_string()),
-        // EKS (Karpenter, Auto Mode): `h100`, `a100`, `l4`, `a10g`.
-        "karpenter.k8s.aws/instance-gpu-name" | "eks.amazonaws.com/instance-gpu-name" => {
-            Some(value.to_string())
-        }
-        // Every node's VM size or instance type (AKS `Standard_ND96isr_H100_v5`, EKS `p5.48xlarge`).
-        "node.kubernetes.io/instance-type" | "beta.kubernetes.io/instance-type" => {
-            super::instances::node_gpu(value)
-        }
-        _ => None,
-    }
+/// Node label keys that say something about the GPU.
+#[derive(Clone, Copy, PartialEq)]
+enum Key {
+    /// A GPU model: GPU Feature Discovery's product, GKE's accelerator, Karpenter's GPU name.
+    Model,
+    /// A VM size or instance type, which may or may not have GPUs.
+    Instance,
+    /// GPUs per node.
+    Count,
+    /// MiB per GPU.
+    Memory,
 }
 
-/// The GPU model a pod spec pins through `nodeSelector` or required node affinity (`In` terms).
-pub fn gpu_type(pod: &Node) -> Option<(String, Loc)> {
-    if let Some(Value::Map(entries)) = pod.get("nodeSelector").map(|n| &n.value) {
-        for (k, v) in entries {
-            if let (Some(key), Some(val)) = (k.as_str(), v.as_str()) {
-                if let Some(name) = gpu_label(key, val) {
-                    return Some((name, v.loc));
-                }
-            }
-        }
-    }
-    affinity_terms(pod).find_map(|expr| {
-        let key = expr.get("key")?.as_str()?;
-        if expr.get("operator")?.as_str()? != "In" {
-            return None;
-        }
-        let Value::Seq(values) = &expr.get("values")?.value else {
-            return None;
-        };
-        worst_of(values.iter().filter_map(|v| {
-            let name = gpu_label(key, v.as_str()?)?;
-            Some((name, v.loc))
-        }))
+fn key_kind(key: &str) -> Option<Key> {
+    Some(match key {
+        "nvidia.com/gpu.product"
+        | "cloud.google.com/gke-accelerator"
+        | "karpenter.k8s.aws/instance-gpu-name"
+        | "eks.amazonaws.com/instance-gpu-name"
+        | "karpenter.azure.com/sku-gpu-name" => Key::Model,
+        "node.kubernetes.io/instance-type" | "beta.kubernetes.io/instance-type" => Key::Instance,
+        "nvidia.com/gpu.count"
+        | "karpenter.k8s.aws/instance-gpu-count"
+        | "eks.amazonaws.com/instance-gpu-count"
+        | "karpenter.azure.com/sku-gpu-count" => Key::Count,
+        "nvidia.com/gpu.memory"
+        | "karpenter.k8s.aws/instance-gpu-memory"
+        | "eks.amazonaws.com/instance-gpu-memory" => Key::Memory,
+        _ => return None,
     })
 }
 
+/// What a GPU label's value says.
+enum GpuLabel {
+    /// The GPU model as the catalog may name it, and the GPUs per node when the label tells.
+    Model(String, Option<u32>),
+    Count(u32),
+    Memory(u64),
+}
+
+/// What the value of a GPU label says; `None` for a value that says nothing (a CPU instance
+/// type, a count that is not a number).
+fn gpu_label(key: &str, value: &str) -> Option<GpuLabel> {
+    let value = value.trim();
+    Some(match key_kind(key)? {
+        // `-SHARED` is appended by GPU Feature Discovery when time-slicing renames the product.
+        Key::Model => GpuLabel::Model(value.trim_end_matches("-SHARED").to_string(), None),
+        // AKS `Standard_ND96isr_H100_v5`, EKS `p5.48xlarge`, GCP `a3-highgpu-8g`.
+        Key::Instance => {
+            let (name, count) = super::instances::node_gpu(value)?;
+            GpuLabel::Model(name, count)
+        }
+        Key::Count => GpuLabel::Count(value.parse().ok()?),
+        Key::Memory => GpuLabel::Memory(value.parse().ok()?),
+    })
+}
+
+/// The GPU a pod's nodes have, as its node constraints pin it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeGpu {
+    /// As the catalog may name it; a name it lacks is reported, never replaced.
+    pub name: String,
+    pub loc: Loc,
+    /// GPUs each such node has, when a label or instance type tells.
+    pub per_node: Option<u32>,
+}
+
+/// What one set of ANDed requirements (the `nodeSelector` with one affinity term) admits.
+#[derive(Default, Clone)]
+struct Admitted {
+    /// The models an `In` (or a selector's equality) allows; one set per requirement, ANDed.
+    models: Vec<Vec<NodeGpu>>,
+    count: Option<u32>,
+    memory_mib: Option<u64>,
+    /// Where a memory label is written: memory alone does not say which GPU.
+    memory_at: Option<Loc>,
+    /// Where a requirement on a GPU label admits nodes whatever their GPU (NotIn, Exists, …).
+    open: Option<Loc>,
+}
+
+impl Admitted {
+    fn add(&mut self, key: &str, values: &[(&str, Loc)]) {
+        let labels: Vec<(GpuLabel, Loc)> = values
+            .iter()
+            .filter_map(|(v, loc)| Some((gpu_label(key, v)?, *loc)))
+            .collect();
+        let mut models = Vec::new();
+        for (label, loc) in labels {
+            match label {
+                GpuLabel::Model(name, per_node) => models.push(NodeGpu {
+                    name,
+                    loc,
+                    per_node,
+                }),
+                // Of several counts or sizes a node may have, the smallest.
+                GpuLabel::Count(n) => self.count = Some(self.count.map_or(n, |c| c.min(n))),
+                GpuLabel::Memory(m) => {
+                    self.memory_mib = Some(self.memory_mib.map_or(m, |c| c.min(m)));
+                    self.memory_at = self.memory_at.or(Some(loc));
+                }
+            }
+        }
+        if !models.is_empty() {
+            self.models.push(models);
+        }
+    }
+
+    /// The least-memory GPU these requirements admit; `Err` where they admit any GPU.
+    fn worst(self) -> Result<Option<NodeGpu>, Loc> {
+        // ANDed sets: the models in every set; when the sets share none (no node matches), the
+        // union, so nothing larger than what is written is assumed.
+        let mut sets = self.models.into_iter();
+        let Some(first) = sets.next() else {
+            return match self.open.or(self.memory_at) {
+                Some(loc) => Err(loc),
+                None => Ok(None),
+            };
+        };
+        let rest: Vec<Vec<NodeGpu>> = sets.collect();
+        // A model both sets name keeps a count either gives (a product label and an instance
+        // type on one selector).
+        let both: Vec<NodeGpu> = first
+            .iter()
+            .filter(|g| rest.iter().all(|s| s.iter().any(|o| same_gpu(g, o))))
+            .map(|g| NodeGpu {
+                per_node: g.per_node.or_else(|| {
+                    let mut others = rest.iter().flatten().filter(|o| same_gpu(g, o));
+                    others.find_map(|o| o.per_node)
+                }),
+                ..g.clone()
+            })
+            .collect();
+        let pool = match both.is_empty() {
+            true => first
+                .into_iter()
+                .chain(rest.into_iter().flatten())
+                .collect(),
+            false => both,
+        };
+        let memory = self.memory_mib;
+        let count = self.count;
+        Ok(worst_of(pool.into_iter().map(|mut g| {
+            if let Some(m) = memory {
+                g.name = sized(&g.name, m);
+            }
+            g.per_node = g.per_node.or(count);
+            g
+        })))
+    }
+}
+
+fn same_gpu(a: &NodeGpu, b: &NodeGpu) -> bool {
+    match (crate::gpu::lookup(&a.name), crate::gpu::lookup(&b.name)) {
+        (Some(x), Some(y)) => x.name == y.name,
+        _ => a.name.eq_ignore_ascii_case(&b.name),
+    }
+}
+
+/// A short name (`a100`, Karpenter's) made exact by the memory label beside it: `a100` with
+/// 81920 MiB is the catalog's `a100-80GB`; kept as written when no such entry exists.
+fn sized(name: &str, memory_mib: u64) -> String {
+    let exact = format!("{name}-{}GB", memory_mib.div_ceil(1024));
+    match crate::gpu::lookup(&exact) {
+        Some(_) => exact,
+        None => name.to_string(),
+    }
+}
+
+/// `(key, operator, values)` of each requirement of a node selector term.
+fn requirements(term: &Node) -> impl Iterator<Item = (&str, &str, Vec<(&str, Loc)>)> {
+    let exprs = items(term.get("matchExpressions")).chain(items(term.get("matchFields")));
+    exprs.filter_map(|e| {
+        let values = items(e.get("values"))
+            .filter_map(|v| Some((v.as_str()?, v.loc)))
+            .collect();
+        Some((
+            e.get("key")?.as_str()?,
+            e.get("operator")?.as_str()?,
+            values,
+        ))
+    })
+}
+
+/// The GPU a pod spec pins through `nodeSelector` and required node affinity. The affinity's
+/// `nodeSelectorTerms` are ORed (each ANDed with the `nodeSelector`): the pod is planned on the
+/// least-memory GPU any term admits. A term that admits nodes of any GPU (no GPU requirement,
+/// `NotIn`, `Exists`, `DoesNotExist`, `Gt`/`Lt`, only `matchFields`) makes the GPU unknown once
+/// any requirement names one: it is returned under a name the catalog lacks, so INP003 reports
+/// it and no default stands in.
+pub fn node_gpu(pod: &Node) -> Option<NodeGpu> {
+    let mut selector = Admitted::default();
+    let mut names_gpu = false;
+    if let Some(Value::Map(entries)) = pod.get("nodeSelector").map(|n| &n.value) {
+        for (k, v) in entries {
+            if let (Some(key), Some(val)) = (k.as_str(), v.as_str()) {
+                let values = [(val, v.loc)];
+                names_gpu |= names_gpu_key(key, &values);
+                selector.add(key, &values);
+            }
+        }
+    }
+    let terms: Vec<&Node> = affinity_terms(pod).collect();
+    let mut outcomes = Vec::new();
+    for term in &terms {
+        let mut admitted = selector.clone();
+        for (key, op, values) in requirements(term) {
+            let on_gpu = names_gpu_key(key, &values);
+            match op {
+                "In" => {
+                    names_gpu |= on_gpu;
+                    admitted.add(key, &values);
+                }
+                // NotIn and DoesNotExist admit nodes without the label; Exists, Gt and Lt any
+                // value (`nvidia.com/gpu.memory Gt 40000`): none tells which GPU the node has.
+                _ if on_gpu || matches!(key_kind(key), Some(Key::Model | Key::Memory)) => {
+                    names_gpu = true;
+                    admitted.open = admitted.open.or(Some(term.loc));
+                }
+                _ => {}
+            }
+        }
+        if admitted.models.is_empty() {
+            admitted.open = admitted.open.or(Some(term.loc));
+        }
+        outcomes.push(admitted.worst());
+    }
+    if !names_gpu {
+        return None;
+    }
+    if terms.is_empty() {
+        return selector.worst().unwrap_or_else(|loc| Some(any_gpu(loc)));
+    }
+    let mut admitted = Vec::new();
+    for outcome in outcomes {
+        match outcome {
+            Ok(g) => admitted.extend(g),
+            Err(loc) => return Some(any_gpu(loc)),
+        }
+    }
+    worst_of(admitted.into_iter())
+}
+
+/// A requirement that bears on the GPU's memory: a model label, an instance type that has GPUs,
+/// or a memory label (a count alone says nothing about memory).
+fn names_gpu_key(key: &str, values: &[(&str, Loc)]) -> bool {
+    values.iter().any(|(v, _)| {
+        matches!(
+            gpu_label(key, v),
+            Some(GpuLabel::Model(..) | GpuLabel::Memory(_))
+        )
+    })
+}
+
+/// The name of a GPU no requirement pins: not in the catalog, so INP003 reports it.
+fn any_gpu(loc: Loc) -> NodeGpu {
+    NodeGpu {
+        name: crate::gpu::source::ANY_GPU.to_string(),
+        loc,
+        per_node: None,
+    }
+}
+
+/// [`node_gpu`]'s model and where it is written.
+pub fn gpu_type(pod: &Node) -> Option<(String, Loc)> {
+    node_gpu(pod).map(|g| (g.name, g.loc))
+}
+
 /// Of the GPUs a pod may be scheduled on, the one with the least memory; one the catalog does
-/// not know wins outright, so it is reported rather than assumed larger.
-fn worst_of(candidates: impl Iterator<Item = (String, Loc)>) -> Option<(String, Loc)> {
+/// not know wins outright, so it is reported rather than assumed larger. Of equal GPUs, the
+/// node with the fewest.
+fn worst_of(candidates: impl Iterator<Item = NodeGpu>) -> Option<NodeGpu> {
     let memory = |name: &str| crate::gpu::lookup(name).map(|g| g.cuda_total_bytes);
-    candidates.min_by_key(|(name, _)| memory(name).map_or((0, 0), |m| (1, m)))
+    candidates.min_by_key(|g| {
+        let m = memory(&g.name).map_or((0, 0), |m| (1, m));
+        (m, g.per_node.unwrap_or(0))
+    })
 }
 
 fn affinity_terms(pod: &Node) -> impl Iterator<Item = &Node> {
@@ -98,7 +325,7 @@ fn affinity_terms(pod: &Node) -> impl Iterator<Item = &Node> {
         .and_then(|a| a.get("nodeAffinity"))
         .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"))
         .and_then(|r| r.get("nodeSelectorTerms"));
-    items(terms).flat_map(|t| items(t.get("matchExpressions")))
+    items(terms)
 }
 
 /// The items of a sequence node (none for anything else).
