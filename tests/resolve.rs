@@ -314,6 +314,12 @@ struct Seen {
 /// `ETag`, `Content-Range` for range requests, `X-Error-Code` on errors; `acme/gated` answers
 /// 401 GatedRepo without `Authorization: Bearer secret`.
 fn loopback_hub() -> (SocketAddr, Arc<Mutex<Seen>>) {
+    loopback_mirror(true)
+}
+
+/// The same, as a mirror that honours `Range` or one that ignores it (200 and the whole body,
+/// no `Content-Range`, as some company proxies and regional mirrors answer).
+fn loopback_mirror(honours_range: bool) -> (SocketAddr, Arc<Mutex<Seen>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -331,13 +337,18 @@ fn loopback_hub() -> (SocketAddr, Arc<Mutex<Seen>>) {
     let s = seen.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            serve(stream, &files, &s);
+            serve(stream, &files, &s, honours_range);
         }
     });
     (addr, seen)
 }
 
-fn serve(mut stream: TcpStream, files: &HashMap<String, String>, seen: &Mutex<Seen>) {
+fn serve(
+    mut stream: TcpStream,
+    files: &HashMap<String, String>,
+    seen: &Mutex<Seen>,
+    honours_range: bool,
+) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut first = String::new();
     if reader.read_line(&mut first).is_err() {
@@ -375,7 +386,10 @@ fn serve(mut stream: TcpStream, files: &HashMap<String, String>, seen: &Mutex<Se
                         reply("404 Not Found", "X-Error-Code: EntryNotFound\r\n", b"")
                     }
                     None => reply("401 Unauthorized", "X-Error-Code: RepoNotFound\r\n", b""),
-                    Some(body) => ranged(body.as_bytes(), headers.get("range")),
+                    Some(body) => ranged(
+                        body.as_bytes(),
+                        headers.get("range").filter(|_| honours_range),
+                    ),
                 }
             }
         }
@@ -460,6 +474,47 @@ fn hub_on_loopback_fills_the_cache_which_then_serves_offline() {
         before,
         "no request offline"
     );
+}
+
+/// hf-hub asks for `Range: bytes=0-0` first; a mirror that ignores it answers 200 with the
+/// whole file and no `Content-Range`. Both mirrors give the same geometry, from the same commit.
+#[test]
+fn hub_mirror_that_ignores_range_resolves_like_one_that_honours_it() {
+    for honours in [true, false] {
+        let (addr, seen) = loopback_mirror(honours);
+        let home = tempfile::tempdir().unwrap();
+        let endpoint = format!("http://{addr}");
+        let env = [
+            ("HF_HOME", home.path().to_str()),
+            ("HF_ENDPOINT", Some(endpoint.as_str())),
+            ("HF_HUB_OFFLINE", None),
+        ];
+        let doc = json_of(&capacity("acme/llama-8b", &[], &env));
+        assert_eq!(
+            doc["model_source"]["kind"], "hub",
+            "honours Range: {honours}"
+        );
+        assert_eq!(doc["model_source"]["revision"], COMMIT);
+        assert_eq!(doc["kv_bytes_per_token"], KV_BYTES);
+        assert_eq!(doc["weights_bytes"], WEIGHTS, "the index was read too");
+        let snapshot = home
+            .path()
+            .join("hub/models--acme--llama-8b/snapshots")
+            .join(COMMIT);
+        let cached: Value =
+            serde_json::from_str(&std::fs::read_to_string(snapshot.join("config.json")).unwrap())
+                .unwrap();
+        assert_eq!(cached, config(), "the cache holds the whole file");
+        assert!(seen
+            .lock()
+            .unwrap()
+            .paths
+            .contains(&"/acme/llama-8b/resolve/main/config.json".to_string()));
+        let offline = [("HF_HOME", home.path().to_str())];
+        let doc = json_of(&capacity("acme/llama-8b", &["--offline"], &offline));
+        assert_eq!(doc["model_source"]["kind"], "hf-cache");
+        assert_eq!(doc["kv_bytes_per_token"], KV_BYTES);
+    }
 }
 
 #[test]
