@@ -301,6 +301,82 @@ fn hf_hub_cache_overrides_hf_home() {
     );
 }
 
+/// DeepSeek-V4-Flash (fixtures/INP008/deepseek-v4-flash.json) keeps compressed and
+/// sliding-window pools kvlint does not model: INP008 and no plan, until kvlint.toml asserts a
+/// layout. Asserted `standard`, it is planned as read: 1 KV head × (512 + 512) × 2 bytes × 43
+/// layers = 88,064 bytes per token on every rank (one KV head is replicated across TP 8). A
+/// layout kvlint does not model cannot be asserted.
+#[test]
+fn an_unmodelled_architecture_is_inp008_until_kvlint_toml_asserts_its_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = std::fs::read(root().join("fixtures/INP008/deepseek-v4-flash.json")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("configs")).unwrap();
+    std::fs::write(tmp.path().join("configs/dsv4.json"), config).unwrap();
+    let run_sh = tmp.path().join("run.sh");
+    std::fs::write(
+        &run_sh,
+        "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --tp 8 --context-length 1048576\n",
+    )
+    .unwrap();
+    let check = |layout: &str| {
+        std::fs::write(
+            tmp.path().join("kvlint.toml"),
+            format!("gpu = \"h200x8\"\nengine-version = \"0.5.23\"\n[models]\n\"deepseek-ai/DeepSeek-V4-Flash\" = {{ config = \"configs/dsv4.json\"{layout} }}\n"),
+        )
+        .unwrap();
+        kvlint_env(
+            &["check", "--format", "json", run_sh.to_str().unwrap()],
+            &[],
+        )
+    };
+    let run = check("");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc = json_of(&run);
+    let inp008: Vec<&Value> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "INP008")
+        .collect();
+    assert_eq!(inp008.len(), 1, "{}", run.stdout);
+    let message = inp008[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("DeepseekV4ForCausalLM") && message.contains("compressed"),
+        "{message}"
+    );
+    assert!(inp008[0]["help"]
+        .as_str()
+        .unwrap()
+        .contains("DSv4 memory calculation"));
+    assert_eq!(
+        doc["launches"][0]["kv_bytes_per_token"],
+        Value::Null,
+        "never planned"
+    );
+
+    let doc = json_of(&check(", layout = \"standard\""));
+    assert!(!doc["findings"].to_string().contains("INP008"), "{doc}");
+    let launch = &doc["launches"][0];
+    assert_eq!(launch["kv_bytes_per_token"], 88_064);
+    let note = launch["model_source"]["note"].as_str().unwrap();
+    assert!(
+        note.contains("DeepseekV4ForCausalLM asserted as layout standard in ")
+            && note.contains("kvlint.toml:4 ("),
+        "{note}"
+    );
+
+    let run = check(", layout = \"compressed\"");
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("kvlint.toml")
+            && run
+                .stderr
+                .contains("layout \"compressed\" is not one kvlint models"),
+        "{}",
+        run.stderr
+    );
+}
+
 // ---- step 4: the Hub, served on loopback ----
 
 /// What the loopback Hub saw.
