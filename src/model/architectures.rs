@@ -138,7 +138,7 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
     }
     Err(Unmodelled {
         architecture: first.clone(),
-        why: "no supported release of SGLang, vLLM or TensorRT-LLM registers it".into(),
+        why: "it is not in kvlint's architecture table: no supported SGLang or vLLM release registers it".into(),
         need: "its entry in the architecture table (tools/gen_architectures.py reads the engines' registries)".into(),
     })
 }
@@ -226,7 +226,10 @@ mod tests {
     fn unknown_and_unmodelled_architectures_are_refused_by_name() {
         let made_up = check(&config("ZorblaxForCausalLM", serde_json::json!({}))).unwrap_err();
         assert_eq!(made_up.architecture, "ZorblaxForCausalLM");
-        assert!(made_up.why.contains("no supported release"), "{made_up:?}");
+        assert!(
+            made_up.why.contains("no supported SGLang or vLLM release"),
+            "{made_up:?}"
+        );
         let none = check(&config("X", serde_json::json!({"architectures": []}))).unwrap_err();
         assert_eq!(none.architecture, "(none)");
         for (arch, layout) in [
