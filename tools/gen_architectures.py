@@ -202,15 +202,25 @@ def module_text(path, models):
     return read(own), read(seen)
 
 
+@functools.lru_cache(maxsize=None)
+def markers(path, models):
+    """The layouts a module's code shows (computed once per module: a release registers many
+    architectures per module)."""
+    own, text = module_text(path, models)
+    found = [k for k, rx in MARKERS.items() if re.search(rx, own if k in OWN_ONLY else text)]
+    if re.search(MULTIMODAL, own):
+        found.append("multimodal")
+    return tuple(found)
+
+
 def classify(arch, task, path, models, archs_in_module):
     """(layout list, review reason or None) for one architecture of one release."""
     if arch in REVIEWED:
         return REVIEWED[arch]["layout"], None
     if not path.exists():
         return [], f"module {path.name} is not in the wheel"
-    own, text = module_text(path, models)
-    found = [k for k, rx in MARKERS.items() if re.search(rx, own if k in OWN_ONLY else text)]
-    if task == "multimodal" or re.search(MULTIMODAL, own):
+    found = list(markers(path, models))
+    if task == "multimodal":
         found.append("multimodal")
     if task == "draft" or DRAFT_NAME.search(arch):
         found.append("draft")
