@@ -134,13 +134,15 @@ pub enum ModelEntry {
     Table(ModelTableEntry),
 }
 
-/// A `[models]` table: `config` (a config.json or model directory), or `id` and `revision`.
+/// A `[models]` table: `config` (a config.json or model directory), or `id` and `revision`;
+/// `layout` asserts the KV layout of an architecture kvlint does not model (INP008).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelTableEntry {
     pub config: Option<String>,
     pub id: Option<String>,
     pub revision: Option<String>,
+    pub layout: Option<String>,
 }
 
 /// A `[gpus]` entry. Fields left out of an override keep the catalog's values.
@@ -410,6 +412,7 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
                     key: k.get_ref().clone(),
                     target,
                     at: line(k.span()),
+                    layout: asserted_layout(v.get_ref()).map_err(|m| err(Some(v.span()), m))?,
                 })
             })
             .collect::<Result<_, ConfigError>>()?,
@@ -444,6 +447,26 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
         trusted_controllers: file.webhook.trusted_controllers,
         exclude,
     })
+}
+
+/// `layout = ...` of a `[models]` table: one of the layouts kvlint models.
+fn asserted_layout(e: &ModelEntry) -> Result<Option<String>, String> {
+    let ModelEntry::Table(ModelTableEntry {
+        layout: Some(layout),
+        ..
+    }) = e
+    else {
+        return Ok(None);
+    };
+    let modelled = crate::model::architectures::MODELLED;
+    if modelled.contains(&layout.as_str()) {
+        Ok(Some(layout.clone()))
+    } else {
+        Err(format!(
+            "layout {layout:?} is not one kvlint models; use one of {}",
+            modelled.join(", ")
+        ))
+    }
 }
 
 /// What a `[models]` entry points at; config paths are relative to the file's directory.

@@ -301,6 +301,82 @@ fn hf_hub_cache_overrides_hf_home() {
     );
 }
 
+/// DeepSeek-V4-Flash (fixtures/INP008/deepseek-v4-flash.json) keeps compressed and
+/// sliding-window pools kvlint does not model: INP008 and no plan, until kvlint.toml asserts a
+/// layout. Asserted `standard`, it is planned as read: 1 KV head × (512 + 512) × 2 bytes × 43
+/// layers = 88,064 bytes per token on every rank (one KV head is replicated across TP 8). A
+/// layout kvlint does not model cannot be asserted.
+#[test]
+fn an_unmodelled_architecture_is_inp008_until_kvlint_toml_asserts_its_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = std::fs::read(root().join("fixtures/INP008/deepseek-v4-flash.json")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("configs")).unwrap();
+    std::fs::write(tmp.path().join("configs/dsv4.json"), config).unwrap();
+    let run_sh = tmp.path().join("run.sh");
+    std::fs::write(
+        &run_sh,
+        "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --tp 8 --context-length 1048576\n",
+    )
+    .unwrap();
+    let check = |layout: &str| {
+        std::fs::write(
+            tmp.path().join("kvlint.toml"),
+            format!("gpu = \"h200x8\"\nengine-version = \"0.5.23\"\n[models]\n\"deepseek-ai/DeepSeek-V4-Flash\" = {{ config = \"configs/dsv4.json\"{layout} }}\n"),
+        )
+        .unwrap();
+        kvlint_env(
+            &["check", "--format", "json", run_sh.to_str().unwrap()],
+            &[],
+        )
+    };
+    let run = check("");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc = json_of(&run);
+    let inp008: Vec<&Value> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "INP008")
+        .collect();
+    assert_eq!(inp008.len(), 1, "{}", run.stdout);
+    let message = inp008[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("DeepseekV4ForCausalLM") && message.contains("compressed"),
+        "{message}"
+    );
+    assert!(inp008[0]["help"]
+        .as_str()
+        .unwrap()
+        .contains("DSv4 memory calculation"));
+    assert_eq!(
+        doc["launches"][0]["kv_bytes_per_token"],
+        Value::Null,
+        "never planned"
+    );
+
+    let doc = json_of(&check(", layout = \"standard\""));
+    assert!(!doc["findings"].to_string().contains("INP008"), "{doc}");
+    let launch = &doc["launches"][0];
+    assert_eq!(launch["kv_bytes_per_token"], 88_064);
+    let note = launch["model_source"]["note"].as_str().unwrap();
+    assert!(
+        note.contains("DeepseekV4ForCausalLM asserted as layout standard in ")
+            && note.contains("kvlint.toml:4 ("),
+        "{note}"
+    );
+
+    let run = check(", layout = \"compressed\"");
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("kvlint.toml")
+            && run
+                .stderr
+                .contains("layout \"compressed\" is not one kvlint models"),
+        "{}",
+        run.stderr
+    );
+}
+
 // ---- step 4: the Hub, served on loopback ----
 
 /// What the loopback Hub saw.
@@ -314,6 +390,12 @@ struct Seen {
 /// `ETag`, `Content-Range` for range requests, `X-Error-Code` on errors; `acme/gated` answers
 /// 401 GatedRepo without `Authorization: Bearer secret`.
 fn loopback_hub() -> (SocketAddr, Arc<Mutex<Seen>>) {
+    loopback_mirror(true)
+}
+
+/// The same, as a mirror that honours `Range` or one that ignores it (200 and the whole body,
+/// no `Content-Range`, as some company proxies and regional mirrors answer).
+fn loopback_mirror(honours_range: bool) -> (SocketAddr, Arc<Mutex<Seen>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -331,13 +413,18 @@ fn loopback_hub() -> (SocketAddr, Arc<Mutex<Seen>>) {
     let s = seen.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            serve(stream, &files, &s);
+            serve(stream, &files, &s, honours_range);
         }
     });
     (addr, seen)
 }
 
-fn serve(mut stream: TcpStream, files: &HashMap<String, String>, seen: &Mutex<Seen>) {
+fn serve(
+    mut stream: TcpStream,
+    files: &HashMap<String, String>,
+    seen: &Mutex<Seen>,
+    honours_range: bool,
+) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut first = String::new();
     if reader.read_line(&mut first).is_err() {
@@ -375,7 +462,10 @@ fn serve(mut stream: TcpStream, files: &HashMap<String, String>, seen: &Mutex<Se
                         reply("404 Not Found", "X-Error-Code: EntryNotFound\r\n", b"")
                     }
                     None => reply("401 Unauthorized", "X-Error-Code: RepoNotFound\r\n", b""),
-                    Some(body) => ranged(body.as_bytes(), headers.get("range")),
+                    Some(body) => ranged(
+                        body.as_bytes(),
+                        headers.get("range").filter(|_| honours_range),
+                    ),
                 }
             }
         }
@@ -460,6 +550,47 @@ fn hub_on_loopback_fills_the_cache_which_then_serves_offline() {
         before,
         "no request offline"
     );
+}
+
+/// hf-hub asks for `Range: bytes=0-0` first; a mirror that ignores it answers 200 with the
+/// whole file and no `Content-Range`. Both mirrors give the same geometry, from the same commit.
+#[test]
+fn hub_mirror_that_ignores_range_resolves_like_one_that_honours_it() {
+    for honours in [true, false] {
+        let (addr, seen) = loopback_mirror(honours);
+        let home = tempfile::tempdir().unwrap();
+        let endpoint = format!("http://{addr}");
+        let env = [
+            ("HF_HOME", home.path().to_str()),
+            ("HF_ENDPOINT", Some(endpoint.as_str())),
+            ("HF_HUB_OFFLINE", None),
+        ];
+        let doc = json_of(&capacity("acme/llama-8b", &[], &env));
+        assert_eq!(
+            doc["model_source"]["kind"], "hub",
+            "honours Range: {honours}"
+        );
+        assert_eq!(doc["model_source"]["revision"], COMMIT);
+        assert_eq!(doc["kv_bytes_per_token"], KV_BYTES);
+        assert_eq!(doc["weights_bytes"], WEIGHTS, "the index was read too");
+        let snapshot = home
+            .path()
+            .join("hub/models--acme--llama-8b/snapshots")
+            .join(COMMIT);
+        let cached: Value =
+            serde_json::from_str(&std::fs::read_to_string(snapshot.join("config.json")).unwrap())
+                .unwrap();
+        assert_eq!(cached, config(), "the cache holds the whole file");
+        assert!(seen
+            .lock()
+            .unwrap()
+            .paths
+            .contains(&"/acme/llama-8b/resolve/main/config.json".to_string()));
+        let offline = [("HF_HOME", home.path().to_str())];
+        let doc = json_of(&capacity("acme/llama-8b", &["--offline"], &offline));
+        assert_eq!(doc["model_source"]["kind"], "hf-cache");
+        assert_eq!(doc["kv_bytes_per_token"], KV_BYTES);
+    }
 }
 
 #[test]

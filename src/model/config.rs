@@ -37,7 +37,7 @@ pub(crate) const LENGTH_KEYS: [&str; 9] = [
 
 /// SGLang `is_deepseek_dsa` architectures (`configs/model_config.py`): with `index_topk` they
 /// keep an indexer key cache.
-const DSA_ARCHS: [&str; 14] = [
+pub(super) const DSA_ARCHS: [&str; 14] = [
     "DeepseekV3ForCausalLM",
     "DeepseekV3ForCausalLMNextN",
     "DeepseekV32ForCausalLM",

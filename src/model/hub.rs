@@ -9,6 +9,7 @@
 //! and is given up after the deadline; an endpoint that failed is not asked again for a minute.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -24,6 +25,8 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an endpoint that failed is left alone.
 const RETRY_AFTER: Duration = Duration::from_secs(60);
+/// The largest file read whole from a mirror that ignores `Range` (the files fetched are JSON).
+const MAX_FILE_BYTES: u64 = 64 << 20;
 /// Files fetched after `config.json` when the repository has them.
 const OPTIONAL_FILES: [&str; 2] = ["model.safetensors.index.json", "hf_quant_config.json"];
 
@@ -129,7 +132,7 @@ impl Hub {
     }
 
     fn fetch_blocking(&self, dir: PathBuf, id: &str, revision: &str) -> Result<Snapshot, Failure> {
-        let api = ApiBuilder::from_cache(Cache::new(dir))
+        let api = ApiBuilder::from_cache(Cache::new(dir.clone()))
             .with_endpoint(self.endpoint.clone())
             .with_token(self.token.clone())
             .with_progress(false)
@@ -141,13 +144,15 @@ impl Hub {
             RepoType::Model,
             revision.to_string(),
         ));
-        let config = repo.download("config.json").map_err(classify)?;
+        let whole = || self.download_whole(&dir, id, revision, "config.json");
+        let config = whole_if_unranged(repo.download("config.json"), whole)?;
         let snapshot = config
             .parent()
             .ok_or_else(|| Failure::Other("the cache gave no snapshot directory".into()))?
             .to_path_buf();
         for file in OPTIONAL_FILES {
-            match repo.download(file).map_err(classify) {
+            let whole = || self.download_whole(&dir, id, revision, file);
+            match whole_if_unranged(repo.download(file), whole) {
                 Ok(_) | Err(Failure::Missing) => {}
                 Err(f) => return Err(f),
             }
@@ -160,6 +165,78 @@ impl Hub {
             dir: snapshot,
             commit,
         })
+    }
+}
+
+impl Hub {
+    /// A plain GET of `file`, written into the cache as hf-hub writes it (blob by ETag, snapshot
+    /// by `X-Repo-Commit`, ref by revision). For mirrors that answer hf-hub's ranged metadata
+    /// request (`Range: bytes=0-0`) with 200 and the whole body: huggingface_hub accepts that
+    /// (`file_download.py` `get_hf_file_metadata` reads the ETag and commit headers and takes the
+    /// size from the response), hf-hub 0.4.3 `metadata` insists on `Content-Range`.
+    fn download_whole(
+        &self,
+        dir: &std::path::Path,
+        id: &str,
+        revision: &str,
+        file: &str,
+    ) -> Result<PathBuf, Failure> {
+        let mut request = ureq::get(&self.url(id, revision, file));
+        if let Some(token) = &self.token {
+            request = request.set("Authorization", &format!("Bearer {token}"));
+        }
+        let response = request
+            .call()
+            .map_err(|e| classify(ApiError::RequestError(Box::new(e))))?;
+        let header = |name: &str| response.header(name).map(|v| v.replace('"', ""));
+        let etag = header("x-linked-etag").or_else(|| header("etag"));
+        let (Some(etag), Some(commit)) = (etag, header("x-repo-commit")) else {
+            return Err(Failure::Other(
+                "the endpoint sent no ETag or X-Repo-Commit header: it does not look like a Hugging Face mirror".into(),
+            ));
+        };
+        let mut body = Vec::new();
+        response
+            .into_reader()
+            .take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut body)
+            .map_err(|e| Failure::Network(e.to_string()))?;
+        if body.len() as u64 > MAX_FILE_BYTES {
+            return Err(Failure::Other(format!(
+                "{file} is larger than {MAX_FILE_BYTES} bytes"
+            )));
+        }
+        let repo = Cache::new(dir.to_path_buf()).repo(Repo::with_revision(
+            id.to_string(),
+            RepoType::Model,
+            revision.to_string(),
+        ));
+        let write = |e: std::io::Error| Failure::Other(format!("cannot write the cache: {e}"));
+        let folder = HubCache {
+            dir: dir.to_path_buf(),
+        }
+        .repo_dir(id);
+        let blob = folder.join("blobs").join(&etag);
+        let pointer = folder.join("snapshots").join(&commit).join(file);
+        for path in [&blob, &pointer] {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(write)?;
+            }
+            std::fs::write(path, &body).map_err(write)?;
+        }
+        repo.create_ref(&commit).map_err(write)?;
+        Ok(pointer)
+    }
+}
+
+/// hf-hub's download, or the whole-body GET when the endpoint ignored `Range`.
+fn whole_if_unranged(
+    ranged: Result<PathBuf, ApiError>,
+    whole: impl FnOnce() -> Result<PathBuf, Failure>,
+) -> Result<PathBuf, Failure> {
+    match ranged {
+        Err(ApiError::MissingHeader(h)) if h.eq_ignore_ascii_case("content-range") => whole(),
+        other => other.map_err(classify),
     }
 }
 

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+pub mod architectures;
 mod cache;
 mod catalog;
 mod config;

@@ -35,6 +35,9 @@ pub struct Mapping {
     pub target: Target,
     /// `kvlint.toml:LINE`, for the model source.
     pub at: String,
+    /// `layout = ...`: the KV layout the user asserts for an architecture kvlint does not model
+    /// (INP008), one of [`super::architectures::MODELLED`].
+    pub layout: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -354,7 +357,7 @@ pub fn for_launch(
         served,
     };
     match memo.resolve(resolver, &want) {
-        Ok(g) => Some(g),
+        Ok(g) => modelled(g, resolver, &want, at, findings),
         Err(Ok(e)) => {
             findings.push(unknown(at, &e, "a file exists but cannot be read", &[]));
             None
@@ -364,6 +367,56 @@ pub fn for_launch(
             None
         }
     }
+}
+
+/// The geometry when its architecture's layout is modelled or the user asserts it in
+/// kvlint.toml; otherwise INP008, and no plan (never plain attention).
+fn modelled(
+    g: std::sync::Arc<Geometry>,
+    resolver: &Resolver,
+    want: &Wanted,
+    at: crate::source::Loc,
+    findings: &mut Vec<Finding>,
+) -> Option<std::sync::Arc<Geometry>> {
+    let Err(u) = super::architectures::check(&g) else {
+        return Some(g);
+    };
+    let mut names = vec![want.model];
+    names.extend(&want.served);
+    let asserted = resolver
+        .table
+        .find(&names)
+        .and_then(|m| Some((m.layout.as_ref()?, &m.at)));
+    let Some((layout, line)) = asserted else {
+        findings.push(
+            Finding::new("INP008", Some(at))
+                .var(
+                    "model",
+                    if want.model.is_empty() {
+                        &g.id
+                    } else {
+                        want.model
+                    },
+                )
+                .var("architecture", &u.architecture)
+                .var("why", u.why)
+                .var("need", u.need)
+                .label("KV layout not modelled"),
+        );
+        return None;
+    };
+    let mut g = (*g).clone();
+    if let Some(src) = g.model_source.as_mut() {
+        let asserted = format!(
+            "{} asserted as layout {layout} in {line} ({})",
+            u.architecture, u.why
+        );
+        src.note = Some(match src.note.take() {
+            Some(note) => format!("{note}; {asserted}"),
+            None => asserted,
+        });
+    }
+    Some(std::sync::Arc::new(g))
 }
 
 fn unknown(at: crate::source::Loc, model: &str, tried: &str, close: &[String]) -> Finding {

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""Generate src/model/architectures.json: every architecture the supported engine releases
+register, classified by KV layout from the engine's own model code.
+
+Registries read (from each release's wheel, tools/engine_wheels.py):
+- vLLM `model_executor/models/registry.py`: `_TEXT_GENERATION_MODELS`, `_MULTIMODAL_MODELS`,
+  `_SPECULATIVE_DECODING_MODELS` and the pooling tables (`_EMBEDDING_MODELS`, ...): architecture
+  -> (module, class).
+- SGLang `srt/models/*.py`: each module's `EntryClass` (SGLang registers a class by its name).
+- TensorRT-LLM `_torch/models/*.py`: `@register_auto_model("Arch")` (its wheels are on
+  pypi.nvidia.com; a release that cannot be downloaded is reported, never skipped silently).
+
+Classification: the layouts whose markers (the attention, Mamba and indexer classes and config
+keys the engine's code uses) appear in the architecture's module. `REVIEWED` holds what a person
+decided from the code where the markers cannot. An architecture whose module defines several
+architectures and shows a layout kvlint does not model is marked `review`: the markers cannot
+say which architecture it belongs to.
+
+Usage: python3 tools/gen_architectures.py [--check]
+  --check: exit 1 when a supported release registers an architecture the table lacks, or a
+  release the table was read from cannot be read (the CI step in .ci/run). A release listed
+  under `unread` (TensorRT-LLM where pypi.nvidia.com is out of reach) is reported, not failed.
+"""
+import ast
+import functools
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import engine_wheels  # noqa: E402
+
+OUT = engine_wheels.ROOT / "src" / "model" / "architectures.json"
+
+# vLLM registry tables and what the architectures in them do.
+VLLM_TABLES = {
+    "_TEXT_GENERATION_MODELS": "generate",
+    "_MULTIMODAL_MODELS": "multimodal",
+    "_SPECULATIVE_DECODING_MODELS": "draft",
+    "_EMBEDDING_MODELS": "pooling",
+    "_CROSS_ENCODER_MODELS": "pooling",
+    "_REWARD_MODELS": "pooling",
+    "_TOKEN_CLASSIFICATION_MODELS": "pooling",
+    "_SEQUENCE_CLASSIFICATION_MODELS": "pooling",
+    "_LATE_INTERACTION_MODELS": "pooling",
+}
+
+# Layout markers in an engine's model code, most specific first.
+MARKERS = {
+    "compressed": r"compress_ratio|class \w*Compressor\b",
+    "dsa": r"\bIndexer\b|index_topk",
+    "mla": r"kv_lora_rank",
+    "mamba": r"MambaMixer2?\b|Mamba2Mixer|mamba_chunk_scan",
+    "gdn": r"GatedDeltaNet|gated_delta_rule",
+    "lightning": r"[Ll]ightning_?[Aa]ttention|MiniMaxText01LinearAttention",
+    "kimi_linear": r"KimiDeltaAttention",
+    "short_conv": r"\bShortConv",
+    "cross_attention": r"ENCODER_DECODER|CrossAttention\b|cross_attn",
+    "chunked": r"attention_chunk_size|ChunkedLocalAttention",
+    "sliding": r"sliding_window|layer_types",
+}
+# Layouts a model's own file shows: an encoder-decoder model defines its cross-attention itself,
+# and a multimodal model may import an audio encoder that has one (vLLM gemma4_mm.py).
+OWN_ONLY = {"cross_attention"}
+# SGLang's multimodal models embed their inputs through these (in the model's own file).
+MULTIMODAL = r"general_mm_embed_routine|MultiModalityDataPaddingPattern"
+# What kvlint's geometry and capacity code model (src/model/architectures.rs `MODELLED`).
+MODELLED = {"standard", "mla", "dsa", "gdn", "chunked", "sliding", "multimodal", "draft"}
+# Layouts that come on top of an attention kind.
+EXTRAS = {"sliding", "multimodal", "draft"}
+DRAFT_NAME = re.compile(r"NextN|MTP|Eagle|DFlash|DSpark|Medusa|Draft", re.I)
+
+# Classified by a person from the engine's code where the markers cannot tell.
+DSV4 = {
+    "layout": ["compressed", "dsa", "sliding"],
+    "why": "SGLang deepseek_v4.py MqaAttentionBase: per-layer config.compress_ratios[layer_id] "
+           "(0: sliding window only; 4 with C4Indexer; 128), DSv4 memory calculation; vLLM "
+           "vllm/models/deepseek_v4 (compressor.py, sparse_mla.py)",
+}
+REVIEWED = {
+    "DeepseekV4ForCausalLM": DSV4,
+    "DeepseekV41ForCausalLM": DSV4,
+    "DeepseekV4ForConditionalGeneration": dict(DSV4, layout=DSV4["layout"] + ["multimodal"]),
+    "VoxtralForConditionalGeneration": {
+        "layout": ["multimodal", "standard"],
+        "why": "vLLM voxtral.py imports whisper.py for WhisperEncoder (AttentionType.ENCODER, no KV "
+               "cache); its decoder is init_vllm_registered_model(text_config), SGLang voxtral.py "
+               "the same; whisper.py's ENCODER_DECODER attention is WhisperForConditionalGeneration's",
+    },
+}
+
+
+def vllm_registry(root):
+    """architecture -> (task, module path, class) from registry.py's dict literals."""
+    registry = root / "vllm" / "model_executor" / "models" / "registry.py"
+    tables = {}
+    for node in ast.walk(ast.parse(registry.read_text())):
+        if not (isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        name = next((n for n in names if n in VLLM_TABLES), None)
+        if name is None:
+            continue
+        tables[name] = node.value
+    out = {}
+    # In VLLM_TABLES order: an architecture that generates text and also pools (Phi3VForCausalLM
+    # in `_EMBEDDING_MODELS`) is classified as it generates.
+    for name, task in VLLM_TABLES.items():
+        node = tables.get(name)
+        if node is None:
+            continue
+        for k, v in zip(node.keys, node.values):
+            if not (isinstance(k, ast.Constant) and isinstance(v, ast.Tuple) and v.elts):
+                continue
+            names = [e.value for e in v.elts if isinstance(e, ast.Constant)]
+            if len(names) == len(v.elts) and all(isinstance(n, str) for n in names):
+                cls = names[1] if len(names) > 1 else k.value
+                out.setdefault(k.value, (task, vllm_module(root, names[0]), cls))
+    return out
+
+
+def vllm_module(root, module):
+    """`deepseek_v2` -> model_executor/models/deepseek_v2.py; `vllm.models.x` -> that package."""
+    parts = module.split(".") if module.startswith("vllm.") else [
+        "vllm", "model_executor", "models", module]
+    path = root.joinpath(*parts)
+    return path if path.is_dir() else path.with_suffix(".py")
+
+
+def sglang_registry(root):
+    out = {}
+    for path in sorted((root / "sglang" / "srt" / "models").glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text())
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets):
+                items = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
+                for item in items:
+                    if isinstance(item, ast.Name):
+                        out.setdefault(item.id, ("generate", path, item.id))
+    return out
+
+
+def trtllm_registry(root):
+    out = {}
+    for path in sorted((root / "tensorrt_llm" / "_torch" / "models").glob("*.py")):
+        for arch in re.findall(r"register_auto_model\(\s*[\"'](\w+)[\"']", path.read_text()):
+            out.setdefault(arch, ("generate", path, arch))
+    return out
+
+
+REGISTRIES = {"vllm": vllm_registry, "sglang": sglang_registry, "tensorrt_llm": trtllm_registry}
+
+
+# The model modules (or packages) a model file imports from: its decoder layers often live
+# there (Llama 4's chunked attention in llama4.py, imported by mllama4.py; SGLang dots3_nextn.py
+# from dots3_common/nextn.py, which imports dots3_common/modeling.py). Followed two levels deep.
+IMPORT = re.compile(
+    r"^from (\.|vllm\.model_executor\.models\.|sglang\.srt\.models\.)([\w.]+) import", re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def source(path):
+    return path.read_text(errors="replace")
+
+
+def files_of(path):
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path]
+
+
+def imported(path, models):
+    """The model files `path` imports, relative (`.x`) or by their package path."""
+    out = set()
+    for prefix, name in IMPORT.findall(source(path)):
+        target = (path.parent if prefix == "." else models).joinpath(*name.split("."))
+        for candidate in (target.with_suffix(".py"), target):
+            if candidate.exists():
+                out.update(files_of(candidate))
+                break
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def imported_cached(path, models):
+    return frozenset(imported(path, models))
+
+
+@functools.lru_cache(maxsize=None)
+def module_text(path, models):
+    """The module's own code, and with that of the model modules it imports."""
+    own = set(files_of(path))
+    seen = set(own)
+    if not path.is_dir():
+        for _ in range(2):
+            seen |= {i for f in seen for i in imported_cached(f, models)}
+    read = lambda fs: "\n".join(source(f) for f in sorted(fs) if f.is_file())
+    return read(own), read(seen)
+
+
+@functools.lru_cache(maxsize=None)
+def markers(path, models):
+    """The layouts a module's code shows (computed once per module: a release registers many
+    architectures per module)."""
+    own, text = module_text(path, models)
+    found = [k for k, rx in MARKERS.items() if re.search(rx, own if k in OWN_ONLY else text)]
+    if re.search(MULTIMODAL, own):
+        found.append("multimodal")
+    return tuple(found)
+
+
+def classify(arch, task, path, models, archs_in_module):
+    """(layout list, review reason or None) for one architecture of one release."""
+    if arch in REVIEWED:
+        return REVIEWED[arch]["layout"], None
+    if not path.exists():
+        return [], f"module {path.name} is not in the wheel"
+    found = list(markers(path, models))
+    if task == "multimodal":
+        found.append("multimodal")
+    if task == "draft" or DRAFT_NAME.search(arch):
+        found.append("draft")
+    unmodelled = [k for k in found if k not in MODELLED]
+    review = None
+    if unmodelled and archs_in_module > 1:
+        review = (f"{path.name} defines {archs_in_module} registered classes and uses "
+                  f"{', '.join(unmodelled)}: which of them is not clear from the markers")
+    if not set(found) - EXTRAS:
+        found.append("standard")
+    return sorted(set(found)), review
+
+
+def scan():
+    """{arch: entry}, the releases that could not be read."""
+    table, missing = {}, []
+    for engine, versions in engine_wheels.releases().items():
+        for version in versions:
+            root = engine_wheels.model_dir(engine, version)
+            if root is None:
+                missing.append(f"{engine} {version}")
+                continue
+            registry = REGISTRIES[engine](root)
+            classes = {}
+            for task, path, cls in registry.values():
+                classes.setdefault(path, set()).add(cls)
+            for arch, (task, path, _) in registry.items():
+                models = root.joinpath(*engine_wheels.MODEL_DIRS[engine][0].split("/"))
+                layout, review = classify(arch, task, path, models, len(classes[path]))
+                e = table.setdefault(arch, {"architecture": arch, "layout": [], "engines": {}})
+                e["layout"] = sorted(set(e["layout"]) | set(layout))
+                if review:
+                    e["review"] = review
+                if arch in REVIEWED:
+                    e["reviewed"] = REVIEWED[arch]["why"]
+                seen = e["engines"].setdefault(engine, {"releases": [], "file": ""})
+                seen["releases"].append(version)
+                seen["file"] = str(path.relative_to(root))
+    return table, missing
+
+
+def main():
+    table, missing = scan()
+    for m in missing:
+        print(f"could not read {m}: its wheel did not download", file=sys.stderr)
+    if "--check" in sys.argv:
+        sys.exit(check(table, missing))
+    rows = [table[a] for a in sorted(table)]
+    supported = engine_wheels.releases()
+    for row in rows:
+        for engine, seen in row["engines"].items():
+            seen["releases"] = span(seen["releases"], supported[engine])
+    doc = {
+        "generated_by": "tools/gen_architectures.py",
+        "modelled": sorted(MODELLED),
+        "unread": missing,
+        "architectures": rows,
+    }
+    OUT.write_text(json.dumps(doc, indent=1) + "\n")
+    review = sum(1 for r in rows if "review" in r)
+    print(f"{len(rows)} architectures, {review} marked for review, {len(missing)} releases unread")
+
+
+def check(table, missing):
+    """1 when a release registers an architecture the committed table lacks, or a release the
+    table was generated from cannot be read now."""
+    doc = json.loads(OUT.read_text())
+    have = {e["architecture"] for e in doc["architectures"]}
+    new = sorted(set(table) - have)
+    for a in new:
+        print(f"{a}: registered by {', '.join(sorted(table[a]['engines']))} but not in "
+              f"src/model/{OUT.name}; run tools/gen_architectures.py", file=sys.stderr)
+    lost = sorted(set(missing) - set(doc["unread"]))
+    for m in lost:
+        print(f"{m}: read when the table was generated, unreadable now", file=sys.stderr)
+    for m in sorted(set(missing) & set(doc["unread"])):
+        print(f"{m}: not read (as when the table was generated: listed under `unread`)")
+    print(f"{len(table)} architectures registered, {len(new)} missing from the table")
+    return 1 if new or lost else 0
+
+
+def span(versions, supported):
+    """`first..last` when the releases are a run of the supported list, else the list."""
+    first = supported.index(versions[0])
+    if len(versions) > 1 and supported[first:first + len(versions)] == versions:
+        return f"{versions[0]}..{versions[-1]}"
+    return ", ".join(versions)
+
+
+if __name__ == "__main__":
+    main()
