@@ -117,6 +117,13 @@ impl<'a> Project<'a> {
             let text = self.text(i, &mut findings)?;
             Some((text, i.loc))
         });
+        // Compose refuses to start a service it cannot interpolate: nothing of it runs.
+        if findings.iter().any(|f| f.rule == "INP001") {
+            return Extracted {
+                launches: Vec::new(),
+                findings,
+            };
+        }
         let mut found = shell::exec_launches(self.file, argv, &env);
         for l in &mut found.launches {
             findings.extend(any_flag(l));

@@ -67,13 +67,17 @@ impl Cx<'_> {
     /// never completes, so one there is said (INP006) and not taken as the pod's launch: the
     /// pod would never start, and nothing checks the engine that holds its GPUs meanwhile.
     pub(super) fn init_container(&mut self, c: &Node) {
-        if !self.read.insert(c.loc.start) || !self.launches_in(c) {
+        if !self.read.insert(c.loc.start) {
             return;
         }
-        let at = command_loc(c);
-        let engine = self.named_engine(c).unwrap_or("an engine");
+        let env = self.env(c);
+        let found = crate::extract::shell::exec_launches(self.file, self.argv(c, &env), &env);
+        let Some(launch) = found.launches.first() else {
+            return;
+        };
+        let engine = self.named_engine(c).map_or("an engine", |(_, e)| e);
         self.unread_engine(
-            at,
+            launch.command,
             engine,
             "it runs in an init container, which must exit before the pod's containers start, \
              and an engine server does not exit",
@@ -101,9 +105,9 @@ impl Cx<'_> {
 
     /// INP006 on a container that names an engine but gave neither a launch nor a finding.
     pub(super) fn engine_not_read(&mut self, c: &Node) {
-        if let Some(engine) = self.named_engine(c) {
+        if let Some((at, engine)) = self.named_engine(c) {
             self.unread_engine(
-                command_loc(c),
+                at,
                 engine,
                 "no launch could be read from this container's command",
                 "give the launch as the container's command and args, or a script kvlint reads",
@@ -152,27 +156,26 @@ impl Cx<'_> {
         );
     }
 
-    /// Whether the container's command and args start an engine.
-    fn launches_in(&self, c: &Node) -> bool {
-        let env = self.env(c);
-        let argv = self.argv(c, &env);
-        !crate::extract::shell::exec_launches(self.file, argv, &env)
-            .launches
-            .is_empty()
-    }
-
     /// The engine the container's command and args name, in whatever YAML style they are
-    /// written (a block list puts `vllm` and `serve` on lines of their own).
-    fn named_engine(&self, c: &Node) -> Option<&'static str> {
+    /// written (a block list puts `vllm` and `serve` on lines of their own), and where.
+    fn named_engine(&self, c: &Node) -> Option<(Loc, &'static str)> {
         let env = self.env(c);
-        let words: Vec<String> = self
-            .argv(c, &env)
-            .map(|w| w.chars.as_str().to_string())
-            .collect();
-        unread::engines_in(&words.join(" "))
-            .into_iter()
-            .next()
-            .map(|(_, engine)| engine)
+        // The words joined by spaces, and each character's place in the text and in the file.
+        let mut text = String::new();
+        let mut at: Vec<(usize, usize, usize)> = Vec::new();
+        for w in self.argv(c, &env) {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            for (ch, start, end) in w.chars.iter() {
+                at.push((text.len(), start, end));
+                text.push(ch);
+            }
+        }
+        let (range, engine) = unread::engines_in(&text).into_iter().next()?;
+        let first = at.iter().find(|(i, ..)| *i >= range.start)?;
+        let last = at.iter().rev().find(|(i, ..)| *i < range.end)?;
+        Some((Loc::new(self.file, first.1..last.2.max(first.1)), engine))
     }
 }
 
@@ -186,11 +189,4 @@ fn is_pod_spec(node: &Node) -> bool {
 /// `prefill` or `decode` when a key or scalar names exactly one of them.
 fn role_named(node: Option<&Node>) -> Option<String> {
     roles::named(node?.as_str()?).map(str::to_string)
-}
-
-/// Where findings about a container point: its command, else its args, else the container.
-fn command_loc(c: &Node) -> Loc {
-    c.get("command")
-        .or_else(|| c.get("args"))
-        .map_or(c.loc, |n| n.loc)
 }
