@@ -425,8 +425,9 @@ async fn idle_connections_are_closed() {
 
 /// Launches in pod templates of every shape are reviewed like a Deployment's (issue 29): a native
 /// sidecar, an Argo Rollout, a Knative Service, a custom resource's own template, a
-/// LeaderWorkerSet whose leader is a proxy; an engine in an init container that must exit is
-/// INP006. The object under review is each rule fixture's.
+/// LeaderWorkerSet whose leader is a proxy; an engine in an init container that must exit, or
+/// named by a resource with no pod template, is INP006. The object under review is each rule
+/// fixture's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn launches_in_every_pod_template_are_denied() {
     let hook = start(Unknown::Warn).await;
@@ -443,6 +444,7 @@ async fn launches_in_every_pod_template_are_denied() {
             "KV001 [container sglang]",
         ),
         ("INP006/fire-init-container-engine.yaml", "INP006"),
+        ("INP006/fire-unknown-resource.yaml", "INP006"),
     ] {
         let object = manifest(&root().join("fixtures").join(name)).remove(0);
         let (status, answer) = hook.validate(review(name, "CREATE", &object)).await;

@@ -23,8 +23,10 @@ use std::ops::Range;
 /// Launches in one Kubernetes object (a document with `apiVersion` and `kind`), and findings about what in it could not be read.
 pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> (Vec<Launch>, Vec<Finding>) {
     let mut cx = Cx::new(file, src, doc);
-    cx.object(doc);
-    cx.unread(doc);
+    // A review or a list says nothing of its own: each object in it is read (and said) alone.
+    if cx.object(doc) {
+        cx.unread(doc);
+    }
     (cx.out, cx.findings)
 }
 
@@ -83,7 +85,8 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn object(&mut self, doc: &Node) {
+    /// Reads the object; `false` when it only holds other objects (an AdmissionReview, a List).
+    fn object(&mut self, doc: &Node) -> bool {
         let spec = doc.get("spec");
         let g = Group::default();
         let kind = self.kind.clone();
@@ -104,13 +107,20 @@ impl<'a> Cx<'a> {
                     .and_then(|j| j.get("spec"));
                 self.pod_template(job.and_then(|j| j.get("template")), &g)
             }
-            "AdmissionReview" => return self.review(doc),
-            "List" => return self.list(doc),
+            "AdmissionReview" => {
+                self.review(doc);
+                return false;
+            }
+            "List" => {
+                self.list(doc);
+                return false;
+            }
             _ if self.serving(doc) => {}
             _ => self.crd(spec),
         }
         // Pod templates the kind's reader did not take, wherever the object keeps them.
         self.templates(doc);
+        true
     }
 
     /// A `kind: List` (what `kubectl get -o yaml` prints): each item is an object.
