@@ -68,24 +68,23 @@ struct Project<'a> {
 
 impl<'a> Project<'a> {
     /// The project directory is the compose file's (docs.docker.com, "Set, use, and manage
-    /// variables in a Compose file with interpolation": `.env` in the project directory); a
-    /// `.env` that compose would refuse is INP001, and none of its variables are known.
+    /// variables in a Compose file with interpolation": `.env` in the project directory). A
+    /// `.env` kvlint cannot read sets nothing it knows; one compose would refuse is INP001.
     fn new(file: FileId, src: &'a SourceFile, doc: &Node, findings: &mut Vec<Finding>) -> Self {
         let dir = Path::new(&src.name)
             .parent()
             .map_or_else(PathBuf::new, Path::to_path_buf);
         let path = dir.join(".env");
         let unknown = |_: &str| None;
-        let vars = dotenv::read(&path)
-            .and_then(|text| text.map_or(Ok(Vec::new()), |t| dotenv::parse(&t, &unknown)))
-            .unwrap_or_else(|why| {
-                let at = doc.get("services").map_or(doc.loc, |s| s.loc);
-                findings.push(invalid(
-                    at,
-                    format!("the project's {}: {why}", path.display()),
-                ));
-                Vec::new()
-            });
+        let text = dotenv::read(&path).ok().flatten().unwrap_or_default();
+        let vars = dotenv::parse(&text, &unknown).unwrap_or_else(|why| {
+            let at = doc.get("services").map_or(doc.loc, |s| s.loc);
+            findings.push(invalid(
+                at,
+                format!("the project's {}: {why}", path.display()),
+            ));
+            Vec::new()
+        });
         Project {
             file,
             src,
@@ -105,7 +104,6 @@ impl<'a> Project<'a> {
 
     fn service(&self, svc: &Node) -> Extracted {
         let mut findings = Vec::new();
-        let env = self.environment(svc, &mut findings);
         let mut argv = match svc.get("entrypoint") {
             Some(e) => self.words(e, &mut findings),
             None => self.image_entrypoint(svc, &mut findings),
@@ -117,13 +115,14 @@ impl<'a> Project<'a> {
             let text = self.text(i, &mut findings)?;
             Some((text, i.loc))
         });
-        // Compose refuses to start a service it cannot interpolate: nothing of it runs.
+        // Compose refuses to start a service whose command it cannot interpolate: none of it runs.
         if findings.iter().any(|f| f.rule == "INP001") {
             return Extracted {
                 launches: Vec::new(),
                 findings,
             };
         }
+        let env = self.environment(svc, &argv, &mut findings);
         let mut found = shell::exec_launches(self.file, argv, &env);
         for l in &mut found.launches {
             findings.extend(any_flag(l));
@@ -195,14 +194,22 @@ impl<'a> Project<'a> {
     }
 
     /// The container's environment: each `env_file` in order, then `environment`, which wins
-    /// (docs.docker.com "Environment variables precedence").
-    fn environment(&self, svc: &Node, findings: &mut Vec<Finding>) -> Vec<(String, MappedWord)> {
+    /// (docs.docker.com "Environment variables precedence"). When an `env_file` cannot be read
+    /// here (it is often kept out of the repository), each variable `argv` uses that nothing else
+    /// sets may come from it: its value is unknown, not unset.
+    fn environment(
+        &self,
+        svc: &Node,
+        argv: &[MappedWord],
+        findings: &mut Vec<Finding>,
+    ) -> Vec<(String, MappedWord)> {
         let mut env: Vec<(String, MappedWord)> = Vec::new();
         let mut set = |name: String, value: MappedWord| {
             env.retain(|(n, _)| *n != name);
             env.push((name, value));
         };
-        for (name, value) in self.env_files(svc, findings) {
+        let (vars, unread) = self.env_files(svc, findings);
+        for (name, value) in vars {
             set(name, value);
         }
         match svc.get("environment").map(|e| &e.value) {
@@ -254,6 +261,13 @@ impl<'a> Project<'a> {
             }
             _ => {}
         }
+        if let Some(at) = unread {
+            for name in shell_variables(argv) {
+                if !env.iter().any(|(n, _)| *n == name) {
+                    env.push((name.clone(), unknown_value(&name, at)));
+                }
+            }
+        }
         env
     }
 
@@ -268,15 +282,20 @@ impl<'a> Project<'a> {
     }
 
     /// The variables of the service's `env_file` entries (a path, or `{path, required}`), relative
-    /// to the project directory; a required file that cannot be read is INP001, as compose
-    /// refuses to start the service.
-    fn env_files(&self, svc: &Node, findings: &mut Vec<Finding>) -> Vec<(String, MappedWord)> {
+    /// to the project directory, and where the first one kvlint cannot read is. A file compose
+    /// cannot parse is INP001, as compose refuses to start the service.
+    fn env_files(
+        &self,
+        svc: &Node,
+        findings: &mut Vec<Finding>,
+    ) -> (Vec<(String, MappedWord)>, Option<Loc>) {
         let entries: Vec<&Node> = match svc.get("env_file") {
             Some(n) if matches!(n.value, Value::Seq(_)) => placement::items(Some(n)).collect(),
             Some(n) => vec![n],
             None => Vec::new(),
         };
         let mut out = Vec::new();
+        let mut unread = None;
         for entry in entries {
             let path_node = entry.get("path").unwrap_or(entry);
             let required = entry
@@ -287,12 +306,15 @@ impl<'a> Project<'a> {
             };
             let full = self.dir.join(&path);
             let lookup = |name: &str| self.lookup(name);
-            let read = dotenv::read(&full).and_then(|t| match t {
-                Some(text) => dotenv::parse(&text, &lookup),
-                None if required => Err("no such file".into()),
-                None => Ok(Vec::new()),
-            });
-            match read {
+            let text = match dotenv::read(&full) {
+                Ok(Some(text)) => text,
+                Ok(None) if !required => continue,
+                _ => {
+                    unread = unread.or(Some(path_node.loc));
+                    continue;
+                }
+            };
+            match dotenv::parse(&text, &lookup) {
                 Ok(vars) => out.extend(vars.into_iter().map(|(name, value)| {
                     let value = match value {
                         Some(v) => MappedWord {
@@ -313,7 +335,7 @@ impl<'a> Project<'a> {
                 )),
             }
         }
-        out
+        (out, unread)
     }
 
     /// GPUs reserved for the service: `count` (an int; `all` is unknown here) or the `device_ids` listed.
@@ -332,6 +354,28 @@ impl<'a> Project<'a> {
             count.or((ids > 0).then(|| u32::try_from(ids).unwrap_or(u32::MAX)))
         })
     }
+}
+
+/// The variables a shell in the container would read from the argv's words: `$NAME`, `${NAME...`.
+fn shell_variables(argv: &[MappedWord]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for w in argv {
+        let text = w.chars.as_str();
+        for (i, _) in text.match_indices('$') {
+            let rest = &text[i + 1..];
+            let rest = rest.strip_prefix('{').unwrap_or(rest);
+            let end = rest
+                .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+                .unwrap_or(rest.len());
+            let name = &rest[..end];
+            if name.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+                && !names.iter().any(|n| n == name)
+            {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
 }
 
 /// A value kvlint cannot know, as interpolation writes one.
