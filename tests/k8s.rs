@@ -163,9 +163,45 @@ fn compose_services() {
     assert_eq!(arg(sglang, "--context-length").unresolved, ["CTX"]);
 }
 
+/// Compose fills the file from the project's `.env` (a nested default, a value using one above
+/// it, an image tag); the container's shell reads `environment` and `env_file` (`$$VAR`); a
+/// variable the `.env` does not set is unknown whatever its default, and a whole word of one may
+/// be any flag (INP004); a required variable set empty makes compose refuse the file (INP001).
+#[test]
+fn compose_values_come_from_the_project_env() {
+    let (s, out) = load("fixtures/extract/compose-env/compose.yaml");
+    insta::assert_snapshot!(summary(&s, &out));
+    // A value from the `.env` stands where it is referenced.
+    let ctx = arg(&out.launches[0], "--context-length");
+    assert_eq!(
+        (ctx.text.as_str(), s.text(ctx.loc)),
+        ("65536", "\"${CTX:-4096}\"")
+    );
+    let unknown = arg(&out.launches[2], "--max-model-len");
+    assert_eq!(unknown.unresolved, ["UNSET"]);
+    assert_eq!(s.text(unknown.loc), "${UNSET-8192}");
+}
+
 #[test]
 fn storm_service_and_role_based_group() {
     let (s, out) = load("fixtures/extract/k8s/crds.yaml");
+    insta::assert_snapshot!(summary(&s, &out));
+}
+
+/// ReplicationController, CronJob, a custom resource's own pod templates (roles from the keys and
+/// names above them) and an object it embeds; native sidecars, and the init and ephemeral
+/// containers that are no launch.
+#[test]
+fn every_pod_template_is_read_wherever_it_sits() {
+    let (s, out) = load("fixtures/extract/k8s/pod-templates.yaml");
+    insta::assert_snapshot!(summary(&s, &out));
+}
+
+/// A router leader (the workers' engine spans the worker pods), ranks of one engine (one launch),
+/// workers that differ from the leader (two launches), and workers only.
+#[test]
+fn both_leader_worker_set_templates_are_read() {
+    let (s, out) = load("fixtures/extract/k8s/lws-templates.yaml");
     insta::assert_snapshot!(summary(&s, &out));
 }
 

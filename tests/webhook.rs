@@ -492,6 +492,41 @@ async fn idle_connections_are_closed() {
     assert!(read.is_ok(), "the idle connection was still open after 5 s");
 }
 
+/// Launches in pod templates of every shape are reviewed like a Deployment's (issue 29): a native
+/// sidecar, an Argo Rollout, a Knative Service, a custom resource's own template, a
+/// LeaderWorkerSet whose leader is a proxy; an engine in an init container that must exit, or
+/// named by a resource with no pod template, is INP006. The object under review is each rule
+/// fixture's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn launches_in_every_pod_template_are_denied() {
+    let hook = start(Unknown::Warn).await;
+    for (name, said) in [
+        ("KV001/fire-native-sidecar.yaml", "KV001 [container sglang]"),
+        ("KV001/fire-argo-rollout.yaml", "KV001 [container sglang]"),
+        ("KV001/fire-knative-service.yaml", "KV001"),
+        (
+            "KV001/fire-crd-pod-template.yaml",
+            "KV001 [container engine]",
+        ),
+        (
+            "KV001/fire-lws-router-leader.yaml",
+            "KV001 [container sglang]",
+        ),
+        ("INP006/fire-init-container-engine.yaml", "INP006"),
+        ("INP006/fire-unknown-resource.yaml", "INP006"),
+    ] {
+        let object = manifest(&root().join("fixtures").join(name)).remove(0);
+        let (status, answer) = hook.validate(review(name, "CREATE", &object)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_answers(&answer, name);
+        assert_eq!(answer["response"]["allowed"], false, "{name}: {answer}");
+        let message = answer["response"]["status"]["message"]
+            .as_str()
+            .unwrap_or("");
+        assert!(message.contains(said), "{name}: {message}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn objects_without_launches_and_deletions_pass_untouched() {
     let hook = start(Unknown::Deny).await;
@@ -787,6 +822,9 @@ fn deploy_manifests_parse_and_configure_the_webhook() {
         ("ome.io", "inferenceservices"),
         ("ome.io", "clusterservingruntimes"),
         ("nvidia.com", "dynamographdeployments"),
+        ("", "replicationcontrollers"),
+        ("argoproj.io", "rollouts"),
+        ("serving.knative.dev", "services"),
     ] {
         assert!(covered(group, resource), "no rule for {group}/{resource}");
     }

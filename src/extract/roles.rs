@@ -43,7 +43,7 @@ fn wrapper_flag(l: &Launch, sources: &Sources) -> Option<&'static str> {
 }
 
 /// `prefill` or `decode` as a word of a name (`qwen-prefill`, `VllmDecodeWorker`, `decode_0`).
-fn named(name: &str) -> Option<&'static str> {
+pub fn named(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
     // CamelCase words: `VllmPrefillWorker` has `Prefill` as a word of its own.
     let camel = name.contains("Prefill") || name.contains("Decode");

@@ -57,8 +57,8 @@ pub struct Scan {
 pub fn scan(src: &SourceFile) -> Scan {
     Scan {
         docs: documents(src),
-        routers: mentions(src, NOT_ENGINES),
-        engines: mentions(src, ENGINES),
+        routers: mentions(&src.text, NOT_ENGINES),
+        engines: mentions(&src.text, ENGINES),
     }
 }
 
@@ -107,10 +107,18 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
             covered[i] = true;
         }
     }
+    // Parts skipped on purpose name their engine there (an ephemeral container).
+    let skipped: Vec<Range<usize>> = out
+        .findings
+        .iter()
+        .filter(|f| f.rule == "INP007")
+        .filter_map(|f| f.primary.filter(|p| p.file == file).map(|p| p.range()))
+        .collect();
     let mut named = vec![false; docs.len()];
     for (at, engine) in scan.engines {
         let Some(i) = doc_of(at.start) else { continue };
-        if covered[i] || named[i] || routes(src, &at) {
+        let said = skipped.iter().any(|s| s.contains(&at.start));
+        if covered[i] || named[i] || said || routes(&src.text, &at) {
             continue;
         }
         named[i] = true;
@@ -136,7 +144,7 @@ pub fn helm_template(file: FileId, src: &SourceFile) -> Option<Extracted> {
     }
     let help = render_help(&src.name);
     let at = Loc::new(file, 0..src.text.find('\n').unwrap_or(src.text.len()));
-    let finding = match mentions(src, ENGINES).into_iter().next() {
+    let finding = match mentions(&src.text, ENGINES).into_iter().next() {
         Some((range, engine)) => Finding::new("INP006", Some(Loc::new(file, range)))
             .var("engine", engine)
             .var(
@@ -204,11 +212,16 @@ fn render_help(name: &str) -> String {
     }
 }
 
+/// Where `text` (an object, a container's command) starts an engine, as [`note`] finds them:
+/// outside comments and mentions (`echo`, `pip install`), and not as a router's command.
+pub fn engines_in(text: &str) -> Vec<(Range<usize>, &'static str)> {
+    let mut found = mentions(text, ENGINES);
+    found.retain(|(at, _)| !routes(text, at));
+    found
+}
+
 /// Where each pattern occurs outside comments, first occurrence per line.
-fn mentions(
-    src: &SourceFile,
-    patterns: &[(&str, &'static str)],
-) -> Vec<(Range<usize>, &'static str)> {
+fn mentions(text: &str, patterns: &[(&str, &'static str)]) -> Vec<(Range<usize>, &'static str)> {
     let mut out = Vec::new();
     // A line holds every word of a pattern only if it holds the pattern's first word, so only
     // the lines where the shortest of those words (`vllm` for `vllm.entrypoints`) occur are
@@ -217,7 +230,6 @@ fn mentions(
         .iter()
         .filter_map(|(p, _)| p.split(' ').next())
         .collect();
-    let text = &src.text;
     // memchr's SIMD search: core's `match_indices` (Two-Way) cost 6 instructions a byte.
     let mut found: Vec<usize> = firsts
         .iter()
@@ -304,11 +316,11 @@ fn quiet(before: &str) -> bool {
 }
 
 /// Whether the engine words at `at` are part of a router's command (`trtllm-serve disaggregated`).
-fn routes(src: &SourceFile, at: &Range<usize>) -> bool {
-    let line_end = src.text[at.start..]
+fn routes(text: &str, at: &Range<usize>) -> bool {
+    let line_end = text[at.start..]
         .find('\n')
-        .map_or(src.text.len(), |i| at.start + i);
-    let rest = &src.text[at.start..line_end];
+        .map_or(text.len(), |i| at.start + i);
+    let rest = &text[at.start..line_end];
     NOT_ENGINES.iter().any(|(p, _)| rest.starts_with(p))
 }
 
@@ -368,7 +380,7 @@ mod tests {
             "run.sh",
             "# vllm serve m\necho \"vllm serve m\"\nsleep 1; vllm serve m\n",
         );
-        let found: Vec<usize> = mentions(&src, ENGINES)
+        let found: Vec<usize> = mentions(&src.text, ENGINES)
             .iter()
             .map(|(r, _)| r.start)
             .collect();
@@ -383,7 +395,7 @@ mod tests {
             "vllm serve m; ".repeat(20_000)
         );
         let src = SourceFile::new("run.sh", text.as_str());
-        let found: Vec<(usize, &str)> = mentions(&src, ENGINES)
+        let found: Vec<(usize, &str)> = mentions(&src.text, ENGINES)
             .iter()
             .map(|(r, what)| (r.start, *what))
             .collect();

@@ -262,7 +262,10 @@ pub fn review(
     // What reading found (INP004 in a container script, INP006): judged with the launches.
     outcome.findings.extend(findings);
     drop(tree);
-    if launches.is_empty() {
+    // An object with no launch passes untouched unless reading it found something to say (an
+    // engine it names but gives no launch for: INP006).
+    let said = outcome.findings.iter().any(|f| f.rule != "INP007");
+    if launches.is_empty() && !said {
         return Ok(if cut > 0 {
             Verdict::internal_error(policy, &too_deep(cut))
         } else {

@@ -35,15 +35,45 @@ impl Cx<'_> {
         }
     }
 
-    /// LeaderWorkerSet template: one engine spans `size` pods; the leader's argv is the launch
-    /// (workers join it), the worker template only when there is no leader template.
+    /// LeaderWorkerSet template: a group of `size` pods, the leader from `leaderTemplate` (else
+    /// from `workerTemplate`, as LWS does) and `size - 1` workers. Both templates are read.
+    /// When the leader runs an engine, the group is one engine over all `size` pods, and a worker
+    /// launch that differs from the leader's only in its rank and address flags is a rank of it,
+    /// not a launch of its own. When the leader runs something else (a router, a proxy), the
+    /// workers' engine spans the `size - 1` worker pods.
     pub(super) fn lws(&mut self, lwt: Option<&Node>, g: Group) {
         let Some(lwt) = lwt else { return };
-        let pods = lwt.get("size").and_then(count_of).or(Some(1));
-        let template = lwt
-            .get("leaderTemplate")
-            .or_else(|| lwt.get("workerTemplate"));
-        self.pod_template(template, &Group { pods, ..g });
+        let size = lwt.get("size").and_then(count_of).unwrap_or(1);
+        let whole = Group {
+            pods: Some(size),
+            ..g.clone()
+        };
+        let Some(leader) = lwt.get("leaderTemplate") else {
+            return self.pod_template(lwt.get("workerTemplate"), &whole);
+        };
+        let first = self.out.len();
+        self.pod_template(Some(leader), &whole);
+        let leaders = self.out.len() - first;
+        let workers = Group {
+            pods: Some(if leaders > 0 {
+                size
+            } else {
+                size.saturating_sub(1).max(1)
+            }),
+            ..g
+        };
+        self.pod_template(lwt.get("workerTemplate"), &workers);
+        let (led, rest) = self.out[first..].split_at(leaders);
+        let ranks: Vec<bool> = rest
+            .iter()
+            .map(|w| led.iter().any(|l| same_engine(l, w)))
+            .collect();
+        let mut rank = ranks.into_iter();
+        let mut i = 0;
+        self.out.retain(|_| {
+            i += 1;
+            i <= first + leaders || !rank.next().unwrap_or(false)
+        });
     }
 
     /// llm-d / LWS DisaggregatedSet: `roles[]` named prefill/decode, each an LWS template.
@@ -100,6 +130,7 @@ impl Cx<'_> {
     fn dynamo(&mut self, spec: &Node) {
         for (name, svc) in entries(spec.get("services")) {
             if self.dynamo_frontend(svc.get("componentType")) {
+                self.skipped.push(svc.loc.range());
                 continue;
             }
             let g = Group {
@@ -113,6 +144,7 @@ impl Cx<'_> {
         }
         for comp in items(spec.get("components")) {
             if self.dynamo_frontend(comp.get("type")) {
+                self.skipped.push(comp.loc.range());
                 continue;
             }
             let g = dynamo_group(comp, "type");
@@ -189,6 +221,7 @@ impl Cx<'_> {
             let Some(main) = named_or_first(pod.and_then(|p| p.get("containers")), "main") else {
                 continue;
             };
+            self.read.insert(main.loc.start);
             let g = Group {
                 role,
                 ..Group::default()
@@ -235,6 +268,47 @@ impl Cx<'_> {
             ..Launch::new(Engine::Vllm, command, args)
         })
     }
+}
+
+/// Flags in which the ranks of one multi-node engine differ: their rank, the leader's address,
+/// and the serving front end only rank 0 runs (sglang `server_args.py`: `--node-rank`,
+/// `--dist-init-addr`; vllm `arg_utils.py`: `--headless`, `--data-parallel-start-rank`,
+/// `--data-parallel-address`, `--data-parallel-rpc-port`), each with its value unless it takes none.
+const RANK_FLAGS: &[(&str, bool)] = &[
+    ("--node-rank", true),
+    ("--dist-init-addr", true),
+    ("--headless", false),
+    ("--data-parallel-start-rank", true),
+    ("-dpr", true),
+    ("--data-parallel-rank", true),
+    ("--data-parallel-address", true),
+    ("-dpa", true),
+    ("--data-parallel-rpc-port", true),
+    ("-dpp", true),
+    ("--host", true),
+    ("--port", true),
+];
+
+/// Whether a worker's launch is a rank of the leader's: the same engine, with the same
+/// arguments once the rank flags are set aside.
+fn same_engine(leader: &Launch, worker: &Launch) -> bool {
+    leader.engine == worker.engine && settings(leader) == settings(worker)
+}
+
+fn settings(l: &Launch) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut args = l.args.iter().map(|a| a.text.as_str());
+    while let Some(a) = args.next() {
+        let name = a.split_once('=').map_or(a, |(n, _)| n);
+        match RANK_FLAGS.iter().find(|(f, _)| *f == name) {
+            Some((_, true)) if !a.contains('=') => {
+                args.next();
+            }
+            Some(_) => {}
+            None => out.push(a),
+        }
+    }
+    out
 }
 
 fn dynamo_group(svc: &Node, role_key: &str) -> Group {

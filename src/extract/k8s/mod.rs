@@ -9,6 +9,7 @@ pub mod mounts;
 pub mod placement;
 pub mod scalar;
 mod serving;
+mod templates;
 
 use crate::extract::shell::{self, Chars, MappedWord};
 use crate::finding::Finding;
@@ -16,11 +17,16 @@ use crate::launch::{Arg, Launch, ObjectRef};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
 use placement::items;
+use std::collections::HashSet;
+use std::ops::Range;
 
 /// Launches in one Kubernetes object (a document with `apiVersion` and `kind`), and findings about what in it could not be read.
 pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> (Vec<Launch>, Vec<Finding>) {
     let mut cx = Cx::new(file, src, doc);
-    cx.object(doc);
+    // A review or a list says nothing of its own: each object in it is read (and said) alone.
+    if cx.object(doc) {
+        cx.unread(doc);
+    }
     (cx.out, cx.findings)
 }
 
@@ -49,6 +55,11 @@ struct Cx<'a> {
     name: String,
     out: Vec<Launch>,
     findings: Vec<Finding>,
+    /// Containers and nested objects read so far, by where they start: the walk over the
+    /// object's other pod templates (`templates`) reads each once.
+    read: HashSet<usize>,
+    /// What a reader skipped on purpose (a Dynamo frontend): not walked again.
+    skipped: Vec<Range<usize>>,
 }
 
 impl<'a> Cx<'a> {
@@ -69,10 +80,13 @@ impl<'a> Cx<'a> {
                 .unwrap_or_default(),
             out: Vec::new(),
             findings: Vec::new(),
+            read: HashSet::new(),
+            skipped: Vec::new(),
         }
     }
 
-    fn object(&mut self, doc: &Node) {
+    /// Reads the object; `false` when it only holds other objects (an AdmissionReview, a List).
+    fn object(&mut self, doc: &Node) -> bool {
         let spec = doc.get("spec");
         let g = Group::default();
         let kind = self.kind.clone();
@@ -93,11 +107,20 @@ impl<'a> Cx<'a> {
                     .and_then(|j| j.get("spec"));
                 self.pod_template(job.and_then(|j| j.get("template")), &g)
             }
-            "AdmissionReview" => self.review(doc),
-            "List" => self.list(doc),
+            "AdmissionReview" => {
+                self.review(doc);
+                return false;
+            }
+            "List" => {
+                self.list(doc);
+                return false;
+            }
             _ if self.serving(doc) => {}
             _ => self.crd(spec),
         }
+        // Pod templates the kind's reader did not take, wherever the object keeps them.
+        self.templates(doc);
+        true
     }
 
     /// A `kind: List` (what `kubectl get -o yaml` prints): each item is an object.
@@ -120,6 +143,9 @@ impl<'a> Cx<'a> {
 
     /// An object held inside this one (a List item, a reviewed object, a Template's object).
     fn nested(&mut self, obj: &Node) {
+        if !self.read.insert(obj.loc.start) {
+            return;
+        }
         let (launches, findings) = read(self.file, self.src, obj);
         self.out.extend(launches);
         self.findings.extend(findings);
@@ -133,26 +159,37 @@ impl<'a> Cx<'a> {
         self.pod_spec(template.and_then(|t| t.get("spec")), &g);
     }
 
+    /// A pod spec's containers, and its init containers that run for the pod's life (native
+    /// sidecars: `restartPolicy: Always`, Kubernetes 1.29+). An init container that runs to
+    /// completion and an ephemeral (debugging) container are no launches of the pod.
     fn pod_spec(&mut self, spec: Option<&Node>, g: &Group) {
         let Some(spec) = spec else { return };
         for c in items(spec.get("containers")) {
             self.container(c, Some(spec), g);
         }
+        for c in items(spec.get("initContainers")) {
+            if c.get("restartPolicy").and_then(Node::as_str) == Some("Always") {
+                self.container(c, Some(spec), g);
+            } else {
+                self.init_container(c);
+            }
+        }
+        for c in items(spec.get("ephemeralContainers")) {
+            self.ephemeral_container(c);
+        }
     }
 
-    /// One container: its argv, read with its env, and where it runs.
+    /// One container: its argv, read with its env, and where it runs. A container already read
+    /// (by the kind's reader, before the walk over the object's templates) is not read again.
     fn container(&mut self, c: &Node, pod: Option<&Node>, g: &Group) {
-        let env = self.env(c);
-        let mut command = self.words(c.get("command"), &env);
-        if command.is_empty() {
-            command = self.image_entrypoint(c);
+        if !self.read.insert(c.loc.start) {
+            return;
         }
-        // The args are read as the shell reader takes them: a padded list of 120,000 words is
-        // not also held as a list of its own.
-        let argv = command
-            .into_iter()
-            .chain(self.word_iter(c.get("args"), &env));
-        let found = shell::exec_launches(self.file, argv, &env);
+        let env = self.env(c);
+        let found = shell::exec_launches(self.file, self.argv(c, &env), &env);
+        if found.launches.is_empty() && found.findings.is_empty() {
+            self.engine_not_read(c);
+        }
         self.findings.extend(found.findings);
         for launch in found.launches {
             let mut launch = self.finish(launch, c, pod, g);
@@ -164,6 +201,23 @@ impl<'a> Cx<'a> {
             }
             self.out.push(launch);
         }
+    }
+
+    /// The container's `command` (else its image's entrypoint) and `args`, with `$(VAR)`
+    /// expanded from `env`. The args are read as the shell reader takes them: a padded list of
+    /// 120,000 words is not also held as a list of its own.
+    fn argv<'s>(
+        &'s self,
+        c: &'s Node,
+        env: &'s [(String, MappedWord)],
+    ) -> impl Iterator<Item = MappedWord> + 's {
+        let mut command = self.words(c.get("command"), env);
+        if command.is_empty() {
+            command = self.image_entrypoint(c);
+        }
+        command
+            .into_iter()
+            .chain(self.word_iter(c.get("args"), env))
     }
 
     /// The container's `env` entries whose value is written out; each may use earlier ones.

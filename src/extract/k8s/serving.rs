@@ -132,9 +132,11 @@ impl Cx<'_> {
             Ok(root) => root,
             Err(why) => return self.not_read(key.loc, "Ray Serve config", &why),
         };
-        let workers = spec
-            .get("rayClusterConfig")
-            .and_then(|c| c.get("workerGroupSpecs"));
+        let cluster = spec.get("rayClusterConfig");
+        if let Some(c) = cluster {
+            self.ray_started(c);
+        }
+        let workers = cluster.and_then(|c| c.get("workerGroupSpecs"));
         let pod = items(workers)
             .filter_map(|w| w.get("template").and_then(|t| t.get("spec")))
             .next();
@@ -180,6 +182,7 @@ impl Cx<'_> {
     /// A RayCluster spec: the head runs the engine command; every worker host is a pod of it.
     fn ray_cluster(&mut self, spec: Option<&Node>) {
         let Some(spec) = spec else { return };
+        self.ray_started(spec);
         let workers: u32 = items(spec.get("workerGroupSpecs"))
             .map(|w| {
                 let replicas = w.get("replicas").and_then(count_of).unwrap_or(1);
@@ -192,6 +195,25 @@ impl Cx<'_> {
         };
         let head = spec.get("headGroupSpec").and_then(|h| h.get("template"));
         self.pod_template(head, &g);
+    }
+
+    /// KubeRay runs `ray start` in a group's Ray container (the first) when it has no `command`
+    /// (ray-project/kuberay ray-operator/controllers/ray/common/pod.go `BuildPod`: command
+    /// `/bin/bash -lc --`, args `ulimit ...; $KUBERAY_GEN_RAY_START_CMD`), whatever its image's
+    /// entrypoint: no launch there.
+    fn ray_started(&mut self, spec: &Node) {
+        let groups = spec
+            .get("headGroupSpec")
+            .into_iter()
+            .chain(items(spec.get("workerGroupSpecs")));
+        for group in groups {
+            let pod = group.get("template").and_then(|t| t.get("spec"));
+            if let Some(ray) = items(pod.and_then(|p| p.get("containers"))).next() {
+                if ray.get("command").is_none() {
+                    self.read.insert(ray.loc.start);
+                }
+            }
+        }
     }
 
     /// llmaz `BackendRuntime`: `spec.command` + each `recommendedConfigs[].args`, one launch per

@@ -1,0 +1,423 @@
+//! docker-compose files: each service's `entrypoint` + `command` (lists, or strings split the way
+//! compose splits them), its container environment (`env_file`, then `environment`), and the GPUs
+//! `deploy.resources.reservations.devices` reserves.
+//!
+//! Every value is interpolated first, as compose does before anything else reads the file, with
+//! the variables of the project's `.env` (the file's directory); a variable the `.env` does not
+//! set is unknown (the shell that runs compose may set it), and a launch setting that uses it is
+//! INP004, never its default. The container's own environment is no part of that: `environment`
+//! and `env_file` reach the container, where a shell (`sh -c '... $CTX'`, `$$CTX` in the file)
+//! reads them.
+
+mod dotenv;
+mod interpolation;
+mod shellwords;
+
+use crate::extract::k8s::{self, placement, scalar};
+use crate::extract::shell::{self, MappedWord};
+use crate::extract::Extracted;
+use crate::finding::Finding;
+use crate::launch::{Engine, Launch, ObjectRef};
+use crate::source::{FileId, Loc, SourceFile};
+use crate::yaml::{Node, Value};
+use interpolation::{Ch, Interpolated};
+use std::path::{Path, PathBuf};
+
+/// A compose file: a `services` mapping whose entries have an `image` or `build`, and no `kind`.
+pub fn is_compose(doc: &Node) -> bool {
+    let Some(Value::Map(services)) = doc.get("services").map(|s| &s.value) else {
+        return false;
+    };
+    doc.get("kind").is_none()
+        && services
+            .iter()
+            .any(|(_, s)| s.get("image").is_some() || s.get("build").is_some())
+}
+
+/// The services' launches, and what their commands hide (INP001, INP004).
+pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
+    let mut out = Extracted::default();
+    let Some(Value::Map(services)) = doc.get("services").map(|s| &s.value) else {
+        return out;
+    };
+    let project = Project::new(file, src, doc, &mut out.findings);
+    for (name, svc) in services {
+        let name = name.scalar_text().unwrap_or_default();
+        let found = project.service(svc);
+        out.findings.extend(found.findings);
+        for mut l in found.launches {
+            l.object = Some(ObjectRef {
+                kind: "ComposeService".into(),
+                namespace: None,
+                name: name.clone(),
+                container: None,
+            });
+            out.launches.push(l);
+        }
+    }
+    out
+}
+
+/// What compose reads the file with: the project directory and the variables of its `.env`.
+struct Project<'a> {
+    file: FileId,
+    src: &'a SourceFile,
+    dir: PathBuf,
+    vars: dotenv::Vars,
+}
+
+impl<'a> Project<'a> {
+    /// The project directory is the compose file's (docs.docker.com, "Set, use, and manage
+    /// variables in a Compose file with interpolation": `.env` in the project directory). A
+    /// `.env` kvlint cannot read sets nothing it knows; one compose would refuse is INP001.
+    fn new(file: FileId, src: &'a SourceFile, doc: &Node, findings: &mut Vec<Finding>) -> Self {
+        let dir = Path::new(&src.name)
+            .parent()
+            .map_or_else(PathBuf::new, Path::to_path_buf);
+        let path = dir.join(".env");
+        let unknown = |_: &str| None;
+        let text = dotenv::read(&path).ok().flatten().unwrap_or_default();
+        let vars = dotenv::parse(&text, &unknown).unwrap_or_else(|why| {
+            let at = doc.get("services").map_or(doc.loc, |s| s.loc);
+            findings.push(invalid(
+                at,
+                format!("the project's {}: {why}", path.display()),
+            ));
+            Vec::new()
+        });
+        Project {
+            file,
+            src,
+            dir,
+            vars,
+        }
+    }
+
+    /// A variable's value from the `.env`; `None` when it is not known.
+    fn lookup(&self, name: &str) -> Option<String> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.clone())
+    }
+
+    fn service(&self, svc: &Node) -> Extracted {
+        let mut findings = Vec::new();
+        let mut argv = match svc.get("entrypoint") {
+            Some(e) => self.words(e, &mut findings),
+            None => self.image_entrypoint(svc, &mut findings),
+        };
+        if let Some(c) = svc.get("command") {
+            argv.extend(self.words(c, &mut findings));
+        }
+        let image = svc.get("image").and_then(|i| {
+            let text = self.text(i, &mut findings)?;
+            Some((text, i.loc))
+        });
+        // Compose refuses to start a service whose command it cannot interpolate: none of it runs.
+        if findings.iter().any(|f| f.rule == "INP001") {
+            return Extracted {
+                launches: Vec::new(),
+                findings,
+            };
+        }
+        let env = self.environment(svc, &argv, &mut findings);
+        let mut found = shell::exec_launches(self.file, argv, &env);
+        for l in &mut found.launches {
+            findings.extend(any_flag(l));
+            l.placement.gpus_per_pod = self.reserved_gpus(svc);
+            l.placement.pods = Some(1);
+            l.engine_version = image
+                .as_ref()
+                .and_then(|(i, loc)| Some((placement::image_version(i, l.engine.name())?, *loc)));
+            l.placement.image = image.clone();
+        }
+        found.findings.extend(findings);
+        found
+    }
+
+    /// A scalar interpolated; `None` (and INP001) when compose refuses it.
+    fn interpolated(&self, node: &Node, findings: &mut Vec<Finding>) -> Option<Interpolated> {
+        let word = scalar::word(self.src, node)?;
+        let chars: Vec<Ch> = word.chars.iter().collect();
+        let lookup = |name: &str| self.lookup(name);
+        interpolation::interpolate(&chars, &lookup)
+            .map_err(|why| findings.push(invalid(node.loc, format!("compose refuses it: {why}"))))
+            .ok()
+    }
+
+    /// A scalar interpolated as one argv word.
+    fn word(&self, node: &Node, findings: &mut Vec<Finding>) -> Option<MappedWord> {
+        let text = self.interpolated(node, findings)?;
+        Some(MappedWord {
+            chars: text.chars.into_iter().collect(),
+            loc: node.loc,
+            unresolved: text.unknown,
+        })
+    }
+
+    /// A scalar's interpolated text when all of it is known.
+    fn text(&self, node: &Node, findings: &mut Vec<Finding>) -> Option<String> {
+        let text = self.interpolated(node, findings)?;
+        text.unknown
+            .is_empty()
+            .then(|| text.chars.iter().map(|c| c.0).collect())
+    }
+
+    /// A list is an argv as written (each item one word); a string is split as compose splits it.
+    fn words(&self, node: &Node, findings: &mut Vec<Finding>) -> Vec<MappedWord> {
+        if !matches!(node.value, Value::Str(_)) {
+            return placement::items(Some(node))
+                .filter_map(|n| self.word(n, findings))
+                .collect();
+        }
+        let Some(text) = self.interpolated(node, findings) else {
+            return Vec::new();
+        };
+        shellwords::split(self.file, text).unwrap_or_else(|why| {
+            findings.push(invalid(node.loc, format!("compose cannot split it: {why}")));
+            Vec::new()
+        })
+    }
+
+    /// `vllm/vllm-openai` images start `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`).
+    fn image_entrypoint(&self, svc: &Node, findings: &mut Vec<Finding>) -> Vec<MappedWord> {
+        let Some(image) = svc.get("image") else {
+            return Vec::new();
+        };
+        let text = self.word(image, findings);
+        if !text.is_some_and(|t| t.chars.as_str().contains("vllm-openai")) {
+            return Vec::new();
+        }
+        k8s::synthetic_words(&["vllm", "serve"], image.loc)
+    }
+
+    /// The container's environment: each `env_file` in order, then `environment`, which wins
+    /// (docs.docker.com "Environment variables precedence"). When an `env_file` cannot be read
+    /// here (it is often kept out of the repository), each variable `argv` uses that nothing else
+    /// sets may come from it: its value is unknown, not unset.
+    fn environment(
+        &self,
+        svc: &Node,
+        argv: &[MappedWord],
+        findings: &mut Vec<Finding>,
+    ) -> Vec<(String, MappedWord)> {
+        let mut env: Vec<(String, MappedWord)> = Vec::new();
+        let mut set = |name: String, value: MappedWord| {
+            env.retain(|(n, _)| *n != name);
+            env.push((name, value));
+        };
+        let (vars, unread) = self.env_files(svc, findings);
+        for (name, value) in vars {
+            set(name, value);
+        }
+        match svc.get("environment").map(|e| &e.value) {
+            Some(Value::Map(entries)) => {
+                for (k, v) in entries {
+                    let Some(name) = k.scalar_text() else {
+                        continue;
+                    };
+                    let value = match v.value {
+                        Value::Null => self.inherited(&name, k.loc),
+                        _ => self.word(v, findings),
+                    };
+                    set(
+                        name,
+                        value.unwrap_or_else(|| {
+                            unknown_value(k.as_str().unwrap_or_default(), k.loc)
+                        }),
+                    );
+                }
+            }
+            Some(Value::Seq(items)) => {
+                for n in items {
+                    let Some(w) = self.word(n, findings) else {
+                        continue;
+                    };
+                    let text = w.chars.as_str();
+                    let Some((name, _)) = text.split_once('=') else {
+                        let value = self.inherited(text, n.loc);
+                        let name = text.to_string();
+                        set(
+                            name.clone(),
+                            value.unwrap_or_else(|| unknown_value(&name, n.loc)),
+                        );
+                        continue;
+                    };
+                    let skip = name.chars().count() + 1;
+                    let value = MappedWord {
+                        chars: w.chars.tail(skip),
+                        unresolved: w
+                            .unresolved
+                            .iter()
+                            .filter(|(i, _)| *i >= skip)
+                            .map(|(i, n)| (i - skip, n.clone()))
+                            .collect(),
+                        loc: w.loc,
+                    };
+                    set(name.to_string(), value);
+                }
+            }
+            _ => {}
+        }
+        if let Some(at) = unread {
+            for name in shell_variables(argv) {
+                if !env.iter().any(|(n, _)| *n == name) {
+                    env.push((name.clone(), unknown_value(&name, at)));
+                }
+            }
+        }
+        env
+    }
+
+    /// `environment: [NAME]` (or `NAME:` with no value) passes the variable compose runs with.
+    fn inherited(&self, name: &str, at: Loc) -> Option<MappedWord> {
+        let value = self.lookup(name)?;
+        Some(MappedWord {
+            chars: value.chars().map(|c| (c, at.start, at.end)).collect(),
+            loc: at,
+            unresolved: Vec::new(),
+        })
+    }
+
+    /// The variables of the service's `env_file` entries (a path, or `{path, required}`), relative
+    /// to the project directory, and where the first one kvlint cannot read is. A file compose
+    /// cannot parse is INP001, as compose refuses to start the service.
+    fn env_files(
+        &self,
+        svc: &Node,
+        findings: &mut Vec<Finding>,
+    ) -> (Vec<(String, MappedWord)>, Option<Loc>) {
+        let entries: Vec<&Node> = match svc.get("env_file") {
+            Some(n) if matches!(n.value, Value::Seq(_)) => placement::items(Some(n)).collect(),
+            Some(n) => vec![n],
+            None => Vec::new(),
+        };
+        let mut out = Vec::new();
+        let mut unread = None;
+        for entry in entries {
+            let path_node = entry.get("path").unwrap_or(entry);
+            let required = entry
+                .get("required")
+                .is_none_or(|r| r.value != Value::Bool(false));
+            let Some(path) = self.text(path_node, findings) else {
+                continue;
+            };
+            let full = self.dir.join(&path);
+            let lookup = |name: &str| self.lookup(name);
+            let text = match dotenv::read(&full) {
+                Ok(Some(text)) => text,
+                Ok(None) if !required => continue,
+                _ => {
+                    unread = unread.or(Some(path_node.loc));
+                    continue;
+                }
+            };
+            match dotenv::parse(&text, &lookup) {
+                Ok(vars) => out.extend(vars.into_iter().map(|(name, value)| {
+                    let value = match value {
+                        Some(v) => MappedWord {
+                            chars: v
+                                .chars()
+                                .map(|c| (c, entry.loc.start, entry.loc.end))
+                                .collect(),
+                            loc: entry.loc,
+                            unresolved: Vec::new(),
+                        },
+                        None => unknown_value(&name, entry.loc),
+                    };
+                    (name, value)
+                })),
+                Err(why) => findings.push(invalid(
+                    path_node.loc,
+                    format!("env file {}: {why}", full.display()),
+                )),
+            }
+        }
+        (out, unread)
+    }
+
+    /// GPUs reserved for the service: `count` (an int; `all` is unknown here) or the `device_ids` listed.
+    fn reserved_gpus(&self, svc: &Node) -> Option<u32> {
+        let devices = svc
+            .get("deploy")
+            .and_then(|d| d.get("resources"))
+            .and_then(|r| r.get("reservations"))
+            .and_then(|r| r.get("devices"));
+        placement::items(devices).find_map(|d| {
+            let ids = placement::items(d.get("device_ids")).count();
+            let count = d.get("count").and_then(|c| match c.as_str() {
+                Some(s) if s.contains('$') => self.text(c, &mut Vec::new())?.trim().parse().ok(),
+                _ => placement::count_of(c),
+            });
+            count.or((ids > 0).then(|| u32::try_from(ids).unwrap_or(u32::MAX)))
+        })
+    }
+}
+
+/// The variables a shell in the container would read from the argv's words: `$NAME`, `${NAME...`.
+fn shell_variables(argv: &[MappedWord]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for w in argv {
+        let text = w.chars.as_str();
+        for (i, _) in text.match_indices('$') {
+            let rest = &text[i + 1..];
+            let rest = rest.strip_prefix('{').unwrap_or(rest);
+            let end = rest
+                .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+                .unwrap_or(rest.len());
+            let name = &rest[..end];
+            if name.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+                && !names.iter().any(|n| n == name)
+            {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// A value kvlint cannot know, as interpolation writes one.
+fn unknown_value(name: &str, at: Loc) -> MappedWord {
+    MappedWord {
+        chars: format!("$({name})")
+            .chars()
+            .map(|c| (c, at.start, at.end))
+            .collect(),
+        loc: at,
+        unresolved: vec![(0, name.to_string())],
+    }
+}
+
+fn invalid(at: Loc, reason: String) -> Finding {
+    Finding::new("INP001", Some(at)).var("reason", reason)
+}
+
+/// INP004 for each argv word that is wholly an unknown value where an option may stand: it
+/// becomes whatever words the variable holds (one, for a list item), and any engine flag may be
+/// among them. The value of an option, and vLLM's model, are that value only.
+fn any_flag(l: &Launch) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, a) in l.args.iter().enumerate() {
+        let [name] = a.unresolved.as_slice() else {
+            continue;
+        };
+        if a.text != format!("$({name})") {
+            continue;
+        }
+        let prev = i.checked_sub(1).map(|p| l.args[p].text.as_str());
+        let a_value = prev.is_some_and(|p| p.starts_with('-') && !p.contains('='));
+        let the_model = i == 0 && l.engine != Engine::Sglang;
+        if a_value || the_model {
+            continue;
+        }
+        out.push(
+            Finding::new("INP004", Some(a.loc))
+                .var("flag", format!("what `${name}` adds to the command line"))
+                .var("vars", name)
+                .label("any engine flag may come from here"),
+        );
+    }
+    out
+}

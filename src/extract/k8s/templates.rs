@@ -1,0 +1,192 @@
+//! Pod templates wherever an object keeps them, read without knowing its kind: an Argo
+//! Rollout's or a ReplicationController's `spec.template`, a Knative Service's, a CronJob's
+//! `spec.jobTemplate.spec.template`, a CRD's own layout at any depth. A pod spec is a mapping with a
+//! `containers` (or `initContainers`) list; an object embedded in another (`apiVersion` + `kind`)
+//! is read as an object. What an object names but gives no launch for is said (INP006).
+
+use super::{items, Cx, Group};
+use crate::extract::{roles, unread};
+use crate::finding::Finding;
+use crate::source::Loc;
+use crate::yaml::{Node, Value};
+
+/// Top-level keys that hold no pod template: the object's identity and what the cluster reports.
+const NOT_TEMPLATES: &[&str] = &["apiVersion", "kind", "metadata", "status"];
+
+impl Cx<'_> {
+    /// Reads every pod spec of the object that its kind's reader did not read.
+    pub(super) fn templates(&mut self, doc: &Node) {
+        let Value::Map(entries) = &doc.value else {
+            return;
+        };
+        for (key, value) in entries {
+            if key.as_str().is_some_and(|k| NOT_TEMPLATES.contains(&k)) {
+                continue;
+            }
+            self.walk(value, &Group::default());
+        }
+    }
+
+    /// One node under the object: a pod spec is read, an embedded object read as one, anything
+    /// else searched. The role a key or a `name` says (`prefill:`, `- name: decode`) is kept for
+    /// the templates below it; a template's own labels say it first.
+    fn walk(&mut self, node: &Node, g: &Group) {
+        if self.skipped.iter().any(|r| r.contains(&node.loc.start)) {
+            return;
+        }
+        match &node.value {
+            Value::Map(entries) => {
+                if super::is_object(node) {
+                    return self.nested(node);
+                }
+                if is_pod_spec(node) {
+                    return self.pod_spec(Some(node), g);
+                }
+                let mut g = g.clone();
+                if let Some(role) = roles::from_labels(node.get("metadata"))
+                    .or_else(|| role_named(node.get("name")))
+                    .or_else(|| role_named(node.get("role")))
+                {
+                    g.role = Some(role);
+                }
+                for (key, value) in entries {
+                    let role = role_named(Some(key));
+                    let g = Group {
+                        role: role.or_else(|| g.role.clone()),
+                        ..g.clone()
+                    };
+                    self.walk(value, &g);
+                }
+            }
+            Value::Seq(list) => list.iter().for_each(|item| self.walk(item, g)),
+            _ => {}
+        }
+    }
+
+    /// An init container runs to completion before the pod's containers start. An engine server
+    /// never completes, so one there is said (INP006) and not taken as the pod's launch: the
+    /// pod would never start, and nothing checks the engine that holds its GPUs meanwhile.
+    pub(super) fn init_container(&mut self, c: &Node) {
+        if !self.read.insert(c.loc.start) {
+            return;
+        }
+        let env = self.env(c);
+        let found = crate::extract::shell::exec_launches(self.file, self.argv(c, &env), &env);
+        let Some(launch) = found.launches.first() else {
+            return;
+        };
+        let engine = self.named_engine(c).map_or("an engine", |(_, e)| e);
+        self.unread_engine(
+            launch.command,
+            engine,
+            "it runs in an init container, which must exit before the pod's containers start, \
+             and an engine server does not exit",
+            "run the engine as a container, or as a sidecar (`restartPolicy: Always` on the init \
+             container), so kvlint reads it as the pod's launch",
+        );
+    }
+
+    /// An ephemeral container is a debugging container added to a running pod (it has no
+    /// resources, so no GPU): never a launch. One that names an engine is said (INP007).
+    pub(super) fn ephemeral_container(&mut self, c: &Node) {
+        if !self.read.insert(c.loc.start) || self.named_engine(c).is_none() {
+            return;
+        }
+        self.findings.push(
+            Finding::new("INP007", Some(c.loc))
+                .var("what", "an ephemeral container")
+                .var(
+                    "reason",
+                    "debugging containers get no resources and are never a pod's launch",
+                )
+                .var("help", "the pod's own containers are checked"),
+        );
+    }
+
+    /// INP006 on a container that names an engine but gave neither a launch nor a finding.
+    pub(super) fn engine_not_read(&mut self, c: &Node) {
+        if let Some((at, engine)) = self.named_engine(c) {
+            self.unread_engine(
+                at,
+                engine,
+                "no launch could be read from this container's command",
+                "give the launch as the container's command and args, or a script kvlint reads",
+            );
+        }
+    }
+
+    /// INP006 on an object that names an engine but gave no launch and no finding saying why
+    /// (the file-level scan says the same of a document; the webhook reads objects alone).
+    pub(super) fn unread(&mut self, doc: &Node) {
+        let said = |f: &Finding| f.rule != "INP007";
+        if !self.out.is_empty() || self.findings.iter().any(said) {
+            return;
+        }
+        let base = doc.loc.start;
+        let Some(text) = self.src.text.get(doc.loc.range()) else {
+            return;
+        };
+        // What the INP007 findings here said already (an ephemeral container's engine).
+        let said: Vec<_> = self
+            .findings
+            .iter()
+            .filter_map(|f| f.primary.map(|p| p.range()))
+            .collect();
+        let found = unread::engines_in(text)
+            .into_iter()
+            .find(|(at, _)| !said.iter().any(|s| s.contains(&(base + at.start))));
+        if let Some((at, engine)) = found {
+            let at = Loc::new(self.file, base + at.start..base + at.end);
+            self.unread_engine(
+                at,
+                engine,
+                "no launch was found in this object",
+                "give the launch in a form kvlint reads: a pod template's container command/args, \
+                 a script, or an engine config file; or check the command its controller renders",
+            );
+        }
+    }
+
+    fn unread_engine(&mut self, at: Loc, engine: &str, reason: &str, help: &str) {
+        self.findings.push(
+            Finding::new("INP006", Some(at))
+                .var("engine", engine)
+                .var("reason", reason)
+                .var("help", help),
+        );
+    }
+
+    /// The engine the container's command and args name, in whatever YAML style they are
+    /// written (a block list puts `vllm` and `serve` on lines of their own), and where.
+    fn named_engine(&self, c: &Node) -> Option<(Loc, &'static str)> {
+        let env = self.env(c);
+        // The words joined by spaces, and each character's place in the text and in the file.
+        let mut text = String::new();
+        let mut at: Vec<(usize, usize, usize)> = Vec::new();
+        for w in self.argv(c, &env) {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            for (ch, start, end) in w.chars.iter() {
+                at.push((text.len(), start, end));
+                text.push(ch);
+            }
+        }
+        let (range, engine) = unread::engines_in(&text).into_iter().next()?;
+        let first = at.iter().find(|(i, ..)| *i >= range.start)?;
+        let last = at.iter().rev().find(|(i, ..)| *i < range.end)?;
+        Some((Loc::new(self.file, first.1..last.2.max(first.1)), engine))
+    }
+}
+
+/// A mapping with a list of containers: a pod spec (`template.spec`, a CRD's own pod spec).
+fn is_pod_spec(node: &Node) -> bool {
+    ["containers", "initContainers"].iter().any(|key| {
+        items(node.get(key)).any(|c| c.get("image").is_some() || c.get("name").is_some())
+    })
+}
+
+/// `prefill` or `decode` when a key or scalar names exactly one of them.
+fn role_named(node: Option<&Node>) -> Option<String> {
+    roles::named(node?.as_str()?).map(str::to_string)
+}
