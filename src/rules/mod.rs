@@ -4,12 +4,15 @@
 pub mod eval;
 mod remedy;
 pub mod select;
+mod settings;
 
 pub use eval::{evaluate, evaluate_deployment, evaluate_measured, thousands, PoolSubject};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
+
+pub use settings::RuleSettings;
 
 include!(concat!(env!("OUT_DIR"), "/rule_files.rs"));
 
