@@ -15,6 +15,7 @@ mod argv_dump;
 mod catalogs;
 mod check;
 mod docs;
+mod examples;
 mod serve;
 
 /// Exit codes of the contract.
@@ -311,8 +312,13 @@ type Run = Result<i32, Failure>;
 
 /// Parses the process arguments, runs them and returns the exit code. Unlike [`run`] it also
 /// pairs each `--output` with the `--format` before it, which needs the arguments' order.
+/// kvlint's command line as clap describes it, each help page ending with its examples.
+pub fn command() -> clap::Command {
+    examples::add(Cli::command())
+}
+
 pub fn run_from(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
-    let matches = Cli::command()
+    let matches = command()
         .try_get_matches_from(args)
         .unwrap_or_else(|e| e.exit());
     let mut cli = match Cli::from_arg_matches(&matches) {
