@@ -128,7 +128,7 @@ pub fn render(template: &str, vars: &[(&'static str, String)]) -> String {
     out
 }
 
-/// What a rule checks, whole, on one line (`kvlint rules`, the README's rule table).
+/// What a rule checks, whole, on one line (`kvlint rules`, the book's rule table).
 pub fn description(r: &Rule) -> String {
     r.docs.what.split_whitespace().collect::<Vec<_>>().join(" ")
 }

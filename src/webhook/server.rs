@@ -435,7 +435,7 @@ pub fn parse_review(body: &[u8]) -> Result<Review, String> {
 /// Reviews on a blocking thread, in a review slot and within the deadline, holding the request's
 /// share of the memory budget until the work ends. A review run on the async worker instead saves
 /// two thread hand-offs but raised the p50 at 2,000 requests/s from 1.6–2.1 to 3.1–3.3 ms, as the
-/// worker running it serves no other connection meanwhile (README, "Load test"). A panic, a missed
+/// worker running it serves no other connection meanwhile (docs/src/webhook/load-test.md). A panic, a missed
 /// deadline or no slot is answered by the unknown policy, logged and counted; the process lives.
 async fn check(
     review: Review,
