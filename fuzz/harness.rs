@@ -246,7 +246,7 @@ pub fn verify_log(data: &[u8]) {
         measurements,
         findings,
     };
-    use kvlint::cli::Format;
+    use kvlint::report::Format;
     assert_printable(&report::render(&v, Format::Human), "verify's human report");
     for format in [Format::Json, Format::Sarif] {
         let out = report::render(&v, format);

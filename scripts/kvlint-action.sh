@@ -4,7 +4,7 @@
 #
 #   kvlint-action.sh install   put kvlint on PATH: the release binary of the `version:` input for
 #                              this runner, checked against its SHA-256, else `cargo install
-#                              --locked` from the action's own ref
+#                              --locked --profile dist` from the action's own ref
 #   kvlint-action.sh run       run `kvlint check`, annotate, write the summary and the outputs
 set -euo pipefail
 
@@ -67,7 +67,7 @@ install() {
   if install_release; then return; fi
   echo "no release binary of kvlint $(version) for this runner: building it from the action's own ref"
   local root="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/kvlint"
-  cargo install --locked --path "$action_dir" --root "$root"
+  cargo install --locked --profile dist --path "$action_dir" --root "$root"
   add_path "$root/bin"
 }
 

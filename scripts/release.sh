@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Release artifacts, as .github/workflows/release.yml makes them (cargo-dist's naming):
 #
-#   release.sh build TARGET            cargo auditable build --release for TARGET (the binary
-#                                      carries its dependency list: `cargo audit bin kvlint`)
+#   release.sh build TARGET            cargo auditable build --profile dist for TARGET (fat LTO,
+#                                      one codegen unit; the binary carries its dependency list:
+#                                      `cargo audit bin kvlint`) into target/TARGET/dist/kvlint
 #   release.sh package TARGET [BINARY] [OUT]
 #                                      OUT/kvlint-TARGET.tar.gz and its .sha256 ("HASH  NAME")
 #
@@ -16,11 +17,11 @@ build() {
     echo "cargo-auditable is required: cargo install cargo-auditable --locked" >&2
     exit 2
   }
-  cargo auditable build --release --locked --target "$target" --bin kvlint
+  cargo auditable build --profile dist --locked --target "$target" --bin kvlint
 }
 
 package() {
-  local target=$1 binary=${2:-target/$1/release/kvlint} out=${3:-dist}
+  local target=$1 binary=${2:-target/$1/dist/kvlint} out=${3:-dist}
   local name="kvlint-$target.tar.gz" stage
   [ -x "$binary" ] || { echo "$binary: no kvlint binary (run: $0 build $target)" >&2; exit 2; }
   mkdir -p "$out"

@@ -16,6 +16,7 @@ mod catalogs;
 mod check;
 mod docs;
 mod plan;
+mod examples;
 mod serve;
 
 /// Exit codes of the contract.
@@ -119,7 +120,7 @@ pub enum Command {
     },
     /// Read the KV pool a running server (--url) or its startup log (--log) reports and check it
     /// with the rules `check` uses (exit 1 refused, 0 fine, 2 cannot read).
-    Verify(crate::verify::VerifyArgs),
+    Verify(VerifyCommand),
     /// Test a running OpenAI-compatible server: an over-length prompt must be refused, and
     /// concurrent answers must never hold another request's text (exit 1 on either).
     Canary(crate::canary::CanaryArgs),
@@ -263,6 +264,15 @@ pub struct Target {
     pub output: Option<PathBuf>,
 }
 
+/// `kvlint verify`: what to measure, and the GPU, model and release of the launch to predict.
+#[derive(Debug, Args)]
+pub struct VerifyCommand {
+    #[command(flatten)]
+    pub verify: crate::verify::VerifyArgs,
+    #[command(flatten)]
+    pub hardware: Hardware,
+}
+
 #[derive(Debug, Args)]
 pub struct CapacityArgs {
     #[command(flatten)]
@@ -275,22 +285,13 @@ pub struct CapacityArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Human,
-    Json,
-    /// SARIF 2.1.0, for GitHub code scanning.
-    Sarif,
-    /// GitHub Actions annotations (workflow commands).
-    Github,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ListFormat {
     Human,
     Json,
 }
 
 pub use crate::config::FailOn;
+pub use crate::report::Format;
 
 /// A whole-run failure: one line on stderr, exit code 2 (usage or input) or 4 (no hardware).
 #[derive(Debug)]
@@ -322,8 +323,13 @@ type Run = Result<i32, Failure>;
 
 /// Parses the process arguments, runs them and returns the exit code. Unlike [`run`] it also
 /// pairs each `--output` with the `--format` before it, which needs the arguments' order.
+/// kvlint's command line as clap describes it, each help page ending with its examples.
+pub fn command() -> clap::Command {
+    examples::add(Cli::command())
+}
+
 pub fn run_from(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> i32 {
-    let matches = Cli::command()
+    let matches = command()
         .try_get_matches_from(args)
         .unwrap_or_else(|e| e.exit());
     let mut cli = match Cli::from_arg_matches(&matches) {
@@ -554,11 +560,11 @@ fn parse_args(version: Option<&str>) -> Run {
     Ok(exit::CLEAN)
 }
 
-fn verify(a: crate::verify::VerifyArgs) -> Run {
-    let opts = if a.predicts() {
+fn verify(a: VerifyCommand) -> Run {
+    let opts = if a.verify.predicts() {
         Some(options(&a.hardware, None)?)
     } else {
         None
     };
-    crate::verify::run(&a, opts).map_err(|e| UsageError(e).into())
+    crate::verify::run(&a.verify, opts).map_err(|e| UsageError(e).into())
 }

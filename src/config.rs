@@ -29,7 +29,7 @@
 use crate::gpu::catalog::{self as gpu_catalog, CatalogEntry, LocalGpu};
 use crate::model::resolve::{Mapping, ModelTable, Target};
 use crate::rules::select::Selection;
-use crate::rules::{self, Level, Rule};
+use crate::rules::{self, Level, Rule, RuleSettings};
 use crate::source::SourceFile;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use schemars::JsonSchema;
@@ -225,33 +225,6 @@ struct RuleTableSchema {
     level: Option<LevelSchema>,
     #[serde(flatten)]
     params: BTreeMap<String, f64>,
-}
-
-/// Rule levels and parameters after the configuration: what the evaluators and reports use.
-#[derive(Debug, Default, Clone)]
-pub struct RuleSettings {
-    levels: BTreeMap<String, Level>,
-    params: BTreeMap<(String, String), f64>,
-}
-
-impl RuleSettings {
-    /// The level a rule reports at: the configured one, else the rule's own.
-    pub fn level(&self, rule: &Rule) -> Level {
-        self.levels.get(&rule.id).copied().unwrap_or(rule.level)
-    }
-
-    /// A rule parameter: the configured value, else the rule file's.
-    pub fn param(&self, rule: &Rule, name: &str) -> Option<f64> {
-        self.params
-            .get(&(rule.id.clone(), name.to_string()))
-            .copied()
-            .or_else(|| rule.param(name))
-    }
-
-    /// Sets a rule's level (by id).
-    pub fn set_level(&mut self, id: &str, level: Level) {
-        self.levels.insert(id.to_string(), level);
-    }
 }
 
 /// A loaded, validated configuration.
@@ -548,7 +521,7 @@ fn apply_item(
             ))
         }
     };
-    out.params.insert((rule.id.clone(), k.clone()), n);
+    out.set_param(&rule.id, k, n);
     Ok(())
 }
 

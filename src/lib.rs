@@ -24,6 +24,7 @@ pub mod report;
 pub mod rules;
 pub mod source;
 pub mod suppress;
+pub mod units;
 pub mod verify;
 pub mod version;
 pub mod webhook;

@@ -2,7 +2,6 @@
 //! A problem with one launch becomes a finding on that launch; it never hides the others.
 
 use crate::capacity::{self, Inputs};
-use crate::config::RuleSettings;
 use crate::deployment::{self, Deployment};
 use crate::engine::{self, ParseContext};
 use crate::extract;
@@ -13,6 +12,7 @@ use crate::model;
 pub use crate::outcome::LaunchOutcome;
 use crate::parallel;
 use crate::rules;
+use crate::rules::RuleSettings;
 use crate::source::{FileId, Sources};
 use crate::suppress::{self, Suppressed};
 use crate::version::{EngineVersions, Version};

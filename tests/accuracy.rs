@@ -12,8 +12,8 @@
 //! Quantization: the checkpoint's method and weight bits (`fp8 w8`, `awq w4`), or the
 //! `--quantization` flag when the launch sets one; `none` otherwise.
 //!
-//! The README table between the `accuracy:` markers is generated here: run with
-//! `KVLINT_UPDATE_README=1 cargo test --release --test accuracy -- --ignored` to rewrite it; a
+//! The book's table (`docs/src/accuracy.md`) between the `accuracy:` markers is generated here:
+//! run with `KVLINT_UPDATE_BOOK=1 cargo test --release --test accuracy -- --ignored` to rewrite it; a
 //! plain run fails when it is stale. CI runs `cargo test --test accuracy -- --ignored --nocapture`.
 
 mod common;
@@ -330,24 +330,24 @@ fn table(groups: &[(String, String, Stats)]) -> String {
     t
 }
 
-/// Rewrites the README table with `KVLINT_UPDATE_README=1`; otherwise fails when it is stale.
-fn check_readme(table: &str) {
-    let path = format!("{}/README.md", env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(&path).expect("README.md");
-    let (head, rest) = readme
+/// Rewrites the book's table with `KVLINT_UPDATE_BOOK=1`; otherwise fails when it is stale.
+fn check_book(table: &str) {
+    let path = format!("{}/docs/src/accuracy.md", env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(&path).expect("docs/src/accuracy.md");
+    let (head, rest) = page
         .split_once(START)
-        .expect("README has the accuracy:start marker");
+        .expect("accuracy.md has the accuracy:start marker");
     let (_, tail) = rest
         .split_once(END)
-        .expect("README has the accuracy:end marker");
+        .expect("accuracy.md has the accuracy:end marker");
     let fresh = format!("{head}{START}\n{table}{END}{tail}");
-    if std::env::var_os("KVLINT_UPDATE_README").is_some() {
-        std::fs::write(&path, &fresh).expect("README written");
+    if std::env::var_os("KVLINT_UPDATE_BOOK").is_some() {
+        std::fs::write(&path, &fresh).expect("docs/src/accuracy.md written");
         return;
     }
     assert!(
-        fresh == readme,
-        "README accuracy table is stale: run KVLINT_UPDATE_README=1 cargo test --release --test accuracy -- --ignored"
+        fresh == page,
+        "the book's accuracy table is stale: run KVLINT_UPDATE_BOOK=1 cargo test --release --test accuracy -- --ignored"
     );
 }
 
@@ -401,7 +401,7 @@ fn capacity_against_observed_startup_logs() {
             s.below
         );
     }
-    check_readme(&table(&groups));
+    check_book(&table(&groups));
 
     // Issue 16's targets, over both sets together.
     let below: Vec<&str> = rows

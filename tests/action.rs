@@ -211,7 +211,7 @@ fn without_a_matching_release_kvlint_is_built_from_the_action_ref() {
     let call = run.cargo_calls.trim();
     assert!(
         call.starts_with(&format!(
-            "install --locked --path {} --root ",
+            "install --locked --profile dist --path {} --root ",
             root_dir.display()
         )),
         "{call}"

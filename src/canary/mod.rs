@@ -6,7 +6,7 @@
 pub mod probe;
 pub mod report;
 
-use crate::cli::Format;
+use crate::report::Format;
 use crate::verify::http::Client;
 use clap::Args;
 use std::time::Duration;

@@ -2,9 +2,9 @@
 //! test, and CAN001/CAN002 findings pointing into the answers that broke the rules.
 
 use super::probe::{Cross, Over, Target};
-use crate::cli::Format;
 use crate::finding::Finding;
 use crate::pipeline::Outcome;
+use crate::report::Format;
 use crate::report::{self, github, human, json, sarif, Rendered};
 use crate::rules::{thousands, Level};
 use crate::source::Loc;

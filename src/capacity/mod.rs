@@ -14,12 +14,10 @@ use crate::gpu::GpuSpec;
 use crate::launch::Engine;
 use crate::model::Geometry;
 use crate::source::Loc;
+use crate::units::GIB;
 use serde::Serialize;
 
 pub use memo::Memo;
-
-pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-pub const MIB: f64 = 1024.0 * 1024.0;
 
 /// Which half of a deployment a launch serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

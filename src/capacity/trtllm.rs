@@ -14,13 +14,14 @@
 //! refuses a `max_seq_len` the pool cannot hold: it lowers it with a warning (§8.3).
 
 use super::{
-    unresolved, weights_per_rank_wide_4bit, ContextSource, Estimate, Inputs, Notes, Plan, Role, GIB,
+    unresolved, weights_per_rank_wide_4bit, ContextSource, Estimate, Inputs, Notes, Plan, Role,
 };
 use crate::engine::trtllm::{CONFIG, DEFAULT_FRACTION, FRACTION, FRONTEND};
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
 use crate::launch::Engine;
 use crate::model::{Dtype, Geometry, LayerKind};
+use crate::units::GIB;
 
 const NEEDED: &[&str] = &[
     "model",

@@ -6,13 +6,14 @@
 
 use super::{
     int_or, kv_dtype_bytes, unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes,
-    Plan, Role, GIB,
+    Plan, Role,
 };
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
 use crate::gpu::GpuSpec;
 use crate::launch::Engine;
 use crate::model::{Geometry, LayerKind};
+use crate::units::GIB;
 use crate::version::Version;
 
 const V0_16: Version = Version::new(0, 16, 0);

@@ -1,16 +1,20 @@
 //! Commands that print documentation: shell completions, the man page, rules and their docs.
 
-use super::{exit, Cli, ListFormat, Run, UsageError};
+use super::{exit, ListFormat, Run, UsageError};
 use crate::rules;
-use clap::CommandFactory;
 
 pub(super) fn completions(shell: clap_complete::Shell) -> Run {
-    clap_complete::generate(shell, &mut Cli::command(), "kvlint", &mut std::io::stdout());
+    clap_complete::generate(
+        shell,
+        &mut super::command(),
+        "kvlint",
+        &mut std::io::stdout(),
+    );
     Ok(exit::CLEAN)
 }
 
 pub(super) fn man() -> Run {
-    clap_mangen::Man::new(Cli::command())
+    clap_mangen::Man::new(super::command())
         .render(&mut std::io::stdout())
         .map_err(|e| UsageError(format!("cannot write the man page: {e}")))?;
     Ok(exit::CLEAN)

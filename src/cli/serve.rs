@@ -45,7 +45,7 @@ pub(super) fn webhook(mut a: WebhookArgs) -> Run {
     // for I/O, one blocking thread per review slot, one per abandoned review (half the CPUs) and
     // one for certificate reloads. Half the CPUs go to async
     // workers, as reviews run on the blocking threads: an idle worker looks for work before it
-    // parks, and on 2 cores a second one cost a tenth more CPU per review (README "Load test").
+    // parks, and on 2 cores a second one cost a tenth more CPU per review (docs/src/webhook/load-test.md).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads((settings.max_concurrency / 2).clamp(1, 4))
         .max_blocking_threads(settings.max_concurrency.max(1) + settings.max_abandoned + 1)

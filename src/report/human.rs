@@ -342,7 +342,7 @@ fn quantity(term: &str, v: f64) -> String {
         format!(
             "{} bytes ({:.2} GiB)",
             thousands(b),
-            b as f64 / crate::capacity::GIB
+            b as f64 / crate::units::GIB
         )
     } else if v.abs() >= 1.0 && (v - v.round()).abs() < 1e-6 {
         let n = v.round();
@@ -422,7 +422,7 @@ pub fn summary(findings: &[Rendered], suppressed: usize) -> String {
 
 /// `kvlint capacity` in human form: the plan, its terms and assumptions, then any findings.
 pub fn capacity(outcome: &Outcome, findings: &[Rendered], color: bool) -> String {
-    let gib = |b: f64| format!("{:.2} GiB", b / crate::capacity::GIB);
+    let gib = |b: f64| format!("{:.2} GiB", b / crate::units::GIB);
     let mut out = String::new();
     for lo in &outcome.launches {
         let Some(p) = &lo.plan else { continue };

@@ -9,15 +9,26 @@ mod pretty;
 pub mod sarif;
 pub mod summary;
 
-use crate::config::RuleSettings;
 use crate::finding::Finding;
 use crate::launch::ObjectRef;
 use crate::outcome::LaunchOutcome;
 use crate::parallel;
 use crate::pipeline::Outcome;
+use crate::rules::RuleSettings;
 use crate::rules::{self, Level};
 use crate::source::{Loc, Sources};
 use serde::Serialize;
+
+/// The report formats of `check`, `verify` and `canary` (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
+    /// GitHub Actions annotations (workflow commands).
+    Github,
+}
 
 /// A finding with its rule's level and wording filled in, and its place as line and column.
 #[derive(Debug, Clone, Serialize)]

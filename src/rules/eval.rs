@@ -3,9 +3,9 @@
 //! (`evaluate_deployment`) compare the launches of one deployment. Wording comes from the rule's
 //! templates.
 
+use super::RuleSettings;
 use super::{remedy, Rule};
 use crate::capacity::{ContextSource, Plan, Role};
-use crate::config::RuleSettings;
 use crate::deployment::{self, Deployment};
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
@@ -282,7 +282,7 @@ fn weights_vs_budget(r: &'static Rule, s: &Subject) -> Option<Finding> {
         Finding::new(&r.id, Some(loc))
             .var(
                 "weights_gib",
-                format!("{:.1}", p.weights_bytes as f64 / crate::capacity::GIB),
+                format!("{:.1}", p.weights_bytes as f64 / crate::units::GIB),
             )
             .var("fraction_flag", p.memory_fraction_flag)
             .var("fraction", p.memory_fraction)

@@ -4,12 +4,15 @@
 pub mod eval;
 mod remedy;
 pub mod select;
+mod settings;
 
 pub use eval::{evaluate, evaluate_deployment, evaluate_measured, thousands, PoolSubject};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
+
+pub use settings::RuleSettings;
 
 include!(concat!(env!("OUT_DIR"), "/rule_files.rs"));
 
@@ -125,7 +128,7 @@ pub fn render(template: &str, vars: &[(&'static str, String)]) -> String {
     out
 }
 
-/// What a rule checks, whole, on one line (`kvlint rules`, the README's rule table).
+/// What a rule checks, whole, on one line (`kvlint rules`, the book's rule table).
 pub fn description(r: &Rule) -> String {
     r.docs.what.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -3,8 +3,8 @@
 //! reported. Selection never raises a rule above its own level; a rule that is `allow` by
 //! default is reported as `warn` once selected by name.
 
+use super::RuleSettings;
 use super::{all, Level, Rule};
-use crate::config::RuleSettings;
 
 /// The selectors of one source (kvlint.toml, or the command line).
 #[derive(Debug, Default, Clone)]

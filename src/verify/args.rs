@@ -1,7 +1,7 @@
 //! `kvlint verify` arguments.
 
 use super::{EngineArg, RoleArg};
-use crate::cli::{Format, Hardware};
+use crate::report::Format;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -33,8 +33,6 @@ pub struct VerifyArgs {
     /// printed beside the measurement, with the error in %.
     #[arg(long = "launch", value_name = "FILE")]
     pub launch_file: Option<PathBuf>,
-    #[command(flatten)]
-    pub hardware: Hardware,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// The launch that produced the server or log, as after `kvlint capacity --`.

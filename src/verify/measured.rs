@@ -4,9 +4,9 @@
 
 use super::predict::Prediction;
 use crate::capacity::{Assumption, ContextSource, Plan, Role};
-use crate::config::RuleSettings;
 use crate::finding::Finding;
 use crate::launch::Engine;
+use crate::rules::RuleSettings;
 use crate::rules::{self, thousands, PoolSubject};
 use crate::source::{FileId, Loc, Sources};
 use std::ops::Range;

@@ -3,7 +3,7 @@
 
 use super::measured::Measurement;
 use super::Verified;
-use crate::cli::Format;
+use crate::report::Format;
 use crate::report::{github, human, json, sarif, Rendered};
 use crate::rules::{thousands, Level};
 use serde_json::{json, Value};

@@ -1,5 +1,5 @@
 //! `kvlint webhook`: a validating admission webhook (admission.k8s.io/v1 over HTTPS) that runs
-//! the same checks as `kvlint check` on the object under review. See `deploy/` and the README.
+//! the same checks as `kvlint check` on the object under review. See `deploy/` and docs/src/webhook.md.
 
 pub mod admission;
 pub mod metrics;

@@ -445,7 +445,7 @@ pub fn parse_review(body: &[u8]) -> Result<Review, String> {
 /// Reviews on a blocking thread, in a review slot and within the deadline, the work holding the
 /// request's share of the memory budget until it ends. A review run on the async worker instead
 /// saves two thread hand-offs but raised the p50 at 2,000 requests/s from 1.6–2.1 to 3.1–3.3 ms, as
-/// the worker running it serves no other connection meanwhile (README, "Load test"). At the
+/// the worker running it serves no other connection meanwhile (docs/src/webhook/load-test.md). At the
 /// deadline the review is answered and its slot freed even if its work runs on: that work keeps
 /// only its thread ([`super::slots`]), so work that ignores the deadline cannot take the slots
 /// from every other review. A panic, a missed deadline or no slot is answered by the unknown

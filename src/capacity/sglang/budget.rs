@@ -3,10 +3,11 @@
 
 use super::cell::stage_layers;
 use super::{Layout, V0_5_10, V0_5_6, V0_5_7};
-use crate::capacity::{unsplit_share, Estimate, Notes, GIB, MIB};
+use crate::capacity::{unsplit_share, Estimate, Notes};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::{Geometry, LayerKind};
+use crate::units::{GIB, MIB};
 use crate::version::Version;
 
 /// SGLang keeps rotary tables in fp32 on CUDA and casts them to the model dtype elsewhere

@@ -241,7 +241,7 @@ fn mi355x_baseline_gib(version: &str, pairs: &[(&str, crate::engine::SettingValu
     let a = args(Engine::Sglang, version, pairs);
     let g = gpu("MI355X");
     let b = baseline(&g, &layout(&a), &a, &mut Notes::default());
-    (g.cuda_total_bytes as f64 - b.point) / crate::capacity::GIB
+    (g.cuda_total_bytes as f64 - b.point) / crate::units::GIB
 }
 
 /// `--enable-symm-mem` allocates after the pool is sized in every release (budget.rs).
