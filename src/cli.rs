@@ -80,7 +80,6 @@ pub enum Command {
     Capacity(CapacityArgs),
     /// List the layouts that hold a context (TP, PP, DP attention, KV dtype, memory fraction),
     /// each planned as `check` plans it and ranked, with its launch line (exit 1 when none fits).
-    #[command(after_help = plan::EXAMPLES)]
     Plan(plan::PlanArgs),
     /// List this node's GPUs as NVML reports them (exit 4 without an NVIDIA driver), or with
     /// `--catalog` the GPUs kvlint knows.
@@ -471,10 +470,10 @@ fn plan_launch(a: &CapacityArgs) -> Result<(Outcome, Vec<report::Rendered>), Fai
     };
     outcome.check_launch(launch, file, &opts, std::env::current_dir().ok().as_deref());
     let findings = report::render_all(&outcome);
-    for rule in ["INP002", "INP003", "INP004"] {
+    for rule in ["INP002", "INP003", "INP004", "INP008"] {
         if let Some(f) = findings.iter().find(|f| f.rule == rule) {
             let hint = match rule {
-                "INP002" => format!("; {}", f.help),
+                "INP002" | "INP008" => format!("; {}", f.help),
                 _ => String::new(),
             };
             return Err(UsageError(format!("{}{hint}", f.message)).into());

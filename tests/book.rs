@@ -79,8 +79,7 @@ fn rule_page(r: &kvlint::rules::Rule) -> String {
          `pass-` file (`tests/rules.rs`).\n",
         r.id, r.id
     ));
-    for path in files {
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    for (name, path) in files.iter().flat_map(|p| fixture_files(p)) {
         let text = std::fs::read_to_string(&path).expect("fixture text");
         let verdict = if name.starts_with("fire") {
             "fires"
@@ -96,6 +95,24 @@ fn rule_page(r: &kvlint::rules::Rule) -> String {
         ));
     }
     page
+}
+
+/// A fixture's files with the names the page shows: a fixture directory (a compose project with
+/// its `.env`, say) shows each file inside it as `dir/file`.
+fn fixture_files(path: &Path) -> Vec<(String, PathBuf)> {
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    if !path.is_dir() {
+        return vec![(name, path.to_path_buf())];
+    }
+    let mut inner: Vec<PathBuf> = std::fs::read_dir(path)
+        .expect("fixture directory")
+        .map(|e| e.expect("fixture entry").path())
+        .collect();
+    inner.sort();
+    inner
+        .into_iter()
+        .map(|p| (format!("{name}/{}", p.file_name().unwrap().to_string_lossy()), p))
+        .collect()
 }
 
 /// `text` with the part between `start` and `end` replaced by `body`.

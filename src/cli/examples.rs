@@ -27,6 +27,14 @@ const EXAMPLES: &[(&str, &[&str])] = &[
             "kvlint capacity --gpu h200x8 --format json -- sglang serve Qwen/Qwen3-8B --tp 8",
         ],
     ),
+    (
+        "plan",
+        &[
+            "kvlint plan --model zai-org/GLM-5.3 --gpu h200x32 --engine sglang --role prefill --context 1048576",
+            "kvlint plan --model Qwen/Qwen3-32B --gpu h100 --gpu a100-80gb --context 131072 --format markdown",
+            "kvlint plan --launch fixtures/incident/prefill.sh --gpu h200",
+        ],
+    ),
     ("gpus", &["kvlint gpus", "kvlint gpus --catalog --format json"]),
     ("models", &["kvlint models qwen3", "kvlint models --format json"]),
     (

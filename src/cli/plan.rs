@@ -11,11 +11,6 @@ use crate::version::{EngineVersions, Version};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
-pub const EXAMPLES: &str = "Examples:
-  kvlint plan --model zai-org/GLM-5.3 --gpu h200 --engine sglang --role prefill --context 1048576 --max-gpus 32
-  kvlint plan --model Qwen/Qwen3-32B --gpu h100 --gpu a100-80gb --context 131072 --format markdown
-  kvlint plan --launch deploy/prefill.yaml --gpu h200";
-
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The model: a Hugging Face id the catalog, the local cache or the Hub knows.

@@ -17,7 +17,7 @@ use std::sync::Arc;
 const REFUSED: &[&str] = &["PAR001", "CFG001", "CFG002", "CFG004", "CFG005"];
 
 /// Findings that stop any plan of the request: `capacity` exits 2 on them.
-const UNKNOWN: &[&str] = &["INP002", "INP003", "INP004"];
+const UNKNOWN: &[&str] = &["INP002", "INP003", "INP004", "INP008"];
 
 /// Checks launch lines, sharing one run's model and plan memos.
 pub struct Planner {

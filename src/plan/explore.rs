@@ -73,7 +73,7 @@ pub fn explore(path: &Path, base: &Request, opts: &Options) -> Result<Vec<Explor
         };
         let problem = match &l.plan {
             Some(_) => None,
-            None => Some(own(&["INP002", "INP003", "INP004"]).map_or_else(
+            None => Some(own(&["INP002", "INP003", "INP004", "INP008"]).map_or_else(
                 || "no plan could be made for this launch".to_string(),
                 |f| f.message.clone(),
             )),
