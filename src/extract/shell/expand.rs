@@ -1,6 +1,7 @@
 //! Expansion: words → argv fields, with the script's variables substituted, quotes removed and
 //! unquoted expansions split, every character still mapped to the bytes it was written at.
 
+use super::budget::Budget;
 use super::chars::Chars;
 use super::lex::{Ch, ParamOp, Part, Word, MAX_DEPTH};
 use crate::launch::Arg;
@@ -127,6 +128,8 @@ pub struct Scope {
     pub open_env: bool,
     /// Every assignment's previous value, so a branch's assignments can be undone.
     journal: Vec<(String, Option<Var>)>,
+    /// What this read may still spend; shared with the shells it starts.
+    pub budget: Budget,
 }
 
 /// A character of an expanded word; `split` marks text from an unquoted expansion (field
@@ -167,6 +170,7 @@ impl Scope {
             vars: Vec::new(),
             open_env,
             journal: Vec::new(),
+            budget: Budget::for_input(0),
         }
     }
 
@@ -273,8 +277,14 @@ impl Scope {
 
     fn expand_parts(&mut self, parts: &[Part], split: bool, exp: &mut Expansion, depth: usize) {
         for part in parts {
+            if !self.budget.step(part_span(part)) {
+                return;
+            }
             match part {
                 Part::Lit(chs) => {
+                    if !self.budget.bytes(chs.len(), part_span(part)) {
+                        return;
+                    }
                     exp.quoted |= chs.is_empty() || chs.iter().any(|ch| ch.quoted);
                     exp.fixed |= !chs.is_empty();
                     exp.pieces.extend(chs.iter().map(|ch| Piece {
@@ -312,11 +322,16 @@ impl Scope {
         exp: &mut Expansion,
         depth: usize,
     ) {
-        let known = self.var(name).map(|v| v.value.clone());
         let span = (
             raw.first().map_or(0, |c| c.start),
             raw.last().map_or(0, |c| c.end),
         );
+        // Charged before the copy: a doubled variable is refused before it is cloned.
+        let size = self.var(name).map_or(0, |v| value_len(&v.value));
+        if !self.budget.bytes(size, span) {
+            return push_unresolved(&mut exp.pieces, raw, name.to_string());
+        }
+        let known = self.var(name).map(|v| v.value.clone());
         match (op, known) {
             (ParamOp::All, Some(Value::Array(items))) => {
                 for (k, item) in items.iter().enumerate() {
@@ -403,6 +418,27 @@ impl Scope {
             }
         }
     }
+}
+
+/// The characters a value holds.
+pub fn value_len(v: &Value) -> usize {
+    match v {
+        Value::Scalar(f) => f.chars.as_str().len(),
+        Value::Array(items) => items.iter().map(|f| f.chars.as_str().len()).sum(),
+        Value::Unknown(why) => why.len(),
+    }
+}
+
+/// The file bytes a part of a word was written at.
+fn part_span(part: &Part) -> (usize, usize) {
+    let chs: &[Ch] = match part {
+        Part::Lit(chs) | Part::Param { raw: chs, .. } | Part::Subst { raw: chs } => chs,
+        Part::Array(words) => return words.first().map_or((0, 0), |w| w.loc),
+    };
+    (
+        chs.first().map_or(0, |c| c.start),
+        chs.last().map_or(0, |c| c.end),
+    )
 }
 
 fn is_empty(v: &Value) -> bool {
