@@ -95,6 +95,10 @@ fn bombs() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "an unset variable's reference doubled",
+            doubled("a=$u\n", "a=$a$a\n", 30, "vllm serve m $a\n"),
+        ),
+        (
             "a default word doubled",
             doubled("a=x\n", "a=${u:-$a$a}\n", 30, "vllm serve m\n"),
         ),
@@ -130,8 +134,12 @@ fn long_line(bytes: usize) -> String {
     s
 }
 
+/// Held per input byte: the script's characters as the lexer reads them (24 bytes each) and its
+/// words (as many again), then the fields. It was 130 here (180 end to end) before the words
+/// were dropped once expanded, the characters once lexed, and the fields sized up front.
 fn long_argv_costs_memory_in_proportion() {
-    for size in [MB, 8 * MB] {
+    let mut per = Vec::new();
+    for size in [MB / 2, 4 * MB] {
         let text = long_line(size);
         let (peak, rules, launches) = read_peak(&text);
         assert_eq!((launches, rules.len()), (1, 0), "{rules:?}");
@@ -141,6 +149,9 @@ fn long_argv_costs_memory_in_proportion() {
             text.len(),
             peak / 1024
         );
-        assert!(per_byte < 40.0, "{per_byte:.1} bytes per input byte");
+        assert!(per_byte < 64.0, "{per_byte:.1} bytes per input byte");
+        per.push(per_byte);
     }
+    // In proportion: eight times the line, about eight times the memory.
+    assert!(per[1] < per[0] * 1.25, "{per:?} bytes per input byte");
 }

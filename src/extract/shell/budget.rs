@@ -59,6 +59,15 @@ pub fn with_stop<T>(stop: Stop, f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// What a read spent of its budget (the fuzz harness asserts it stays within).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spent {
+    pub steps: usize,
+    pub bytes: usize,
+    pub max_steps: usize,
+    pub max_bytes: usize,
+}
+
 /// Why a read was cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cut {
@@ -174,10 +183,14 @@ impl Budget {
         Some(cut)
     }
 
-    /// Steps and characters spent so far.
-    #[cfg(test)]
-    pub fn spent(&self) -> (usize, usize) {
-        (self.0.steps.get(), self.0.bytes.get())
+    /// Steps and characters spent so far, and the most each may reach.
+    pub fn spent(&self) -> Spent {
+        Spent {
+            steps: self.0.steps.get(),
+            bytes: self.0.bytes.get(),
+            max_steps: self.0.max_steps,
+            max_bytes: self.0.max_bytes,
+        }
     }
 }
 

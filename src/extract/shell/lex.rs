@@ -456,6 +456,13 @@ impl Lexer<'_> {
         {
             end = k;
         }
+        // Trimmed: grown by pushes, a long argv's words held up to twice their size.
+        for part in &mut parts {
+            if let Part::Lit(chs) = part {
+                chs.shrink_to_fit();
+            }
+        }
+        parts.shrink_to_fit();
         Word {
             parts,
             loc: self.span(start, end.max(start)),

@@ -35,7 +35,7 @@ mod lex;
 mod rewrites;
 mod walk;
 
-pub use budget::{with_stop, Stop};
+pub use budget::{with_stop, Spent, Stop};
 pub use chars::Chars;
 pub use dockerfile::is_dockerfile;
 
@@ -49,11 +49,17 @@ use walk::Walker;
 /// Launches in a shell script someone runs (its environment is not known), and what could not be
 /// read or seen in it.
 pub fn script(file: FileId, text: &str) -> Extracted {
+    script_spent(file, text).0
+}
+
+/// [`script`], and what the read spent of its budget.
+pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
     let mut walker = Walker::new(file, true);
-    walker.scope.budget = Budget::for_input(text.len());
+    let budget = Budget::for_input(text.len());
+    walker.scope.budget = budget.clone();
     walker.newlines = text.match_indices('\n').map(|(i, _)| i).collect();
     walker.script(lex::chars_of(text, 0));
-    extracted(walker)
+    (extracted(walker), budget.spent())
 }
 
 /// Launches in a shell script or a one-line command, findings left out (a command line given to
