@@ -167,7 +167,7 @@ impl Budget {
         if steps > self.0.max_steps {
             return self.cut(Cut::Steps(self.0.max_steps), at);
         }
-        if steps % CHECK_EVERY == 0 && STOP.with(|s| s.borrow().reached()) {
+        if steps.is_multiple_of(CHECK_EVERY) && STOP.with(|s| s.borrow().reached()) {
             return self.cut(Cut::Stopped, at);
         }
         true
