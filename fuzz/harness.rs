@@ -316,3 +316,38 @@ fn assert_reading(r: &kvlint::verify::measured::Reading) {
         r.ranks
     );
 }
+
+/// Heap bytes a shell read may hold at its peak: 64 per input byte on top of 192 MiB, what the
+/// expansion budget (1 Mi characters plus four per input byte) and one command's words allow.
+pub fn shell_memory_bound(input: usize) -> usize {
+    (192 << 20) + 64 * input
+}
+
+/// The shell reader alone, under its expansion budget: every read ends within its step and
+/// character budget (time, counted), with at most [`shell_memory_bound`] bytes live above what
+/// was live before it (`peak` resets and reads a counting allocator's high-water mark; the
+/// fuzz target gives one, `tests/fuzz_corpus.rs` none), and a read that was cut says so.
+pub fn shell_budget(data: &[u8], peak: Option<&dyn Fn(bool) -> usize>) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Some(reset) = peak {
+        reset(true);
+    }
+    let (out, spent) = kvlint::extract::shell::script_spent(kvlint::source::FileId(0), text);
+    if let Some(read) = peak {
+        let held = read(false);
+        assert!(
+            held <= shell_memory_bound(text.len()),
+            "{held} bytes for a {}-byte script",
+            text.len()
+        );
+    }
+    assert!(spent.steps <= spent.max_steps, "{spent:?}");
+    let over = spent.bytes > spent.max_bytes || spent.steps == spent.max_steps;
+    let said = out
+        .findings
+        .iter()
+        .any(|f| f.rule == "INP001" && f.get("reason").is_some_and(|r| r.contains("budget")));
+    assert!(!over || said, "cut without INP001: {spent:?}");
+}

@@ -30,6 +30,11 @@ fn shell_corpus() {
 }
 
 #[test]
+fn shell_budget_corpus() {
+    replay("shell_budget", |data| harness::shell_budget(data, None));
+}
+
+#[test]
 fn k8s_yaml_corpus() {
     replay("k8s_yaml", harness::k8s_yaml);
 }

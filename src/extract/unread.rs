@@ -270,9 +270,51 @@ fn mentions(text: &str, patterns: &[(&str, &'static str)]) -> Vec<(Range<usize>,
             .min_by_key(|(r, _)| r.start);
         if let Some((r, what)) = hit.filter(|(r, _)| !quiet(&code[..r.start])) {
             out.push((start + r.start..start + r.end, what));
+        } else if let Some(hit) = block_list(text, start..end, patterns) {
+            out.push(hit);
         }
     }
     out
+}
+
+/// A pattern's words as the items of a block-style YAML list, one per line (`- vllm` then
+/// `- serve`), starting at the item on `line`.
+fn block_list(
+    text: &str,
+    line: Range<usize>,
+    patterns: &[(&str, &'static str)],
+) -> Option<(Range<usize>, &'static str)> {
+    let item = |r: &Range<usize>| -> Option<Range<usize>> {
+        let l = &text[r.clone()];
+        let dash = l.find("- ").filter(|&d| l[..d].trim().is_empty())?;
+        let rest = &l[dash + 2..];
+        let v = rest.trim();
+        let unquoted = v.trim_matches(['"', '\'']);
+        let lead = rest.len() - rest.trim_start().len();
+        let quote = v.len() - v.trim_start_matches(['"', '\'']).len();
+        let at = r.start + dash + 2 + lead + quote;
+        Some(at..at + unquoted.len())
+    };
+    let first = item(&line)?;
+    let mut lines = vec![first];
+    let mut next = line.end;
+    patterns.iter().find_map(|(p, what)| {
+        let want: Vec<&str> = p.split(' ').collect();
+        while lines.len() < want.len() && next < text.len() {
+            let end = memchr::memchr(b'\n', &text.as_bytes()[next..])
+                .map_or(text.len(), |n| next + n + 1);
+            lines.push(item(&(next..end))?);
+            next = end;
+        }
+        let all = want.len() > 1
+            && lines.len() >= want.len()
+            && lines.iter().zip(&want).all(|(r, w)| {
+                text[r.clone()]
+                    .strip_suffix(w)
+                    .is_some_and(|d| d.is_empty() || d.ends_with('/'))
+            });
+        all.then(|| (lines[0].start..lines[want.len() - 1].end, *what))
+    })
 }
 
 /// Where the words of `pattern` follow each other in `line`, however they are quoted or listed
@@ -311,7 +353,10 @@ fn quiet(before: &str) -> bool {
     if before.trim_start().starts_with('#') {
         return true;
     }
-    let command = before.rsplit([';', '&', '|', '(']).next().unwrap_or(before);
+    let command = before
+        .rsplit([';', '&', '|', '(', '`'])
+        .next()
+        .unwrap_or(before);
     MENTIONS.iter().any(|m| command.contains(m))
 }
 

@@ -185,8 +185,8 @@ impl<'a> Cx<'a> {
         if !self.read.insert(c.loc.start) {
             return;
         }
-        let env = self.env(c);
-        let found = shell::exec_launches(self.file, self.argv(c, &env), &env);
+        let (env, pod_env) = (self.env(c), pod_env(c));
+        let found = shell::container_launches(self.file, self.argv(c, &env), &env, &pod_env);
         if found.launches.is_empty() && found.findings.is_empty() {
             self.engine_not_read(c);
         }
@@ -220,12 +220,16 @@ impl<'a> Cx<'a> {
             .chain(self.word_iter(c.get("args"), env))
     }
 
-    /// The container's `env` entries whose value is written out; each may use earlier ones.
+    /// The container's `env` entries whose value is written out; each may use earlier ones. A
+    /// later `valueFrom` entry of the same name hides the written value ([`pod_env`]).
     fn env(&self, c: &Node) -> Vec<(String, MappedWord)> {
         let mut env: Vec<(String, MappedWord)> = Vec::new();
         for e in items(c.get("env")) {
-            let (Some(name), Some(value)) = (e.get("name").and_then(Node::as_str), e.get("value"))
-            else {
+            let Some(name) = e.get("name").and_then(Node::as_str) else {
+                continue;
+            };
+            let Some(value) = e.get("value") else {
+                env.retain(|(n, _)| n != name);
                 continue;
             };
             if let Some(w) = scalar::word(self.src, value) {
@@ -317,6 +321,37 @@ impl<'a> Cx<'a> {
             None => [self.kind.as_str(), &self.name].join("/"),
         }
     }
+}
+
+/// The names a container's env sets from elsewhere (`valueFrom`), unless a later written `value`
+/// sets them again, and whether `envFrom` may set any other name.
+fn pod_env(c: &Node) -> shell::PodEnv {
+    let mut pod = shell::PodEnv {
+        unknown: Vec::new(),
+        any_name: items(c.get("envFrom")).next().is_some(),
+    };
+    for e in items(c.get("env")) {
+        let Some(name) = e.get("name").and_then(Node::as_str) else {
+            continue;
+        };
+        pod.unknown.retain(|(n, _)| n != name);
+        if e.get("value").is_some() {
+            continue;
+        }
+        let from = e.get("valueFrom").map_or_else(
+            || "an entry without a value".to_string(),
+            |v| match &v.value {
+                Value::Map(entries) => entries
+                    .iter()
+                    .map(|(k, _)| k.as_str().unwrap_or("valueFrom").to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                _ => "valueFrom".to_string(),
+            },
+        );
+        pod.unknown.push((name.to_string(), from));
+    }
+    pod
 }
 
 /// Kubernetes `$(VAR)` expansion (kubernetes `third_party/forked/golang/expansion`): a defined

@@ -36,6 +36,7 @@ enum Form {
 /// The launches a Dockerfile's image runs when started without arguments.
 pub fn walk(file: FileId, text: &str) -> Walker {
     let mut walker = Walker::new(file, true);
+    walker.scope.budget = super::budget::Budget::for_input(text.len());
     let (mut entrypoint, mut cmd, mut image) = (None, None, None);
     // Build arguments before the first FROM may name the base image; their defaults are
     // assumed (what builds unless `--build-arg` overrides them). They are not the runtime env.
@@ -92,14 +93,14 @@ pub fn walk(file: FileId, text: &str) -> Walker {
             walker.argv(&ep);
         }
         (Some(Form::Exec(argv)), _) => walker.argv(&argv),
-        (Some(Form::Shell(script)), _) => walker.script(&script),
+        (Some(Form::Shell(script)), _) => walker.script(script),
         (None, cmd) => match (base, cmd) {
             (Some((engine, loc)), Some(Form::Exec(args))) => {
                 walker.entrypoint_launch(engine, loc, &args)
             }
             (Some((engine, loc)), None) => walker.entrypoint_launch(engine, loc, &[]),
             (_, Some(Form::Exec(argv))) => walker.argv(&argv),
-            (_, Some(Form::Shell(script))) => walker.script(&script),
+            (_, Some(Form::Shell(script))) => walker.script(script),
             (None, None) => {}
         },
     }

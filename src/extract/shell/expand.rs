@@ -1,10 +1,12 @@
 //! Expansion: words → argv fields, with the script's variables substituted, quotes removed and
 //! unquoted expansions split, every character still mapped to the bytes it was written at.
 
+use super::budget::Budget;
 use super::chars::Chars;
 use super::lex::{Ch, ParamOp, Part, Word, MAX_DEPTH};
 use crate::launch::Arg;
 use crate::source::{FileId, Loc};
+use std::borrow::Cow;
 
 /// One argv word after expansion: its characters (mapped to the file), its span as written and
 /// the variables it still contains.
@@ -58,14 +60,15 @@ impl Field {
             .collect()
     }
 
+    /// The names left in the field, each once, in order (a set, not a search per name: a doubled
+    /// variable may leave 100,000s of them).
     pub fn unresolved(&self) -> Vec<String> {
-        let mut names: Vec<String> = Vec::new();
-        for (_, name) in &self.names {
-            if !names.contains(name) {
-                names.push(name.clone());
-            }
-        }
-        names
+        let mut seen = std::collections::HashSet::new();
+        self.names
+            .iter()
+            .filter(|(_, name)| seen.insert(name.as_str()))
+            .map(|(_, name)| name.clone())
+            .collect()
     }
 
     /// The characters from `skip` on (the value of `NAME=value`).
@@ -127,6 +130,8 @@ pub struct Scope {
     pub open_env: bool,
     /// Every assignment's previous value, so a branch's assignments can be undone.
     journal: Vec<(String, Option<Var>)>,
+    /// What this read may still spend; shared with the shells it starts.
+    pub budget: Budget,
 }
 
 /// A character of an expanded word; `split` marks text from an unquoted expansion (field
@@ -167,6 +172,7 @@ impl Scope {
             vars: Vec::new(),
             open_env,
             journal: Vec::new(),
+            budget: Budget::for_input(0),
         }
     }
 
@@ -273,8 +279,14 @@ impl Scope {
 
     fn expand_parts(&mut self, parts: &[Part], split: bool, exp: &mut Expansion, depth: usize) {
         for part in parts {
+            if !self.budget.step(part_span(part)) {
+                return;
+            }
             match part {
                 Part::Lit(chs) => {
+                    if !self.budget.bytes(chs.len(), part_span(part)) {
+                        return;
+                    }
                     exp.quoted |= chs.is_empty() || chs.iter().any(|ch| ch.quoted);
                     exp.fixed |= !chs.is_empty();
                     exp.pieces.extend(chs.iter().map(|ch| Piece {
@@ -312,11 +324,16 @@ impl Scope {
         exp: &mut Expansion,
         depth: usize,
     ) {
-        let known = self.var(name).map(|v| v.value.clone());
         let span = (
             raw.first().map_or(0, |c| c.start),
             raw.last().map_or(0, |c| c.end),
         );
+        // Charged before the copy: a doubled variable is refused before it is cloned.
+        let size = self.var(name).map_or(0, |v| value_len(&v.value));
+        if !self.budget.bytes(size, span) {
+            return push_unresolved(&mut exp.pieces, raw, name.to_string());
+        }
+        let known = self.var(name).map(|v| v.value.clone());
         match (op, known) {
             (ParamOp::All, Some(Value::Array(items))) => {
                 for (k, item) in items.iter().enumerate() {
@@ -356,7 +373,12 @@ impl Scope {
             ) if depth < MAX_DEPTH && value.as_ref().is_none_or(|v| *colon && is_empty(v)) => {
                 let from = exp.pieces.len();
                 self.expand_parts(word, split, exp, depth + 1);
-                let default: String = exp.pieces[from..].iter().map(|p| p.ch.0).collect();
+                // Said in a message: the first 80 characters are enough to recognise it.
+                let mut default: String =
+                    exp.pieces[from..].iter().take(80).map(|p| p.ch.0).collect();
+                if exp.pieces.len() - from > 80 {
+                    default.push('…');
+                }
                 if value.is_none() && self.open_env {
                     // The caller may set it: the default is only what runs when nobody does.
                     let why = format!("{name} (\"{default}\" unless set by the caller)");
@@ -405,6 +427,32 @@ impl Scope {
     }
 }
 
+/// What a value costs to copy, in characters: its text, and for an array a field's worth per
+/// element (a doubled array of one-character elements grows by fields, not characters).
+pub fn value_len(v: &Value) -> usize {
+    const FIELD: usize = 64;
+    // The unresolved names' texts are copied with the characters.
+    let len =
+        |f: &Field| f.chars.as_str().len() + f.names.iter().map(|(_, n)| n.len()).sum::<usize>();
+    match v {
+        Value::Scalar(f) => len(f),
+        Value::Array(items) => items.iter().map(|f| len(f) + FIELD).sum(),
+        Value::Unknown(why) => why.len(),
+    }
+}
+
+/// The file bytes a part of a word was written at.
+fn part_span(part: &Part) -> (usize, usize) {
+    let chs: &[Ch] = match part {
+        Part::Lit(chs) | Part::Param { raw: chs, .. } | Part::Subst { raw: chs } => chs,
+        Part::Array(words) => return words.first().map_or((0, 0), |w| w.loc),
+    };
+    (
+        chs.first().map_or(0, |c| c.start),
+        chs.last().map_or(0, |c| c.end),
+    )
+}
+
 fn is_empty(v: &Value) -> bool {
     match v {
         Value::Scalar(f) => f.chars.is_empty(),
@@ -424,12 +472,15 @@ fn brk() -> Piece {
 
 /// A known value, each character pointing at the reference that brought it in.
 fn push_value(out: &mut Vec<Piece>, value: &Field, (start, end): (usize, usize), split: bool) {
+    // The names are in character order: walked alongside, not searched per character.
+    let mut sorted = Cow::Borrowed(&value.names[..]);
+    if !sorted.is_sorted_by_key(|(at, _)| *at) {
+        sorted.to_mut().sort_by_key(|(at, _)| *at);
+    }
+    let mut names = sorted.iter().peekable();
     for (i, ch) in value.chars.iter().enumerate() {
-        let unresolved = value
-            .names
-            .iter()
-            .find(|(at, _)| *at == i)
-            .map(|(_, n)| n.clone());
+        while names.next_if(|(at, _)| *at < i).is_some() {}
+        let unresolved = names.next_if(|(at, _)| *at == i).map(|(_, n)| n.clone());
         out.push(Piece {
             ch: (ch.0, start, end),
             split,

@@ -24,6 +24,9 @@ pub struct Written {
     /// The path as written, after expansion.
     pub path: String,
     pub content: Result<Body, String>,
+    /// `cd`s the script had run when it wrote the file: a relative path read after another
+    /// `cd` names another file.
+    pub cwd: usize,
 }
 
 /// Written text, preceded by newlines so each block sits at the line it is written at, and the
@@ -126,6 +129,7 @@ impl Walker {
             self.files.push(Written {
                 path: path.to_string(),
                 content,
+                cwd: self.cwd_changes,
             });
             return;
         };
@@ -257,10 +261,14 @@ impl Walker {
             if out.iter().any(|f| f.path == value) {
                 continue;
             }
-            let content = w
-                .content
-                .clone()
-                .map(|b| (format!("{} (written by the script)", w.path), b.text));
+            let relative = !w.path.starts_with('/') || !value.starts_with('/');
+            let content = match w.content.clone() {
+                Ok(_) if relative && w.cwd != self.cwd_changes => Err(format!(
+                    "{} is a relative path, and the script changes directory (`cd`) between writing and reading it",
+                    w.path
+                )),
+                c => c.map(|b| (format!("{} (written by the script)", w.path), b.text)),
+            };
             let unknown = w
                 .content
                 .as_ref()

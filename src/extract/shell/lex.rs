@@ -38,6 +38,48 @@ pub fn unquoted(chars: &[Ch]) -> Vec<Ch> {
         .collect()
 }
 
+/// The commands of a command substitution as the subshell reads them: `$(...)` without its
+/// parentheses, a backquoted text with `\``, `\\` and `\$` unescaped. `None` for arithmetic
+/// (`$((...))`), which runs no command.
+pub fn substitution_body(raw: &[Ch]) -> Option<Vec<Ch>> {
+    let text = |i: usize| raw.get(i).map(|ch| ch.c);
+    if text(0) == Some('$') {
+        if text(2) == Some('(') {
+            return None;
+        }
+        let end = raw.len() - usize::from(raw.last().is_some_and(|ch| ch.c == ')'));
+        return Some(unquoted(raw.get(2..end.max(2))?));
+    }
+    let end = raw.len() - usize::from(raw.len() > 1 && text(raw.len() - 1) == Some('`'));
+    let inner = raw.get(1..end.max(1))?;
+    let mut out = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while let Some(ch) = inner.get(i) {
+        let next = inner
+            .get(i + 1)
+            .filter(|n| ch.c == '\\' && matches!(n.c, '`' | '\\' | '$'));
+        match next {
+            Some(n) => {
+                out.push(Ch {
+                    c: n.c,
+                    start: ch.start,
+                    end: n.end,
+                    quoted: false,
+                });
+                i += 2;
+            }
+            None => {
+                out.push(Ch {
+                    quoted: false,
+                    ..*ch
+                });
+                i += 1;
+            }
+        }
+    }
+    Some(out)
+}
+
 /// A piece of a word as written.
 #[derive(Debug, Clone)]
 pub enum Part {
@@ -103,6 +145,9 @@ pub enum Tok {
         target: Word,
         append: bool,
     },
+    /// A write to a file through another descriptor (`2> F`, `exec 3>> F`): what it writes is
+    /// not known.
+    Clobber(Word),
 }
 
 /// A heredoc body; `quoted` when its delimiter was quoted (`<<'EOF'`: no expansion in the body).
@@ -331,11 +376,17 @@ impl Lexer<'_> {
                 .peek(0)
                 .is_some_and(|c| !is_meta(c))
                 .then(|| self.word());
+            let dup = |t: &Word| {
+                literal_text(t).is_some_and(|t| t == "-" || t.chars().all(|c| c.is_ascii_digit()))
+            };
             return match (target, op.as_str()) {
-                (Some(target), ">" | ">|" | ">>") if stdout => Some(Tok::Output {
+                (Some(target), ">" | ">|" | ">>" | "&>" | "&>>") if stdout => Some(Tok::Output {
+                    append: op.ends_with(">>"),
                     target,
-                    append: op == ">>",
                 }),
+                (Some(target), op) if op.contains('>') && !dup(&target) => {
+                    Some(Tok::Clobber(target))
+                }
                 _ => None,
             };
         }
@@ -405,6 +456,13 @@ impl Lexer<'_> {
         {
             end = k;
         }
+        // Trimmed: grown by pushes, a long argv's words held up to twice their size.
+        for part in &mut parts {
+            if let Part::Lit(chs) = part {
+                chs.shrink_to_fit();
+            }
+        }
+        parts.shrink_to_fit();
         Word {
             parts,
             loc: self.span(start, end.max(start)),

@@ -25,30 +25,41 @@
 //! `"$@"`, `"${ARR[@]}"` of an unknown array and an unset `$EXTRA_ARGS` expanded as whole words
 //! may add any flag, and are `INP004` on the launch.
 
+mod budget;
 mod chars;
 mod commands;
 mod dockerfile;
 mod expand;
 mod files;
 mod lex;
+mod rewrites;
 mod walk;
 
+pub use budget::{with_stop, Spent, Stop};
 pub use chars::Chars;
 pub use dockerfile::is_dockerfile;
 
 use crate::extract::Extracted;
 use crate::launch::Launch;
 use crate::source::{FileId, Loc};
+use budget::Budget;
 use expand::Field;
 use walk::Walker;
 
 /// Launches in a shell script someone runs (its environment is not known), and what could not be
 /// read or seen in it.
 pub fn script(file: FileId, text: &str) -> Extracted {
+    script_spent(file, text).0
+}
+
+/// [`script`], and what the read spent of its budget.
+pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
     let mut walker = Walker::new(file, true);
+    let budget = Budget::for_input(text.len());
+    walker.scope.budget = budget.clone();
     walker.newlines = text.match_indices('\n').map(|(i, _)| i).collect();
-    walker.script(&lex::chars_of(text, 0));
-    extracted(walker)
+    walker.script(lex::chars_of(text, 0));
+    (extracted(walker), budget.spent())
 }
 
 /// Launches in a shell script or a one-line command, findings left out (a command line given to
@@ -62,7 +73,8 @@ pub fn dockerfile(file: FileId, text: &str) -> Extracted {
     extracted(dockerfile::walk(file, text))
 }
 
-fn extracted(walker: Walker) -> Extracted {
+fn extracted(mut walker: Walker) -> Extracted {
+    walker.report_cut();
     Extracted {
         launches: walker.launches,
         findings: walker.findings,
@@ -99,6 +111,16 @@ impl MappedWord {
     }
 }
 
+/// What a pod sets in a container's env beyond the values written out: names whose value comes
+/// from elsewhere (`valueFrom`: a Secret, a ConfigMap, a field), and whether any other name may
+/// be set too (`envFrom`: a ConfigMap or Secret may define any name).
+#[derive(Debug, Clone, Default)]
+pub struct PodEnv {
+    /// Each name, and where its value comes from (`secretKeyRef llm/ctx`).
+    pub unknown: Vec<(String, String)>,
+    pub any_name: bool,
+}
+
 /// Launches in an exec-form argv (a container's `command` + `args`) run with `env` exported;
 /// `sh -c` scripts in it are walked as scripts. The container's env is all written out, so a
 /// `${VAR:-default}` whose `VAR` is not in it takes the default.
@@ -107,13 +129,35 @@ pub fn exec_launches(
     argv: impl IntoIterator<Item = MappedWord>,
     env: &[(String, MappedWord)],
 ) -> Extracted {
-    let mut walker = Walker::new(file, false);
+    container_launches(file, argv, env, &PodEnv::default())
+}
+
+/// [`exec_launches`] in a pod that also sets `pod`'s names: each is set with a value kvlint does
+/// not see (so `${CTX:-4096}` is not the default but unknown, `INP004` where the pool needs it),
+/// and with `envFrom` any name the env does not list may be set as well.
+pub fn container_launches(
+    file: FileId,
+    argv: impl IntoIterator<Item = MappedWord>,
+    env: &[(String, MappedWord)],
+    pod: &PodEnv,
+) -> Extracted {
+    let mut walker = Walker::new(file, pod.any_name);
     for (name, value) in env {
         walker.export(name, value.field());
+    }
+    for (name, from) in &pod.unknown {
+        let why = format!("{name} (set by the pod from {from}, a value kvlint does not see)");
+        walker.scope.set(name, expand::Value::Unknown(why), true);
     }
     // Moved, not copied: a padded argv of 120,000 words is held once.
     let mut fields: Vec<Field> = argv.into_iter().map(MappedWord::into_field).collect();
     fields.shrink_to_fit();
+    let input = fields.iter().map(|f| f.as_str().len()).sum::<usize>()
+        + env
+            .iter()
+            .map(|(_, v)| v.chars.as_str().len())
+            .sum::<usize>();
+    walker.scope.budget = Budget::for_input(input);
     walker.argv(fields);
     extracted(walker)
 }
@@ -154,7 +198,7 @@ mod tests {
     fn assignment_default_in_a_container_sets_the_variable() {
         let text = ": ${CTX:=4096}\nA=${UNSET-}x\nvllm serve m --max-model-len $CTX --y $A\n";
         let mut walker = Walker::new(FileId(0), false);
-        walker.script(&lex::chars_of(text, 0));
+        walker.script(lex::chars_of(text, 0));
         assert_eq!(
             texts(&walker.launches[0]),
             ["m", "--max-model-len", "4096", "--y", "x"]

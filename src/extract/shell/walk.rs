@@ -2,9 +2,9 @@
 //! branches, nested shells (`sh -c`, `eval`, `bash <<EOF`, `docker run`) entered, launches kept.
 
 use super::commands::{self, Shell};
-use super::expand::{is_identifier, Field, Scope, Splat, Value, Var};
+use super::expand::{is_identifier, value_len, Field, Scope, Splat, Value, Var};
 use super::files::Written;
-use super::lex::{self, literal_text, Ch, Sep, Tok, Word, MAX_DEPTH};
+use super::lex::{self, literal_text, Ch, Part, Sep, Tok, Word, MAX_DEPTH};
 use crate::extract::k8s::placement;
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
@@ -22,6 +22,8 @@ pub struct Walker {
     pub(super) files: Vec<Written>,
     /// Byte offsets of the script's newlines, to keep a written file's lines where they are written.
     pub(super) newlines: std::rc::Rc<[usize]>,
+    /// `cd`s run so far ([`super::files::Written::cwd`]).
+    pub(super) cwd_changes: usize,
 }
 
 /// A compound command whose body may or may not run: `if`, a loop, `case`, or what follows `&&`/`||`.
@@ -49,6 +51,8 @@ struct Command {
     heredocs: Vec<usize>,
     /// `> F` / `>> F` (true: append) of the standard output.
     outputs: Vec<(Word, bool)>,
+    /// Files written through other descriptors (`exec 3>> F`).
+    clobbers: Vec<Word>,
 }
 
 impl Walker {
@@ -61,6 +65,7 @@ impl Walker {
             frames: Vec::new(),
             files: Vec::new(),
             newlines: std::rc::Rc::from([]),
+            cwd_changes: 0,
         }
     }
 
@@ -68,8 +73,15 @@ impl Walker {
     fn child(&self, env: Vec<(String, Value)>) -> Walker {
         let mut inner = Walker::new(self.scope.file, self.scope.open_env);
         inner.depth = self.depth + 1;
+        inner.scope.budget = self.scope.budget.clone();
         inner.files = self.files.clone();
         inner.newlines = self.newlines.clone();
+        inner.cwd_changes = self.cwd_changes;
+        // The env was copied for it: a big exported value handed to many shells counts each time.
+        let copied = env.iter().map(|(_, v)| value_len(v)).sum();
+        if !self.scope.budget.copied(copied) {
+            return inner;
+        }
         for (name, value) in env {
             inner.scope.set(&name, value, true);
         }
@@ -89,8 +101,10 @@ impl Walker {
     }
 
     /// Lexes and walks a script given as mapped characters; what cannot be lexed is `INP001`.
-    pub fn script(&mut self, src: &[Ch]) {
-        let lexed = lex::lex(src);
+    /// The characters are dropped once lexed: a one-line script of 24 MB is not held twice.
+    pub fn script(&mut self, src: Vec<Ch>) {
+        let lexed = lex::lex(&src);
+        drop(src);
         for e in &lexed.errors {
             self.findings.push(
                 Finding::new("INP001", Some(self.scope.loc(e.at)))
@@ -104,6 +118,7 @@ impl Walker {
                 Tok::Word(w) => cmd.words.push(w),
                 Tok::Heredoc(i) => cmd.heredocs.push(i),
                 Tok::Output { target, append } => cmd.outputs.push((target, append)),
+                Tok::Clobber(target) => cmd.clobbers.push(target),
                 Tok::Sep(sep) => {
                     self.command(std::mem::take(&mut cmd), &lexed.heredocs);
                     self.separator(sep, open);
@@ -222,8 +237,14 @@ impl Walker {
         Some(words)
     }
 
-    /// One simple command: leading assignments, then the words.
+    /// One simple command: leading assignments, then the words. Nothing is walked once the read's
+    /// budget is spent: a command whose words were cut short is not taken for what it says.
     fn command(&mut self, cmd: Command, heredocs: &[lex::Heredoc]) {
+        let at = cmd.words.first().map_or((0, 0), |w| w.loc);
+        if !self.scope.budget.step(at) {
+            return self.report_cut();
+        }
+        self.substitutions(&cmd.words);
         let Some(words) = self.keywords(&cmd.words) else {
             return;
         };
@@ -236,7 +257,13 @@ impl Walker {
             prefix.push(assign);
             rest = tail;
         }
+        if self.scope.budget.is_cut() {
+            return self.report_cut();
+        }
+        self.clobber(&cmd.clobbers);
         if rest.is_empty() {
+            // `done >> F`, `} > F`: what a loop or a group prints is not known here.
+            self.compound_output(&cmd.outputs);
             for (name, value) in prefix {
                 self.scope.set(&name, value, false);
             }
@@ -257,13 +284,62 @@ impl Walker {
             }
             _ => {}
         }
-        let fields: Vec<Field> = head
-            .into_iter()
-            .chain(rest[1..].iter().flat_map(|w| self.scope.expand(w, true)))
-            .collect();
+        // Sized up front: grown by doubling, a padded argv's fields were held up to three times.
+        let mut fields: Vec<Field> = Vec::with_capacity(rest.len());
+        fields.extend(head);
+        for w in &rest[1..] {
+            fields.extend(self.scope.expand(w, true));
+        }
+        // The words are not needed past here: a long argv is not held as words and fields at once.
+        drop(cmd.words);
+        if self.scope.budget.is_cut() {
+            return self.report_cut();
+        }
         let stdin = cmd.heredocs.last().and_then(|&i| heredocs.get(i));
+        self.rewrites(&fields);
         self.write_files(&fields, &cmd.outputs, stdin);
         self.run(Cow::Owned(fields), prefix, stdin);
+    }
+
+    /// `$( ... )` and backticks run their commands in a subshell, which sees every variable of
+    /// this one: a launch inside them (`echo $(vllm serve ...)`, `PID=$(vllm serve ... &)`) is a
+    /// launch. What they print is unknown to the command they stand in.
+    fn substitutions(&mut self, words: &[Word]) {
+        for w in words {
+            for part in &w.parts {
+                match part {
+                    Part::Subst { raw } => self.subshell(raw),
+                    Part::Array(items) => self.substitutions(items),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn subshell(&mut self, raw: &[Ch]) {
+        let Some(body) = lex::substitution_body(raw) else {
+            return;
+        };
+        if self.depth >= MAX_DEPTH {
+            return;
+        }
+        let env = self
+            .scope
+            .vars
+            .iter()
+            .map(|v| (v.name.clone(), v.value.clone()))
+            .collect();
+        let mut inner = self.child(env);
+        inner.script(body);
+        self.adopt(inner);
+    }
+
+    /// `INP001` where the read's budget ran out, once per read.
+    pub(super) fn report_cut(&mut self) {
+        if let Some((cut, at)) = self.scope.budget.take_report() {
+            self.findings
+                .push(Finding::new("INP001", Some(self.scope.loc(at))).var("reason", cut.reason()));
+        }
     }
 
     /// `export A=1 B`, `declare -x A=1`: assignments without field splitting.
@@ -302,7 +378,7 @@ impl Walker {
             src.extend(f.lexer_chars());
         }
         self.depth += 1;
-        self.script(&src);
+        self.script(src);
         self.depth -= 1;
     }
 
@@ -374,7 +450,7 @@ impl Walker {
         if !params.is_empty() {
             inner.scope.set("@", Value::Array(params.to_vec()), false);
         }
-        inner.script(&script.lexer_chars());
+        inner.script(script.lexer_chars());
         self.adopt(inner);
     }
 
@@ -393,7 +469,7 @@ impl Walker {
             }
         }
         let mut inner = self.child(env);
-        inner.script(&lex::unquoted(&body.body));
+        inner.script(lex::unquoted(&body.body));
         self.adopt(inner);
     }
 
