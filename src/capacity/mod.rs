@@ -200,6 +200,59 @@ impl Notes {
     }
 }
 
+/// Integer settings a plan holds in 32 bits: GPU-rank counts (`ranks`, whose product is the
+/// world size) and token counts per block or page (`sizes`). The engines read them as Python ints,
+/// so no value wraps there; one that does not fit here is one no engine starts with (a process
+/// per rank, and one block of 2³² tokens is larger than any GPU's memory). CFG004 then, never
+/// a wrapped or defaulted number.
+pub fn check_ints(args: &EngineArgs, ranks: &[&str], sizes: &[&str]) -> Result<(), Vec<Finding>> {
+    let too_big = |dest: &&str| {
+        let s = args.get(dest)?;
+        let v = match s.value {
+            crate::engine::SettingValue::Int(v) => v,
+            _ => return None,
+        };
+        u32::try_from(v).is_err().then(|| (s, v))
+    };
+    let mut out: Vec<Finding> = ranks
+        .iter()
+        .chain(sizes)
+        .filter_map(too_big)
+        .filter(|(_, v)| *v > 0) // 0 and below: engine::startup's positive check says so
+        .map(|(s, _)| {
+            out_of_range(
+                s,
+                "at most 4294967295: no engine starts with more ranks or a larger block than that",
+            )
+        })
+        .collect();
+    if out.is_empty() {
+        let world = ranks
+            .iter()
+            .filter_map(|d| args.int(d).filter(|v| *v > 0))
+            .try_fold(1u32, |w, v| w.checked_mul(u32::try_from(v).ok()?));
+        let first = ranks.iter().find_map(|d| args.get(d));
+        if let (None, Some(s)) = (world, first) {
+            out.push(out_of_range(
+                s,
+                "a world size (the product of the parallel sizes) of at most 4294967295 GPUs",
+            ));
+        }
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(out)
+    }
+}
+
+fn out_of_range(s: &crate::engine::Setting, expected: &str) -> Finding {
+    Finding::new("CFG004", Some(s.loc()))
+        .var("flag", format!("--{}", s.dest.replace('_', "-")))
+        .var("value", crate::engine::value_text(&s.value))
+        .var("expected", expected)
+}
+
 /// A positive integer setting, else `default`.
 pub fn int_or(args: &EngineArgs, dest: &str, default: u32) -> u32 {
     args.int(dest)

@@ -118,7 +118,7 @@ fn kv_dtype(args: &EngineArgs, m: &Geometry) -> (String, f64) {
 /// (`Platform.update_block_size_for_backend`, 0.11 `platforms/cuda.py`).
 fn block_size(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec) -> u32 {
     if let Some(b) = args.int("block_size").filter(|b| *b > 0) {
-        return b as u32;
+        return u32::try_from(b).unwrap_or(u32::MAX); // plan() refused larger ones
     }
     let sparse = m.dsa.is_some() && m.mla.is_some();
     match (m.mla.is_some(), gpu.compute_capability.0) {
@@ -460,6 +460,15 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     }
     let (m, gpu) = (inp.model, inp.gpu);
     let v = &args.version;
+    super::check_ints(
+        args,
+        &[
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "data_parallel_size",
+        ],
+        &["decode_context_parallel_size", "block_size"],
+    )?;
     let mut notes = Notes::default();
     let tp = int_or(args, "tensor_parallel_size", 1);
     let pp = int_or(args, "pipeline_parallel_size", 1);

@@ -86,7 +86,7 @@ fn layout(args: &EngineArgs) -> Layout {
     let dp = int_or(args, "dp_size", 1);
     // 0.5.22 added --attn-dp-size; --enable-dp-attention means attention-DP over dp_size.
     let attn_dp = match args.int("attn_dp_size") {
-        Some(n) if n > 1 && args.version >= V0_5_22 => n as u32,
+        Some(n) if n > 1 && args.version >= V0_5_22 => u32::try_from(n).unwrap_or(u32::MAX),
         _ if args.flag("enable_dp_attention") => dp,
         _ => 1,
     };
@@ -150,6 +150,11 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     }
     let (m, gpu) = (inp.model, inp.gpu);
     let v = &args.version;
+    super::check_ints(
+        args,
+        &["tp_size", "pp_size", "dp_size"],
+        &["page_size", "attn_dp_size", "dcp_size"],
+    )?;
     let mut notes = Notes::default();
     // The default fraction is computed before the DSA adjustment forces attention-DP
     // (`__post_init__` calls `_handle_gpu_memory_settings` first), so it sees the flags as given.
