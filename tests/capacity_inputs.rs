@@ -7,14 +7,18 @@ mod common;
 use common::kvlint;
 use serde_json::Value;
 
-/// `kvlint capacity --format json` of one launch on one H100.
+/// `kvlint capacity --format json` of one launch on one H100, words split on spaces.
 fn capacity(launch: &str) -> (i32, Value) {
-    let mut args = vec!["capacity", "--gpu", "h100", "--format", "json", "--"];
-    args.extend(launch.split_whitespace());
-    let run = kvlint(&args);
+    let run = capacity_run(launch);
     let doc = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
     (run.code, doc)
+}
+
+fn capacity_run(launch: &str) -> common::Run {
+    let mut args = vec!["capacity", "--gpu", "h100", "--format", "json", "--"];
+    args.extend(launch.split_whitespace());
+    kvlint(&args)
 }
 
 /// `(rule, message)` of each finding.
@@ -71,4 +75,69 @@ fn a_world_size_that_overflows_is_refused() {
     let (code, doc) = capacity("vllm serve Qwen/Qwen3-8B -tp 65536 -pp 65536 -dp 2");
     assert_eq!(code, 1, "{doc}");
     assert!(has(&doc, "CFG004", "world size"), "{doc}");
+}
+
+const SGLANG: &str = "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B";
+
+#[test]
+fn sglang_override_args_set_the_default_context() {
+    // Qwen3-8B config.json: max_position_embeddings 40960, no rope_scaling.
+    let (_, doc) = capacity(SGLANG);
+    assert_eq!(doc["context_length"], 40960, "{doc}");
+    // utils/hf_transformers/common.py::get_context_length: the rope factor multiplies the first
+    // length key unless original_max_position_embeddings is given: int(4.0 × 40960) = 163840.
+    let yarn = r#"{"rope_scaling":{"rope_type":"yarn","factor":4.0}}"#;
+    let (_, doc) = capacity(&format!("{SGLANG} --json-model-override-args {yarn}"));
+    assert_eq!(doc["context_length"], 163840, "{doc}");
+    let with_original = r#"{"rope_scaling":{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}}"#;
+    let (_, doc) = capacity(&format!(
+        "{SGLANG} --json-model-override-args {with_original}"
+    ));
+    assert_eq!(doc["context_length"], 40960, "{doc}");
+    let longer = r#"{"max_position_embeddings":65536}"#;
+    let (_, doc) = capacity(&format!("{SGLANG} --json-model-override-args {longer}"));
+    assert_eq!(doc["context_length"], 65536, "{doc}");
+}
+
+#[test]
+fn vllm_hf_overrides_set_the_default_context_in_json_and_dotted_form() {
+    // config/model.py::_get_and_verify_max_len: the smallest length key, 131072 after the override.
+    for o in [
+        r#"--hf-overrides {"max_position_embeddings":131072}"#,
+        "--hf-overrides.max_position_embeddings 131072",
+    ] {
+        let (_, doc) = capacity(&format!("vllm serve Qwen/Qwen3-8B {o}"));
+        assert_eq!(doc["context_length"], 131072, "{o}: {doc}");
+    }
+    // YaRN with its original length: 0.11 rescales (32768 × 4), 0.33 does not (40960).
+    let yarn = r#"{"rope_scaling":{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}}"#;
+    for (version, want) in [("0.11.0", 131072), ("0.33.0", 40960)] {
+        let mut args = vec!["capacity", "--gpu", "h100", "--format", "json"];
+        args.extend([
+            "--engine-version",
+            version,
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen3-8B",
+        ]);
+        args.extend(["--hf-overrides", yarn]);
+        let run = kvlint(&args);
+        let doc: Value = serde_json::from_str(&run.stdout).unwrap_or_default();
+        assert_eq!(doc["context_length"], want, "{version}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn overrides_kvlint_cannot_apply_are_findings() {
+    // json.loads fails: the engine does not start.
+    let (code, doc) = capacity("vllm serve Qwen/Qwen3-8B --hf-overrides {bad");
+    assert_eq!(code, 1, "{doc}");
+    assert!(has(&doc, "CFG004", "--hf-overrides does not take"), "{doc}");
+    let (_, doc) = capacity(&format!("{SGLANG} --json-model-override-args [1]"));
+    assert!(has(&doc, "CFG004", "--json-model-override-args"), "{doc}");
+    // A key that changes the layers: the geometry is unknown (INP002), never the old one.
+    let run = capacity_run(r#"vllm serve Qwen/Qwen3-8B --hf-overrides {"num_hidden_layers":2}"#);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stderr.contains("num_hidden_layers"), "{}", run.stderr);
 }

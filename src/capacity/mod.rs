@@ -3,6 +3,7 @@
 //! what they share: the plan, its band and assumptions, and the inputs.
 
 mod memo;
+mod overrides;
 pub mod releases;
 pub mod sglang;
 pub mod trtllm;
@@ -158,6 +159,15 @@ pub struct Inputs<'a> {
 /// Builds the plan for a launch, or the findings that say why none can be made. A launch whose
 /// release is unknown gets a band over every release it could run (`releases::widen`).
 pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+    let overridden = overrides::geometry(inp.args, inp.model)?;
+    let with = overridden.as_ref().map(|model| Inputs {
+        model,
+        args: inp.args,
+        gpu: inp.gpu,
+        gpu_count: inp.gpu_count,
+        at: inp.at,
+    });
+    let inp = with.as_ref().unwrap_or(inp);
     let point = plan_at(inp)?;
     Ok(match inp.args.could_run.len() {
         0 | 1 => point,
@@ -212,7 +222,7 @@ pub fn check_ints(args: &EngineArgs, ranks: &[&str], sizes: &[&str]) -> Result<(
             crate::engine::SettingValue::Int(v) => v,
             _ => return None,
         };
-        u32::try_from(v).is_err().then(|| (s, v))
+        u32::try_from(v).is_err().then_some((s, v))
     };
     let mut out: Vec<Finding> = ranks
         .iter()
