@@ -141,3 +141,110 @@ fn overrides_kvlint_cannot_apply_are_findings() {
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert!(run.stderr.contains("num_hidden_layers"), "{}", run.stderr);
 }
+
+fn num(doc: &Value, key: &str) -> f64 {
+    doc[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} missing: {doc}"))
+}
+
+/// LoRA A and B elements per slot, layer and unit of rank on one rank of Qwen3-8B at TP 1
+/// (hidden 4096, 32 × 128 query, 8 × 128 KV, MLP 12288), every module targeted:
+/// qkv 3 × 4096 + 6144, o 4096 + 4096, gate_up 2 × 4096 + 2 × 12288, down 12288 + 4096.
+const QWEN3_8B_LORA_PER_RANK_UNIT: f64 = 18432.0 + 8192.0 + 32768.0 + 16384.0;
+
+fn assert_close(got: f64, want: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= want * 1e-4,
+        "{what}: {got} instead of {want}"
+    );
+}
+
+#[test]
+fn vllm_lora_slots_are_weights_before_the_pool() {
+    let (_, base) = capacity("vllm serve Qwen/Qwen3-8B");
+    // LoRAConfig defaults: max_loras 1, max_lora_rank 16; 36 layers, 2 bytes.
+    let (_, one) = capacity("vllm serve Qwen/Qwen3-8B --enable-lora");
+    let want = QWEN3_8B_LORA_PER_RANK_UNIT * 36.0 * 16.0 * 2.0;
+    assert_close(
+        num(&one, "weights_bytes") - num(&base, "weights_bytes"),
+        want,
+        "rank 16",
+    );
+    let (_, four) =
+        capacity("vllm serve Qwen/Qwen3-8B --enable-lora --max-loras 4 --max-lora-rank 64");
+    let want = QWEN3_8B_LORA_PER_RANK_UNIT * 36.0 * 64.0 * 4.0 * 2.0;
+    assert_close(
+        num(&four, "weights_bytes") - num(&base, "weights_bytes"),
+        want,
+        "4 × 64",
+    );
+    assert!(num(&four, "pool_tokens") < num(&base, "pool_tokens"));
+}
+
+#[test]
+fn sglang_lora_buffers_are_weights_before_the_pool() {
+    let (_, base) = capacity(SGLANG);
+    // max_loras_per_batch 8 by default.
+    let (_, lora) = capacity(&format!(
+        "{SGLANG} --enable-lora --max-lora-rank 64 --lora-target-modules all"
+    ));
+    let want = QWEN3_8B_LORA_PER_RANK_UNIT * 36.0 * 64.0 * 8.0 * 2.0;
+    assert_close(
+        num(&lora, "weights_bytes") - num(&base, "weights_bytes"),
+        want,
+        "8 × 64",
+    );
+    // Rank and targets from adapters kvlint does not read: a band, rank 8 to 256.
+    let (_, paths) = capacity(&format!("{SGLANG} --lora-paths a=/adapters/a"));
+    assert!(
+        num(&paths, "pool_tokens_low") < num(&base, "pool_tokens_low"),
+        "{paths}"
+    );
+    let high = QWEN3_8B_LORA_PER_RANK_UNIT * 36.0 * 256.0 * 8.0 * 2.0;
+    assert!(num(&paths, "pool_tokens_low") < num(&base, "pool_tokens_low") - high / 147456.0 * 0.9);
+}
+
+#[test]
+fn vllm_draft_model_weights_and_kv_share_the_budget() {
+    let (_, base) = capacity("vllm serve Qwen/Qwen3-8B");
+    let spec = r#"{"model":"Qwen/Qwen3-0.6B","num_speculative_tokens":3,"method":"draft_model"}"#;
+    let (_, draft) = capacity(&format!(
+        "vllm serve Qwen/Qwen3-8B --speculative-config {spec}"
+    ));
+    // Qwen3-0.6B: 28 layers × 8 KV heads × 128 × (K + V) × 2 bytes = 114688 B per token, against
+    // the target's 36 × 8 × 128 × 2 × 2 = 147456: the target keeps 147456 / 262144 of the budget.
+    let draft_kv = draft["assumptions"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["term"] == "draft_kv_bytes_per_token"))
+        .map(|x| x["value"].clone());
+    assert_eq!(draft_kv, Some(serde_json::json!(114688.0)), "{draft}");
+    let ratio = num(&draft, "pool_tokens") / num(&base, "pool_tokens");
+    assert!(ratio < 147456.0 / 262144.0, "{ratio}");
+    assert!(num(&draft, "weights_bytes") > num(&base, "weights_bytes") + 1.0e9);
+    // A draft kvlint cannot find is an unknown model, never a draft of zero bytes.
+    let unknown = r#"{"model":"/models/eagle","num_speculative_tokens":3,"method":"eagle"}"#;
+    let run = capacity_run(&format!(
+        "vllm serve Qwen/Qwen3-8B --speculative-config {unknown}"
+    ));
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(run.stderr.contains("/models/eagle"), "{}", run.stderr);
+    // N-gram drafting loads nothing.
+    let (_, ngram) = capacity(
+        r#"vllm serve Qwen/Qwen3-8B --speculative-config {"method":"ngram","num_speculative_tokens":3}"#,
+    );
+    assert_eq!(ngram["pool_tokens"], base["pool_tokens"]);
+}
+
+#[test]
+fn sglang_draft_model_kv_joins_the_cell() {
+    // 0.5.18+: the draft KV shares the budget: 147456 + 114688 = 262144 B per token.
+    let (_, doc) = capacity(&format!(
+        "{SGLANG} --speculative-algorithm STANDALONE --speculative-draft-model-path Qwen/Qwen3-0.6B"
+    ));
+    assert_eq!(doc["kv_bytes_per_token"], 262144, "{doc}");
+    let run = capacity_run(&format!(
+        "{SGLANG} --speculative-algorithm EAGLE3 --speculative-draft-model-path /models/eagle3"
+    ));
+    assert_eq!(run.code, 2, "{}", run.stdout);
+}

@@ -2,6 +2,7 @@
 //! One file per engine mirrors that engine's own sizing code, per version; this file holds
 //! what they share: the plan, its band and assumptions, and the inputs.
 
+mod adapters;
 mod memo;
 mod overrides;
 pub mod releases;

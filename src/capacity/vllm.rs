@@ -452,6 +452,26 @@ fn search_len(g: &Grouping, avail: u64, bs: u32, in_flight: u64, v: &Version, pr
     lo
 }
 
+/// The target's part of the KV budget when a drafter's attention layers share it (V1 sizes one
+/// pool for every layer in the KV cache spec): the budget in proportion to bytes per token.
+fn draft_share(
+    kv: Estimate,
+    target: f64,
+    draft: Option<&super::adapters::Draft>,
+    notes: &mut Notes,
+) -> Estimate {
+    let Some(d) = draft.filter(|d| d.kv_per_token > 0.0 && target > 0.0) else {
+        return kv;
+    };
+    notes.exact("draft_kv_bytes_per_token", d.kv_per_token, d.how.clone());
+    let share = target / (target + d.kv_per_token);
+    Estimate {
+        point: kv.point * share,
+        low: kv.low * share,
+        high: kv.high * share,
+    }
+}
+
 pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let args = inp.args;
     let missing = unresolved(args, NEEDED);
@@ -476,6 +496,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let dcp = int_or(args, "decode_context_parallel_size", 1);
 
     let (kv_name, kvb) = kv_dtype(args, m);
+    let draft = super::adapters::vllm_draft(args, m, tp, kvb)?;
     let bs = block_size(args, m, gpu);
     // The hybrid allocator is off when a connector without HMA support is configured (always in 0.11).
     let hma = !args.flag("disable_hybrid_kv_cache_manager")
@@ -520,7 +541,13 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
                 m,
                 args.text("quantization"),
                 tp * pp,
-            )),
+            ))
+            .chain(super::adapters::lora(args, m, tp))
+            .chain(
+                draft
+                    .as_ref()
+                    .map(|d| (Estimate::rel(d.weights, 0.1), d.how.clone())),
+            ),
         &mut notes,
     );
     let other = non_kv(args, m, gpu, tp, &mut notes);
@@ -531,6 +558,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         budget(util.low, w.high, other.high),
         budget(util.high, w.low, other.low),
     );
+    let kv = draft_share(kv, per_token, draft.as_ref(), &mut notes);
     let block_count = |kv: f64| match args.int("num_gpu_blocks_override") {
         Some(n) => n.max(0) as u64,
         None if kv > 0.0 => (kv / g.bytes_per_block).floor() as u64,
