@@ -153,6 +153,10 @@ fn num(doc: &Value, key: &str) -> f64 {
 /// qkv 3 × 4096 + 6144, o 4096 + 4096, gate_up 2 × 4096 + 2 × 12288, down 12288 + 4096.
 const QWEN3_8B_LORA_PER_RANK_UNIT: f64 = 18432.0 + 8192.0 + 32768.0 + 16384.0;
 
+/// vLLM 0.33 also wraps Qwen3ForCausalLM's `embedding_modules` (vocabulary 151936, hidden
+/// 4096): embedding A 151936 × rank + B 4096 × rank, logits A rank × 4096 + B 151936 × rank.
+const QWEN3_8B_VLLM_VOCAB_PER_RANK_UNIT: f64 = 2.0 * (151936.0 + 4096.0);
+
 fn assert_close(got: f64, want: f64, what: &str) {
     assert!(
         (got - want).abs() <= want * 1e-4,
@@ -160,26 +164,96 @@ fn assert_close(got: f64, want: f64, what: &str) {
     );
 }
 
+fn lora_bytes(launch: &str, base: &str) -> f64 {
+    let (_, with) = capacity(launch);
+    let (_, without) = capacity(base);
+    num(&with, "weights_bytes") - num(&without, "weights_bytes")
+}
+
 #[test]
 fn vllm_lora_slots_are_weights_before_the_pool() {
     let (_, base) = capacity("vllm serve Qwen/Qwen3-8B");
-    // LoRAConfig defaults: max_loras 1, max_lora_rank 16; 36 layers, 2 bytes.
+    // LoRAConfig defaults: max_loras 1, max_lora_rank 16; 36 layers, 2 bytes:
+    // (75776 × 36 + 312064) × 16 × 2 = 3040000 × 32 = 97280000 bytes.
     let (_, one) = capacity("vllm serve Qwen/Qwen3-8B --enable-lora");
-    let want = QWEN3_8B_LORA_PER_RANK_UNIT * 36.0 * 16.0 * 2.0;
+    let per_slot = QWEN3_8B_LORA_PER_RANK_UNIT * 36.0 + QWEN3_8B_VLLM_VOCAB_PER_RANK_UNIT;
     assert_close(
         num(&one, "weights_bytes") - num(&base, "weights_bytes"),
-        want,
+        97_280_000.0,
         "rank 16",
     );
     let (_, four) =
         capacity("vllm serve Qwen/Qwen3-8B --enable-lora --max-loras 4 --max-lora-rank 64");
-    let want = QWEN3_8B_LORA_PER_RANK_UNIT * 36.0 * 64.0 * 4.0 * 2.0;
     assert_close(
         num(&four, "weights_bytes") - num(&base, "weights_bytes"),
-        want,
+        per_slot * 64.0 * 4.0 * 2.0,
         "4 × 64",
     );
     assert!(num(&four, "pool_tokens") < num(&base, "pool_tokens"));
+    // --lora-dtype float32: 4 bytes an element.
+    assert_close(
+        lora_bytes(
+            "vllm serve Qwen/Qwen3-8B --enable-lora --lora-dtype float32",
+            "vllm serve Qwen/Qwen3-8B",
+        ),
+        per_slot * 16.0 * 4.0,
+        "float32",
+    );
+    // Named targets leave the vocabulary buffers out: q/k/v and o only, 26624 × 36 × 16 × 2.
+    assert_close(
+        lora_bytes(
+            "vllm serve Qwen/Qwen3-8B --enable-lora --lora-target-modules q_proj k_proj v_proj o_proj",
+            "vllm serve Qwen/Qwen3-8B",
+        ),
+        (18432.0 + 8192.0) * 36.0 * 16.0 * 2.0,
+        "attention only",
+    );
+}
+
+#[test]
+fn vllm_lora_kv_slices_are_whole_heads_of_a_rank() {
+    // TP 16 over 8 KV heads: QKVParallelLinear keeps one head per rank (replicated), so the K and
+    // V slices of qkv's B are 128 wide, not 8 × 128 / 16 = 64. Per layer and unit of rank:
+    // qkv 3 × 4096 + 4096 / 16 + 2 × 128 = 12800, o 4096 / 16 + 4096 = 4352,
+    // gate_up 2 × 4096 + 2 × 12288 / 16 = 9728, down 12288 / 16 + 4096 = 4864: 31744;
+    // (31744 × 36 + 312064) × 16 × 2 = 46555136 bytes on each rank.
+    assert_close(
+        lora_bytes(
+            "vllm serve Qwen/Qwen3-8B -tp 16 --enable-lora",
+            "vllm serve Qwen/Qwen3-8B -tp 16",
+        ),
+        46_555_136.0,
+        "tp 16",
+    );
+    // --fully-sharded-loras at TP 2 also splits column-parallel A on rank and row-parallel B on
+    // out: qkv 3 × 4096 / 2 + 4096 / 2 + 2 × 512 = 9216, o 2048 + 2048 = 4096,
+    // gate_up 4096 + 12288 = 16384, down 6144 + 2048 = 8192: 37888;
+    // (37888 × 36 + 312064) × 16 × 2 = 53633024 bytes.
+    assert_close(
+        lora_bytes(
+            "vllm serve Qwen/Qwen3-8B -tp 2 --enable-lora --fully-sharded-loras",
+            "vllm serve Qwen/Qwen3-8B -tp 2",
+        ),
+        53_633_024.0,
+        "fully sharded",
+    );
+}
+
+#[test]
+fn vllm_lora_wraps_every_expert() {
+    // Qwen3-30B-A3B (hidden 2048, 32 × 128 query, 4 × 128 KV, 48 layers, 128 experts of width
+    // 768, vocabulary 151936). FusedMoEWithLoRA holds A and B per local expert: gate_up
+    // 128 × (2 × 2048 + 2 × 768) = 720896, down 128 × (768 + 2048) = 360448; qkv
+    // 3 × 2048 + 4096 + 1024 = 11264, o 4096 + 2048 = 6144; vocabulary 2 × (151936 + 2048).
+    // (1098752 × 48 + 307968) × 16 × 2 = 1697538048 bytes.
+    assert_close(
+        lora_bytes(
+            "vllm serve Qwen/Qwen3-30B-A3B --enable-lora",
+            "vllm serve Qwen/Qwen3-30B-A3B",
+        ),
+        1_697_538_048.0,
+        "experts",
+    );
 }
 
 #[test]
