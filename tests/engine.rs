@@ -236,6 +236,30 @@ fn invalid_values_and_choices() {
 }
 
 #[test]
+fn vllm_json_valued_options_take_json() {
+    // arg_utils.py: dict fields are `parse_type(json.loads)`, config dataclasses
+    // `parse_dataclass` (`TypeAdapter(cls).validate_json`, a JSON object).
+    let refused = [
+        "--override-generation-config generate",
+        "--eplb-config 8",
+        "--compilation-config [3]",
+    ];
+    for line in refused {
+        let (p, _) = run(Engine::Vllm, "0.33.0", line);
+        assert_eq!(rules(&p), ["CFG004"], "{line}");
+    }
+    let taken = [
+        r#"--override-generation-config {"temperature":0.5}"#,
+        r#"--eplb-config {"window_size":1k}"#,
+        "--speculative-config None",
+    ];
+    for line in taken {
+        let (p, _) = run(Engine::Vllm, "0.33.0", line);
+        assert!(rules(&p).is_empty(), "{line}: {:?}", rules(&p));
+    }
+}
+
+#[test]
 fn unresolved_values_are_kept_raw() {
     let (p, _) = run(Engine::Sglang, "0.5.23", "--context-length $CTX");
     assert!(p.findings.is_empty());
