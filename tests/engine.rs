@@ -257,6 +257,15 @@ fn vllm_json_valued_options_take_json() {
         let (p, _) = run(Engine::Vllm, "0.33.0", line);
         assert!(rules(&p).is_empty(), "{line}: {:?}", rules(&p));
     }
+    // Up to 0.11 `-O` is `--compilation-config`: FlexibleArgumentParser turns `-O3` and `-O 3`
+    // into `-O.level=3`, a JSON object; a bare `3` is not one.
+    for line in ["-O3", "-O 3"] {
+        let (p, _) = run(Engine::Vllm, "0.10.0", line);
+        assert!(rules(&p).is_empty(), "{line}: {:?}", rules(&p));
+        assert_eq!(p.args.text("compilation_config"), Some(r#"{"level":3}"#));
+    }
+    let (p, _) = run(Engine::Vllm, "0.10.0", "--compilation-config 3");
+    assert_eq!(rules(&p), ["CFG004"]);
 }
 
 #[test]

@@ -153,7 +153,7 @@ fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Option<Vec<Arg>> {
 }
 
 /// FlexibleArgumentParser.parse_args after `--config`: `-O3`/`-O=3`/`-Odecode`/`-O 3` →
-/// `--optimization-level`, then dotted keys (`--kv-transfer-config.kv_role kv_producer`)
+/// `--optimization-level` (up to 0.11, which has none: `-O.level=3`, a dotted key), then dotted keys (`--kv-transfer-config.kv_role kv_producer`)
 /// gathered into one JSON value per option, appended at the end.
 fn rewrite(spec: &Spec, tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
     let level = spec.exact("--optimization-level").is_some();
@@ -164,12 +164,25 @@ fn rewrite(spec: &Spec, tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
         let next_is_level = tokens
             .peek()
             .is_some_and(|n| matches!(n.text.as_str(), "0" | "1" | "2" | "3"));
-        if level && text.starts_with("-O") && text != "-O" && !text.starts_with("--") {
+        let short = text.starts_with("-O") && text != "-O" && !text.starts_with("-O.");
+        if short && !text.starts_with("--") {
             let value = text.strip_prefix("-O=").unwrap_or(&text[2..]);
-            out.push(Arg::new("--optimization-level", t.loc));
-            out.push(Arg::new(value, t.loc));
-        } else if level && text == "-O" && next_is_level {
-            out.push(Arg::new("--optimization-level", t.loc));
+            if level {
+                out.push(Arg::new("--optimization-level", t.loc));
+                out.push(Arg::new(value, t.loc));
+            } else {
+                // Up to 0.11 (`-O` is `--compilation-config`): `-O.level=<value>`.
+                out.push(Arg::new(format!("-O.level={value}"), t.loc));
+            }
+        } else if text == "-O" && next_is_level {
+            out.push(Arg::new(
+                if level {
+                    "--optimization-level"
+                } else {
+                    "-O.level"
+                },
+                t.loc,
+            ));
         } else {
             out.push(t);
         }
