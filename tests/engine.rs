@@ -236,6 +236,39 @@ fn invalid_values_and_choices() {
 }
 
 #[test]
+fn vllm_json_valued_options_take_json() {
+    // arg_utils.py: dict fields are `parse_type(json.loads)`, config dataclasses
+    // `parse_dataclass` (`TypeAdapter(cls).validate_json`, a JSON object).
+    let refused = [
+        "--override-generation-config generate",
+        "--eplb-config 8",
+        "--compilation-config [3]",
+    ];
+    for line in refused {
+        let (p, _) = run(Engine::Vllm, "0.33.0", line);
+        assert_eq!(rules(&p), ["CFG004"], "{line}");
+    }
+    let taken = [
+        r#"--override-generation-config {"temperature":0.5}"#,
+        r#"--eplb-config {"window_size":1k}"#,
+        "--speculative-config None",
+    ];
+    for line in taken {
+        let (p, _) = run(Engine::Vllm, "0.33.0", line);
+        assert!(rules(&p).is_empty(), "{line}: {:?}", rules(&p));
+    }
+    // Up to 0.11 `-O` is `--compilation-config`: FlexibleArgumentParser turns `-O3` and `-O 3`
+    // into `-O.level=3`, a JSON object; a bare `3` is not one.
+    for line in ["-O3", "-O 3"] {
+        let (p, _) = run(Engine::Vllm, "0.10.0", line);
+        assert!(rules(&p).is_empty(), "{line}: {:?}", rules(&p));
+        assert_eq!(p.args.text("compilation_config"), Some(r#"{"level":3}"#));
+    }
+    let (p, _) = run(Engine::Vllm, "0.10.0", "--compilation-config 3");
+    assert_eq!(rules(&p), ["CFG004"]);
+}
+
+#[test]
 fn unresolved_values_are_kept_raw() {
     let (p, _) = run(Engine::Sglang, "0.5.23", "--context-length $CTX");
     assert!(p.findings.is_empty());
@@ -351,6 +384,10 @@ fn cmd(line: &str) -> Parsed {
 }
 
 fn cmd_in(line: &str, dir: Option<&std::path::Path>) -> Parsed {
+    cmd_at(line, dir, None)
+}
+
+fn cmd_at(line: &str, dir: Option<&std::path::Path>, version: Option<&str>) -> Parsed {
     let mut sources = Sources::default();
     let file = sources.add("cmd.sh", line);
     let l = kvlint::extract::parse_command_line(file, &sources)
@@ -362,7 +399,8 @@ fn cmd_in(line: &str, dir: Option<&std::path::Path>) -> Parsed {
         sources: &mut sources,
         base_dir: dir.map(std::path::Path::to_path_buf),
     };
-    engine::parse(&l, None, &mut cx)
+    let version = version.and_then(Version::parse);
+    engine::parse(&l, version.as_ref(), &mut cx)
 }
 
 // vllm/utils/argparse_utils.py::FlexibleArgumentParser.parse_args moves the first `--model` to
@@ -414,7 +452,8 @@ fn vllm_short_forms() {
         assert_eq!(p.args.text("optimization_level"), Some("3"), "{o}");
     }
     let p = cmd("vllm serve m -Odecode -tp=2 -qfp8");
-    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    // argparse keeps the string; VllmConfig validates it as OptimizationLevel 0–3 (0.33.0).
+    assert_eq!(rules(&p), ["CFG004"]);
     assert_eq!(p.args.text("optimization_level"), Some("decode"));
     assert_eq!(p.args.int("tensor_parallel_size"), Some(2));
     assert_eq!(p.args.text("quantization"), Some("fp8"));
@@ -753,4 +792,56 @@ fn a_layout_larger_than_the_gpus_given_is_par002() {
     assert!(!got.contains(&"PAR002".to_string()), "{got:?}");
     let got = check_rules(&v, &format!("{sg}\n"));
     assert!(got.contains(&"PAR002".to_string()), "{got:?}");
+}
+
+#[test]
+fn vllm_optimization_levels_outside_0_to_3_are_refused() {
+    // vllm/config/vllm.py::OptimizationLevel (IntEnum O0..O3), validated by pydantic in lax
+    // mode when VllmConfig is built: "4" and "５" fail, " 3", "+1" and "03" pass.
+    for o in ["-O4", "-O=5", "--optimization-level 4", "-O３"] {
+        let (p, _) = run(Engine::Vllm, "0.33.0", &format!("--model m {o}"));
+        assert_eq!(rules(&p), ["CFG004"], "{o}");
+    }
+    for o in [
+        "-O0",
+        "-O=2",
+        "--optimization-level +1",
+        "--optimization-level 03",
+    ] {
+        let (p, _) = run(Engine::Vllm, "0.33.0", &format!("--model m {o}"));
+        assert!(p.findings.is_empty(), "{o}: {:?}", p.findings);
+    }
+}
+
+#[test]
+fn sglang_serve_model_type_is_taken_out_before_the_server_parser() {
+    // sglang/cli/serve.py::_extract_model_type_override (0.5.10 on): exact `--model-type V`
+    // and `--model-type=V` only, removed before `_normalize_positional_model_path`.
+    let serve =
+        |version: &str, line: &str| cmd_at(&format!("sglang serve {line}"), None, Some(version));
+    let p = serve("0.5.23", "--model-type llm Qwen/Qwen3-8B --tp 2");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    assert_eq!(p.args.text("model_path"), Some("Qwen/Qwen3-8B"));
+    assert_eq!(p.args.int("tp_size"), Some(2));
+    let p = serve("0.5.23", "Qwen/Qwen3-8B --model-type=auto");
+    assert!(p.findings.is_empty(), "{:?}", p.findings);
+    // ServeBackendRegistry.get: "Unknown serve backend 'nope'".
+    assert_eq!(
+        rules(&serve("0.5.23", "Qwen/Qwen3-8B --model-type nope")),
+        ["CFG004"]
+    );
+    // "--model-type requires a value."
+    assert_eq!(
+        rules(&serve("0.5.23", "Qwen/Qwen3-8B --model-type")),
+        ["CFG004"]
+    );
+    // A diffusion pipeline has no KV pool to plan.
+    assert_eq!(
+        rules(&serve("0.5.23", "m --model-type diffusion")),
+        ["INP006"]
+    );
+    // Not a prefix option: `--model-typ` is the server parser's, which has no such option.
+    assert_eq!(rules(&serve("0.5.23", "m --model-typ llm")), ["CFG001"]);
+    // 0.5.9's `sglang serve` has no --model-type: the server parser refuses it.
+    assert_eq!(rules(&serve("0.5.9", "m --model-type llm")), ["CFG001"]);
 }

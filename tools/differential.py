@@ -11,6 +11,7 @@ parses each with the engine and with `kvlint parse-args`, and compares acceptanc
 kvlint's capacity model reads. Prints the mismatch rate; exits 1 on any mismatch.
 """
 import argparse
+import ast
 import json
 import math
 import os
@@ -18,6 +19,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import extract_engine_flags as stubs  # noqa: E402  (installs the import stubs)
@@ -41,7 +43,18 @@ FIELDS = {
              "kv_transfer_config", "optimization_level"],
 }
 
+def engine_function(path, name, env):
+    """One top-level function or class of the engine's source, run unmodified: the entry points
+    that hold it import the whole engine."""
+    tree = ast.parse(open(path).read())
+    node = next(n for n in tree.body if getattr(n, "name", None) == name)
+    code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
+    exec(code, env)
+    return env[name]
+
+
 MODELS = ["Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct", "deepseek-ai/DeepSeek-V3"]
+NOT_LLM = object()  # `sglang serve --model-type diffusion`: not the LLM server
 FULLWIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 
 
@@ -56,6 +69,10 @@ class Engine:
             self.parser = stubs.sglang_parser(root)
             from sglang.srt.utils.server_args_config_parser import ConfigArgumentMerger
             self.merger = ConfigArgumentMerger
+            serve = f"{root}/sglang/cli/serve.py"  # `sglang serve --model-type` (0.5.10+)
+            src = open(serve).read() if os.path.exists(serve) else ""
+            self.model_type = (engine_function(serve, "_extract_model_type_override", {})
+                               if "_extract_model_type_override" in src else None)
         else:
             self.flexible, make = stubs.vllm_parts(root)
             self.parser = make(self.flexible())  # api_server: no sub command
@@ -63,6 +80,12 @@ class Engine:
             sub = top.add_subparsers(dest="subparser")
             make(sub.add_parser("serve"))
             self.top = top
+            # VllmConfig (a pydantic dataclass) validates --optimization-level as this IntEnum.
+            from enum import IntEnum
+            from pydantic import TypeAdapter
+            level = engine_function(f"{root}/vllm/config/vllm.py", "OptimizationLevel",
+                                    {"IntEnum": IntEnum})
+            self.level = TypeAdapter(level)
 
     def actions(self):
         return [a for a in self.parser._actions if a.dest in FIELDS[self.name]]
@@ -80,11 +103,17 @@ class Engine:
                 finally:
                     sys.stderr = err
         except (SystemExit, ValueError, AssertionError, IndexError, KeyError, TypeError,
-                FileNotFoundError):
+                FileNotFoundError):  # pydantic's ValidationError is a ValueError
             return None
 
     def _parse(self, entry, argv):
         if self.name == "sglang":
+            if entry == "serve" and self.model_type:  # sglang/cli/serve.py::serve
+                backend, argv = self.model_type(argv)
+                if backend not in ("auto", "llm", "diffusion"):  # ServeBackendRegistry.get
+                    raise ValueError(f"Unknown serve backend {backend!r}")
+                if backend == "diffusion":  # another server, with its own parser
+                    return NOT_LLM
             if entry == "serve":  # sglang/cli/serve.py::_normalize_positional_model_path
                 if argv and not argv[0].startswith("-"):
                     argv = ["--model-path", argv[0], *argv[1:]]
@@ -95,9 +124,11 @@ class Engine:
             ns = self.top.parse_args(["serve", *argv])
             if getattr(ns, "model_tag", None) is not None:
                 ns.model = ns.model_tag
-            return ns
-        # vllm/entrypoints/launchers/api_server/entry.py::main: model_tag is not copied
-        return self.parser.parse_args(argv)
+        else:  # vllm/entrypoints/launchers/api_server/entry.py::main: model_tag is not copied
+            ns = self.parser.parse_args(argv)
+        if isinstance(getattr(ns, "optimization_level", None), str):
+            self.level.validate_python(ns.optimization_level)  # VllmConfig(optimization_level=)
+        return ns
 
 
 # ---------------------------------------------------------------- generation
@@ -110,6 +141,7 @@ class Gen:
         self.acts = engine.actions()
         self.longs = sorted({o for a in engine.parser._actions for o in a.option_strings
                              if o.startswith("--")})
+        self.gone = removed_options(engine.name, self.longs)
 
     def int_text(self):
         r = self.r
@@ -187,12 +219,33 @@ class Gen:
             return [f"{opt}={v}"] if r.random() < 0.5 else [f"{opt}{v}"]
         return [opt, v]
 
+    def removed(self):
+        """An option of an earlier release, whole or cut short: some are gone, and some are
+        now an ambiguous prefix of the options that replaced them (`--cuda-graph-max-bs`)."""
+        r = self.r
+        opt = r.choice(self.gone)
+        if r.random() < 0.3:
+            opt = opt[: r.randrange(4, len(opt) + 1)]
+        value = r.choice(["8", "generate", "auto", "true"])
+        return [opt, value] if r.random() < 0.8 else [f"{opt}={value}"]
+
+    def subcommand(self, entry):
+        """Options only an entry point reads, before the engine's parser sees the rest."""
+        r = self.r
+        if self.e.name == "sglang" and entry == "serve":
+            value = r.choice(["llm", "auto", "diffusion", "nope", "LLM"])
+            return r.choice([["--model-type", value], [f"--model-type={value}"],
+                             ["--model-typ", value], ["--model-type"]])
+        return self.special()
+
     def special(self):
         """Engine-specific forms the generic generator does not reach."""
         r = self.r
         if self.e.name == "vllm":
             return r.choice([
                 ["-O3"], ["-O", "3"], ["-O=3"], ["-Odecode"], ["-O", "decode"], ["-tp=2"],
+                ["-O4"], ["-O", "4"], ["-O=5"], ["-O", "-1"], ["-O"], ["-O０"], ["-O 2"],
+                ["--optimization-level", r.choice(["0", "4", " 3", "+1", "03", "O3"])],
                 ["-qfp8"], ["-tp", "2"], ["-pp=2"], ["-dp", "2"],
                 ["--kv-transfer-config.kv_role", r.choice(["kv_producer", "kv_consumer"]),
                  "--kv-transfer-config.kv_connector", "NixlConnector"],
@@ -242,13 +295,27 @@ class Gen:
                     else ["python3", "-m", "vllm.entrypoints.openai.api_server"])
             argv = [r.choice(MODELS)] if r.random() < 0.7 else ["--model", r.choice(MODELS)]
         for _ in range(r.randrange(1, 6)):
-            if r.random() < 0.15:
+            roll = r.random()
+            if roll < 0.08 and self.gone:
+                argv += self.removed()
+            elif roll < 0.16:
+                argv += self.subcommand(entry)
+            elif roll < 0.28:
                 argv += self.special()
             else:
                 argv += self.option(r.choice(self.acts))
         if r.random() < 0.15:  # a repeat
             argv += self.option(r.choice(self.acts))
         return entry, argv, head + argv
+
+
+def removed_options(engine, current):
+    """Long options of every release kvlint's table holds that this release lacks."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(f"{here}/../src/engine/{engine}_flags.toml", "rb") as f:
+        table = tomllib.load(f)
+    known = {o for flag in table["flag"] for o in flag["opts"] if o.startswith("--")}
+    return sorted(known - set(current))
 
 
 # ---------------------------------------------------------------- comparison
@@ -281,6 +348,8 @@ def norm(dest, v):
 
 def compare(engine, entry, ns, got):
     """Differences between the engine's namespace and kvlint's output, as strings."""
+    if ns is NOT_LLM:  # no KV pool to plan: kvlint must say it did not read a launch
+        return [] if "INP006" in got.get("errors", []) else ["diffusion backend planned as an LLM"]
     if ns is None:
         rejected = bool(set(got.get("errors", [])) & REJECT)
         return [] if rejected or not got.get("launch") else ["engine rejects, kvlint accepts"]

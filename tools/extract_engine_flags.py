@@ -258,10 +258,15 @@ def _type(t):
     if t is float:
         return "float"
     name = getattr(t, "__name__", type(t).__name__)
-    if name == "_optional_type" and getattr(t, "__closure__", None):
-        # vllm.engine.arg_utils.optional_type(return_type): the wrapped type is in the closure.
+    if name in ("_optional_type", "_parse_type") and getattr(t, "__closure__", None):
+        # vllm.engine.arg_utils.optional_type / parse_type(return_type): the wrapped type is in
+        # the closure (`parse_type(json.loads)` for dict-valued config fields).
         inner = [c.cell_contents for c in t.__closure__ if callable(c.cell_contents)]
         return _type(inner[0]) if inner else "str"
+    if name == "parse_dataclass":
+        # vllm.engine.arg_utils._compute_kwargs: `TypeAdapter(cls).validate_json(val)` of a
+        # config dataclass, so the value must be a JSON object.
+        return "json_object"
     if "human_readable_int_or_auto" in name:
         return "human_int_or_auto"
     if "human_readable_int" in name:

@@ -2,7 +2,9 @@
 //! One file per engine mirrors that engine's own sizing code, per version; this file holds
 //! what they share: the plan, its band and assumptions, and the inputs.
 
+mod adapters;
 mod memo;
+mod overrides;
 pub mod releases;
 pub mod sglang;
 pub mod trtllm;
@@ -156,6 +158,15 @@ pub struct Inputs<'a> {
 /// Builds the plan for a launch, or the findings that say why none can be made. A launch whose
 /// release is unknown gets a band over every release it could run (`releases::widen`).
 pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+    let overridden = overrides::geometry(inp.args, inp.model)?;
+    let with = overridden.as_ref().map(|model| Inputs {
+        model,
+        args: inp.args,
+        gpu: inp.gpu,
+        gpu_count: inp.gpu_count,
+        at: inp.at,
+    });
+    let inp = with.as_ref().unwrap_or(inp);
     let point = plan_at(inp)?;
     Ok(match inp.args.could_run.len() {
         0 | 1 => point,
@@ -196,6 +207,59 @@ impl Notes {
             source: source.into(),
         });
     }
+}
+
+/// Integer settings a plan holds in 32 bits: GPU-rank counts (`ranks`, whose product is the
+/// world size) and token counts per block or page (`sizes`). The engines read them as Python ints,
+/// so no value wraps there; one that does not fit here is one no engine starts with (a process
+/// per rank, and one block of 2³² tokens is larger than any GPU's memory). CFG004 then, never
+/// a wrapped or defaulted number.
+pub fn check_ints(args: &EngineArgs, ranks: &[&str], sizes: &[&str]) -> Result<(), Vec<Finding>> {
+    let too_big = |dest: &&str| {
+        let s = args.get(dest)?;
+        let v = match s.value {
+            crate::engine::SettingValue::Int(v) => v,
+            _ => return None,
+        };
+        u32::try_from(v).is_err().then_some((s, v))
+    };
+    let mut out: Vec<Finding> = ranks
+        .iter()
+        .chain(sizes)
+        .filter_map(too_big)
+        .filter(|(_, v)| *v > 0) // 0 and below: engine::startup's positive check says so
+        .map(|(s, _)| {
+            out_of_range(
+                s,
+                "at most 4294967295: no engine starts with more ranks or a larger block than that",
+            )
+        })
+        .collect();
+    if out.is_empty() {
+        let world = ranks
+            .iter()
+            .filter_map(|d| args.int(d).filter(|v| *v > 0))
+            .try_fold(1u32, |w, v| w.checked_mul(u32::try_from(v).ok()?));
+        let first = ranks.iter().find_map(|d| args.get(d));
+        if let (None, Some(s)) = (world, first) {
+            out.push(out_of_range(
+                s,
+                "a world size (the product of the parallel sizes) of at most 4294967295 GPUs",
+            ));
+        }
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(out)
+    }
+}
+
+fn out_of_range(s: &crate::engine::Setting, expected: &str) -> Finding {
+    Finding::new("CFG004", Some(s.loc()))
+        .var("flag", format!("--{}", s.dest.replace('_', "-")))
+        .var("value", crate::engine::value_text(&s.value))
+        .var("expected", expected)
 }
 
 /// A positive integer setting, else `default`.

@@ -398,6 +398,15 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let (m, gpu) = (inp.model, inp.gpu);
     let mut notes = Notes::default();
     version_notes(args, &mut notes);
+    super::check_ints(
+        args,
+        &[
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "context_parallel_size",
+        ],
+        &["kv_cache_config.tokens_per_block", "max_beam_width"],
+    )?;
     let tp = int_or(args, "tensor_parallel_size", 1);
     let pp = int_or(args, "pipeline_parallel_size", 1);
     let cp = int_or(args, "context_parallel_size", 1);

@@ -119,7 +119,7 @@ fn kv_dtype(args: &EngineArgs, m: &Geometry) -> (String, f64) {
 /// (`Platform.update_block_size_for_backend`, 0.11 `platforms/cuda.py`).
 fn block_size(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec) -> u32 {
     if let Some(b) = args.int("block_size").filter(|b| *b > 0) {
-        return b as u32;
+        return u32::try_from(b).unwrap_or(u32::MAX); // plan() refused larger ones
     }
     let sparse = m.dsa.is_some() && m.mla.is_some();
     match (m.mla.is_some(), gpu.compute_capability.0) {
@@ -453,6 +453,26 @@ fn search_len(g: &Grouping, avail: u64, bs: u32, in_flight: u64, v: &Version, pr
     lo
 }
 
+/// The target's part of the KV budget when a drafter's attention layers share it (V1 sizes one
+/// pool for every layer in the KV cache spec): the budget in proportion to bytes per token.
+fn draft_share(
+    kv: Estimate,
+    target: f64,
+    draft: Option<&super::adapters::Draft>,
+    notes: &mut Notes,
+) -> Estimate {
+    let Some(d) = draft.filter(|d| d.kv_per_token > 0.0 && target > 0.0) else {
+        return kv;
+    };
+    notes.exact("draft_kv_bytes_per_token", d.kv_per_token, d.how.clone());
+    let share = target / (target + d.kv_per_token);
+    Estimate {
+        point: kv.point * share,
+        low: kv.low * share,
+        high: kv.high * share,
+    }
+}
+
 pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let args = inp.args;
     let missing = unresolved(args, NEEDED);
@@ -461,6 +481,15 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     }
     let (m, gpu) = (inp.model, inp.gpu);
     let v = &args.version;
+    super::check_ints(
+        args,
+        &[
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "data_parallel_size",
+        ],
+        &["decode_context_parallel_size", "block_size"],
+    )?;
     let mut notes = Notes::default();
     let tp = int_or(args, "tensor_parallel_size", 1);
     let pp = int_or(args, "pipeline_parallel_size", 1);
@@ -468,6 +497,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let dcp = int_or(args, "decode_context_parallel_size", 1);
 
     let (kv_name, kvb) = kv_dtype(args, m);
+    let draft = super::adapters::vllm_draft(args, m, tp, kvb)?;
     let bs = block_size(args, m, gpu);
     // The hybrid allocator is off when a connector without HMA support is configured (always in 0.11).
     let hma = !args.flag("disable_hybrid_kv_cache_manager")
@@ -512,7 +542,13 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
                 m,
                 args.text("quantization"),
                 tp * pp,
-            )),
+            ))
+            .chain(super::adapters::lora(args, m, tp))
+            .chain(
+                draft
+                    .as_ref()
+                    .map(|d| (Estimate::rel(d.weights, 0.1), d.how.clone())),
+            ),
         &mut notes,
     );
     let other = non_kv(args, m, gpu, tp, &mut notes);
@@ -523,6 +559,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         budget(util.low, w.high, other.high),
         budget(util.high, w.low, other.low),
     );
+    let kv = draft_share(kv, per_token, draft.as_ref(), &mut notes);
     let block_count = |kv: f64| match args.int("num_gpu_blocks_override") {
         Some(n) => n.max(0) as u64,
         None if kv > 0.0 => (kv / g.bytes_per_block).floor() as u64,

@@ -688,6 +688,8 @@ fn convert(spec: &Spec, f: &FlagDef, raw: &str) -> Result<SettingValue, String> 
         "human_int_or_auto" => {
             human_int_or_auto(raw).ok_or("an integer such as 32768, 32k or 32K, or auto")?
         }
+        "json" if !is_json(raw) => return Err("JSON".into()),
+        "json_object" if !is_json_object(raw) => return Err("a JSON object".into()),
         _ => SettingValue::Text(raw.to_string()),
     };
     if let Some(choices) = &f.choices {
@@ -700,6 +702,24 @@ fn convert(spec: &Spec, f: &FlagDef, raw: &str) -> Result<SettingValue, String> 
         }
     }
     Ok(v)
+}
+
+/// vLLM `parse_type(json.loads)` / `optional_type(json.loads)`: a JSON document, or `""` /
+/// `None` (optional_type's None).
+fn is_json(raw: &str) -> bool {
+    matches!(raw, "" | "None") || serde_json::from_str::<serde_json::Value>(raw).is_ok()
+}
+
+/// vLLM arg_utils.py `parse_dataclass`: `TypeAdapter(cls).validate_json` of a config dataclass
+/// after `_expand_json_human_readable_numbers` (bare `80m` becomes a number), so a value that is
+/// not `{...}`, or is JSON but not an object, is refused; a `{...}` kvlint cannot parse may hold
+/// such numbers and is left to the engine.
+fn is_json_object(raw: &str) -> bool {
+    let t = raw.trim();
+    match serde_json::from_str::<serde_json::Value>(t) {
+        Ok(v) => v.is_object(),
+        Err(_) => t.starts_with('{') && t.ends_with('}'),
+    }
 }
 
 /// vllm/utils/argparse_utils.py::human_readable_int_or_auto (≥ 0.16): `auto` and `-1` mean auto-fit.

@@ -220,7 +220,7 @@ fn command_text(launch: &Launch, cx: &ParseContext) -> String {
 }
 
 /// A value as the command line would write it.
-fn value_text(v: &SettingValue) -> String {
+pub fn value_text(v: &SettingValue) -> String {
     match v {
         SettingValue::Flag(b) => b.to_string(),
         SettingValue::Int(i) => i.to_string(),

@@ -4,6 +4,7 @@
 
 use super::argparse::{BoolStyle, HumanInt, Spec, Table};
 use super::{ParseContext, Parsed};
+use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
 use crate::version::Version;
 use std::sync::OnceLock;
@@ -61,9 +62,21 @@ pub fn spec(version: Version) -> Option<Spec<'static>> {
 }
 
 pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed {
+    let serve = super::command_text(launch, cx).ends_with(" serve");
+    let mut findings = Vec::new();
+    let selected;
+    let launch = match serve && version.release() >= MODEL_TYPE_SINCE {
+        true => match model_type(launch, &version, &mut findings) {
+            Some(copy) => {
+                selected = copy;
+                &selected
+            }
+            None => launch,
+        },
+        false => launch,
+    };
     // `sglang serve MODEL ...`: sglang/cli/serve.py::_normalize_positional_model_path turns a
     // leading positional into `--model-path MODEL`. Copied only then: a padded argv is large.
-    let serve = super::command_text(launch, cx).ends_with(" serve");
     let normalized;
     let launch = match launch
         .args
@@ -78,12 +91,82 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
         }
         None => launch,
     };
-    super::run_engine(
+    let mut parsed = super::run_engine(
         spec(version.clone()),
         BoolStyle::Sglang,
         launch,
         &launch.args,
         version,
         cx,
-    )
+    );
+    parsed.findings.splice(0..0, findings);
+    parsed
+}
+
+/// `sglang serve --model-type` appeared in 0.5.10 (absent from the 0.5.9 wheel).
+const MODEL_TYPE_SINCE: Version = Version::new(0, 5, 10);
+
+/// sglang/cli/serve.py::_extract_model_type_override: every exact `--model-type V` or
+/// `--model-type=V` is taken out before the server's own parser runs (no prefixes, the last
+/// wins). `auto` and `llm` serve the LLM server kvlint plans; 0.5.10–0.5.19 refuse anything but
+/// `auto`, `llm` and `diffusion`; from 0.5.20 ServeBackendRegistry.get also accepts installed
+/// plugin backends, which kvlint cannot see, so another name is refused as a plain install
+/// refuses it. `diffusion` is not the LLM server and has no KV pool to plan: INP006.
+/// `None`: the launch has no `--model-type`.
+fn model_type(launch: &Launch, version: &Version, findings: &mut Vec<Finding>) -> Option<Launch> {
+    let is_option = |a: &Arg| a.text == "--model-type" || a.text.starts_with("--model-type=");
+    launch.args.iter().position(is_option)?;
+    let mut copy = launch.clone();
+    copy.args.clear();
+    let mut chosen: Option<(String, crate::source::Loc)> = None;
+    let mut args = launch.args.iter();
+    while let Some(a) = args.next() {
+        if a.text == "--model-type" {
+            let Some(v) = args.next() else {
+                findings.push(
+                    Finding::new("CFG004", Some(a.loc))
+                        .var("flag", "--model-type")
+                        .var("value", "")
+                        .var(
+                            "expected",
+                            "a value (sglang serve: \"--model-type requires a value\")",
+                        ),
+                );
+                return Some(copy);
+            };
+            chosen = Some((v.text.clone(), a.loc.join(v.loc)));
+        } else if let Some(v) = a.text.strip_prefix("--model-type=") {
+            chosen = Some((v.to_string(), a.loc));
+        } else {
+            copy.args.push(a.clone());
+        }
+    }
+    let (value, loc) = chosen?;
+    let registry = version.release() >= Version::new(0, 5, 20);
+    match value.as_str() {
+        "auto" | "llm" => {}
+        "diffusion" => findings.push(
+            Finding::new("INP006", Some(loc))
+                .var("engine", "SGLang")
+                .var(
+                    "reason",
+                    "--model-type diffusion serves a diffusion pipeline, which has no KV pool",
+                )
+                .var("help", "plan the LLM server: --model-type llm or auto"),
+        ),
+        _ => findings.push(
+            Finding::new("CFG004", Some(loc))
+                .var("flag", "--model-type")
+                .var("value", &value)
+                .var(
+                    "expected",
+                    if registry {
+                        "one of auto, llm, diffusion (or a backend an installed plugin registers)"
+                    } else {
+                        "one of auto, llm, diffusion"
+                    },
+                ),
+        ),
+    }
+    Some(copy)
 }

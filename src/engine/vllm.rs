@@ -67,8 +67,45 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
                 .label("ignored by vLLM"),
         );
     }
+    if let Some(f) = optimization_level(&parsed.args) {
+        parsed.findings.push(f);
+    }
     parsed.findings.splice(0..0, findings);
     parsed
+}
+
+/// `--optimization-level` (and `-O`) is a plain string to argparse; VllmConfig, a pydantic
+/// dataclass, then validates it as `OptimizationLevel` (vllm/config/vllm.py, an IntEnum of
+/// 0–3) in lax mode: an integer string, spaces and a sign allowed, ASCII digits only, and a
+/// float string with no fraction (`-O4`, `-Odecode`, `-O３` are refused). Read in the 0.33.0
+/// wheel; earlier releases were not checked and are left as argparse leaves them.
+fn optimization_level(args: &super::EngineArgs) -> Option<Finding> {
+    if args.version.release() < Version::new(0, 33, 0) {
+        return None;
+    }
+    let s = args.get("optimization_level")?;
+    let super::SettingValue::Text(text) = &s.value else {
+        return None;
+    };
+    let t = text.trim();
+    let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
+    let ascii = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    let level = ascii
+        .then(|| t.parse::<f64>().ok())
+        .flatten()
+        .filter(|v| v.fract() == 0.0 && (0.0..=3.0).contains(v));
+    if level.is_some() || !s.unresolved.is_empty() {
+        return None;
+    }
+    Some(
+        Finding::new("CFG004", Some(s.loc()))
+            .var("flag", "--optimization-level (-O)")
+            .var("value", text)
+            .var(
+                "expected",
+                "0, 1, 2 or 3 (VllmConfig refuses any other OptimizationLevel)",
+            ),
+    )
 }
 
 /// `vllm serve`: the first `--model X` / `--model=X` becomes the positional model
@@ -116,7 +153,7 @@ fn model_first(args: &[Arg], findings: &mut Vec<Finding>) -> Option<Vec<Arg>> {
 }
 
 /// FlexibleArgumentParser.parse_args after `--config`: `-O3`/`-O=3`/`-Odecode`/`-O 3` →
-/// `--optimization-level`, then dotted keys (`--kv-transfer-config.kv_role kv_producer`)
+/// `--optimization-level` (up to 0.11, which has none: `-O.level=3`, a dotted key), then dotted keys (`--kv-transfer-config.kv_role kv_producer`)
 /// gathered into one JSON value per option, appended at the end.
 fn rewrite(spec: &Spec, tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
     let level = spec.exact("--optimization-level").is_some();
@@ -127,12 +164,25 @@ fn rewrite(spec: &Spec, tokens: Vec<Arg>) -> (Vec<Arg>, Vec<Finding>) {
         let next_is_level = tokens
             .peek()
             .is_some_and(|n| matches!(n.text.as_str(), "0" | "1" | "2" | "3"));
-        if level && text.starts_with("-O") && text != "-O" && !text.starts_with("--") {
+        let short = text.starts_with("-O") && text != "-O" && !text.starts_with("-O.");
+        if short && !text.starts_with("--") {
             let value = text.strip_prefix("-O=").unwrap_or(&text[2..]);
-            out.push(Arg::new("--optimization-level", t.loc));
-            out.push(Arg::new(value, t.loc));
-        } else if level && text == "-O" && next_is_level {
-            out.push(Arg::new("--optimization-level", t.loc));
+            if level {
+                out.push(Arg::new("--optimization-level", t.loc));
+                out.push(Arg::new(value, t.loc));
+            } else {
+                // Up to 0.11 (`-O` is `--compilation-config`): `-O.level=<value>`.
+                out.push(Arg::new(format!("-O.level={value}"), t.loc));
+            }
+        } else if text == "-O" && next_is_level {
+            out.push(Arg::new(
+                if level {
+                    "--optimization-level"
+                } else {
+                    "-O.level"
+                },
+                t.loc,
+            ));
         } else {
             out.push(t);
         }

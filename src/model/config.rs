@@ -452,15 +452,7 @@ pub(super) fn rope_tables(c: &Cfg, g: &Geometry) -> Vec<RopeTable> {
     let Some(max_pos) = g.max_position_embeddings() else {
         return Vec::new();
     };
-    let positions = match &g.rope_scaling {
-        Some(r) if r.rope_type.contains("yarn") => {
-            (r.original_max_position_embeddings.unwrap_or(max_pos) as f64 * r.factor) as u64
-        }
-        Some(r) if matches!(r.rope_type.as_str(), "linear" | "dynamic") => {
-            (max_pos as f64 * r.factor) as u64
-        }
-        _ => max_pos,
-    };
+    let positions = rope_positions(max_pos, g.rope_scaling.as_ref());
     let params = ["rope_parameters", "rope_scaling"]
         .iter()
         .find_map(|k| c.text.get(*k).and_then(Value::as_object));
@@ -500,9 +492,22 @@ pub(super) fn rope_tables(c: &Cfg, g: &Geometry) -> Vec<RopeTable> {
     tables
 }
 
+/// Rows of the full-attention rotary table (see [`rope_tables`]).
+pub(super) fn rope_positions(max_pos: u64, r: Option<&RopeScaling>) -> u64 {
+    match r {
+        Some(r) if r.rope_type.contains("yarn") => {
+            (r.original_max_position_embeddings.unwrap_or(max_pos) as f64 * r.factor) as u64
+        }
+        Some(r) if matches!(r.rope_type.as_str(), "linear" | "dynamic") => {
+            (max_pos as f64 * r.factor) as u64
+        }
+        _ => max_pos,
+    }
+}
+
 /// `rope_scaling`, or transformers v5 `rope_parameters` (per layer type for Gemma 4: the
 /// full-attention entry counts). `None` when it states no scaling.
-fn rope_scaling(c: &Cfg) -> Option<RopeScaling> {
+pub(super) fn rope_scaling(c: &Cfg) -> Option<RopeScaling> {
     let obj = ["rope_scaling", "rope_parameters"]
         .iter()
         .find_map(|k| c.text.get(*k).and_then(Value::as_object))?;

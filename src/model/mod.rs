@@ -12,6 +12,7 @@ mod context;
 mod hub;
 mod load;
 mod memo;
+mod overrides;
 mod params;
 mod quant;
 mod raw;
@@ -24,6 +25,7 @@ pub use context::{derived_context_length_sglang, derived_max_model_len_vllm};
 pub use hub::Hub;
 pub use load::{load_config_file, load_model_dir};
 pub use memo::Memo;
+pub use overrides::{apply as apply_overrides, Semantics};
 pub use resolve::{ModelSource, ModelTable, Resolver};
 
 /// Why a model's geometry could not be read.

@@ -86,7 +86,9 @@ pub(super) fn page_size(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec) -> u32 {
     if is_dsa(m) {
         return 64; // model_overrides/deepseek_v2.py: 64 * index_kpool for DSA
     }
-    let flag = args.int("page_size").map(|p| p.max(1) as u32);
+    let flag = args
+        .int("page_size")
+        .map(|p| u32::try_from(p.max(1)).unwrap_or(u32::MAX));
     let backend = args.text("attention_backend").unwrap_or("");
     let keep_or = |allowed: &[u32], fallback: u32| match flag {
         Some(p) if allowed.contains(&p) => p,

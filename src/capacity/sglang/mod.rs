@@ -86,7 +86,7 @@ fn layout(args: &EngineArgs) -> Layout {
     let dp = int_or(args, "dp_size", 1);
     // 0.5.22 added --attn-dp-size; --enable-dp-attention means attention-DP over dp_size.
     let attn_dp = match args.int("attn_dp_size") {
-        Some(n) if n > 1 && args.version >= V0_5_22 => n as u32,
+        Some(n) if n > 1 && args.version >= V0_5_22 => u32::try_from(n).unwrap_or(u32::MAX),
         _ if args.flag("enable_dp_attention") => dp,
         _ => 1,
     };
@@ -150,6 +150,11 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     }
     let (m, gpu) = (inp.model, inp.gpu);
     let v = &args.version;
+    super::check_ints(
+        args,
+        &["tp_size", "pp_size", "dp_size"],
+        &["page_size", "attn_dp_size", "dcp_size"],
+    )?;
     let mut notes = Notes::default();
     // The default fraction is computed before the DSA adjustment forces attention-DP
     // (`__post_init__` calls `_handle_gpu_memory_settings` first), so it sees the flags as given.
@@ -179,7 +184,13 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let eagle_like = spec.is_some_and(|a| {
         ["eagle", "eagle3", "nextn", "mtp", "standalone"].contains(&a.to_ascii_lowercase().as_str())
     });
-    if eagle_like && *v >= V0_5_18 {
+    let draft = super::adapters::sglang_draft(args, m, lay.tp, kvb)?;
+    if let (Some(d), true) = (&draft, eagle_like && *v >= V0_5_18) {
+        // A draft model of its own: its KV shares the budget and its weights load first.
+        cell.bytes += d.kv_per_token;
+        cell.how
+            .push_str(&format!(" + {} B for the {}", d.kv_per_token, d.how));
+    } else if eagle_like && *v >= V0_5_18 {
         // 0.5.18+: the draft KV shares the budget, so the cell grows by draft/target layers.
         let draft_layers = if m.nextn_layers > 0 {
             m.nextn_layers
@@ -225,9 +236,16 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         .chain(nvfp4_moe::swizzled_scale_copies(m, &lay, v, args, gpu))
         .chain(rope_tables(m, rope_elem_bytes(m, gpu)))
         // model_config.py::_get_and_verify_dtype: `--dtype float32` loads weights at 4 bytes.
-        .chain(super::dtype_weights(args, m, quant, lay.tp * lay.pp));
+        .chain(super::dtype_weights(args, m, quant, lay.tp * lay.pp))
+        .chain(super::adapters::lora(args, m, lay.tp))
+        .chain(
+            draft
+                .as_ref()
+                .filter(|_| eagle_like && *v >= V0_5_18)
+                .map(|d| (Estimate::rel(d.weights, 0.1), d.how.clone())),
+        );
     let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extras, &mut notes);
-    if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 {
+    if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 && draft.is_none() {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
         notes.estimate(
             "draft_weights_bytes",
