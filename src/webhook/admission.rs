@@ -3,7 +3,7 @@
 //! rule ids and messages), warnings, or nothing.
 
 use super::request::Review;
-use crate::extract::k8s;
+use crate::extract::{k8s, shell};
 use crate::pipeline::{Options, Outcome};
 use crate::report::{self, Rendered};
 use crate::rules::Level;
@@ -254,10 +254,17 @@ pub fn review(
         ));
     };
     let (launches, findings) = if k8s::is_object(&tree) {
-        k8s::read(file, outcome.sources.get(file), &tree)
+        // The shell reader stops at the deadline too (an expansion bomb in an `sh -c`), leaving
+        // INP001 where it stopped, so the review's slot is not held past its deadline.
+        let stop = shell::Stop {
+            deadline,
+            flag: None,
+        };
+        shell::with_stop(stop, || k8s::read(file, outcome.sources.get(file), &tree))
     } else {
         (Vec::new(), Vec::new())
     };
+    in_time()?;
     let owner = controller(&tree, &req.username, &policy.controllers);
     // What reading found (INP004 in a container script, INP006): judged with the launches.
     outcome.findings.extend(findings);
