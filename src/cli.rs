@@ -15,8 +15,8 @@ mod argv_dump;
 mod catalogs;
 mod check;
 mod docs;
-mod plan;
 mod examples;
+mod plan;
 mod serve;
 
 /// Exit codes of the contract.

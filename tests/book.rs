@@ -111,7 +111,12 @@ fn fixture_files(path: &Path) -> Vec<(String, PathBuf)> {
     inner.sort();
     inner
         .into_iter()
-        .map(|p| (format!("{name}/{}", p.file_name().unwrap().to_string_lossy()), p))
+        .map(|p| {
+            (
+                format!("{name}/{}", p.file_name().unwrap().to_string_lossy()),
+                p,
+            )
+        })
         .collect()
 }
 

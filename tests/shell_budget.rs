@@ -120,6 +120,7 @@ fn expansion_bombs_are_cut_and_long_argv_costs_memory_in_proportion() {
         assert!(peak < 256 * MB, "{what}: peaked at {} MB", peak / MB);
     }
     long_argv_costs_memory_in_proportion();
+    an_oversized_script_is_refused_before_it_is_lexed();
 }
 
 /// `vllm serve m --flag-N N ...` on one line, `bytes` long.
@@ -154,4 +155,13 @@ fn long_argv_costs_memory_in_proportion() {
     }
     // In proportion: eight times the line, about eight times the memory.
     assert!(per[1] < per[0] * 1.25, "{per:?} bytes per input byte");
+}
+
+/// A script past the 16 MiB a script read takes is refused where it starts, before the lexer
+/// holds its characters: a 64 MiB line would otherwise take about 4 GB.
+fn an_oversized_script_is_refused_before_it_is_lexed() {
+    let text = long_line(17 * MB);
+    let (peak, rules, launches) = read_peak(&text);
+    assert_eq!((launches, rules), (0, vec!["INP001".to_string()]));
+    assert!(peak < MB, "peaked at {} KB", peak / 1024);
 }

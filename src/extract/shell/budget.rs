@@ -60,7 +60,7 @@ pub fn with_stop<T>(stop: Stop, f: impl FnOnce() -> T) -> T {
 }
 
 /// What a read spent of its budget (the fuzz harness asserts it stays within).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Spent {
     pub steps: usize,
     pub bytes: usize,

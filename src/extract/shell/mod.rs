@@ -40,6 +40,7 @@ pub use chars::Chars;
 pub use dockerfile::is_dockerfile;
 
 use crate::extract::Extracted;
+use crate::finding::Finding;
 use crate::launch::Launch;
 use crate::source::{FileId, Loc};
 use budget::Budget;
@@ -52,9 +53,25 @@ pub fn script(file: FileId, text: &str) -> Extracted {
     script_spent(file, text).0
 }
 
+/// The largest script read. The lexer holds about 60 bytes per input byte (`cargo bench --bench
+/// shell`), so this bounds one read near 1 GB; launch scripts are kilobytes.
+const SCRIPT_MAX: usize = 16 << 20;
+
 /// [`script`], and what the read spent of its budget.
 pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
     let mut walker = Walker::new(file, true);
+    if text.len() > SCRIPT_MAX {
+        let head = text.char_indices().nth(1).map_or(text.len(), |(i, _)| i);
+        let reason = format!(
+            "a shell script of {} MiB is larger than the {} MiB kvlint reads as a script",
+            text.len() >> 20,
+            SCRIPT_MAX >> 20
+        );
+        walker
+            .findings
+            .push(Finding::new("INP001", Some(Loc::new(file, 0..head))).var("reason", reason));
+        return (extracted(walker), Spent::default());
+    }
     let budget = Budget::for_input(text.len());
     walker.scope.budget = budget.clone();
     walker.newlines = text.match_indices('\n').map(|(i, _)| i).collect();
