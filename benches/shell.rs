@@ -4,41 +4,10 @@
 
 use kvlint::extract::shell;
 use kvlint::source::FileId;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-            PEAK.fetch_max(live, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        LIVE.fetch_sub(layout.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, layout, new_size) };
-        if !q.is_null() {
-            let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
-            PEAK.fetch_max(live, Relaxed);
-            LIVE.fetch_sub(layout.size(), Relaxed);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "../tests/counting/mod.rs"]
+mod counting;
 
 /// `vllm serve m --flag-N N ...` on one line, `bytes` long.
 fn long_line(bytes: usize) -> String {
@@ -61,12 +30,11 @@ fn main() {
     let mut best = f64::INFINITY;
     let mut peak = 0;
     for _ in 0..3 {
-        let before = LIVE.load(Relaxed);
-        PEAK.store(before, Relaxed);
         let t = Instant::now();
-        let out = std::hint::black_box(shell::script(FileId(0), &text));
+        let (p, out) =
+            counting::peak_during(|| std::hint::black_box(shell::script(FileId(0), &text)));
         best = best.min(t.elapsed().as_secs_f64());
-        peak = PEAK.load(Relaxed) - before;
+        peak = p;
         assert_eq!(out.launches.len(), 1);
     }
     println!(

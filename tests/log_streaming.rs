@@ -6,41 +6,9 @@
 //! test allocates meanwhile.
 
 use kvlint::verify::log;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufReader, Read};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-            PEAK.fetch_max(live, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        LIVE.fetch_sub(layout.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, layout, new_size) };
-        if !q.is_null() {
-            let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
-            PEAK.fetch_max(live, Relaxed);
-            LIVE.fetch_sub(layout.size(), Relaxed);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+mod counting;
 
 /// `n` request-log lines of about 150 bytes that hold no fact, as a server logs once it serves.
 struct Requests {
@@ -76,10 +44,9 @@ fn requests(n: usize) -> Requests {
 
 /// Peak heap bytes above the start while reading `log` with a limit of `max` bytes.
 fn peak(log: impl Read, max: u64) -> (usize, Result<u64, String>) {
-    let before = LIVE.load(Relaxed);
-    PEAK.store(before, Relaxed);
-    let read = log::read("<stdin>", BufReader::new(log), max, None).map(|r| r.pool.value);
-    (PEAK.load(Relaxed) - before, read)
+    counting::peak_during(|| {
+        log::read("<stdin>", BufReader::new(log), max, None).map(|r| r.pool.value)
+    })
 }
 
 #[test]

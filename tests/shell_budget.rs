@@ -9,49 +9,14 @@
 
 use kvlint::extract::shell;
 use kvlint::source::FileId;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-            PEAK.fetch_max(live, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        LIVE.fetch_sub(layout.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, layout, new_size) };
-        if !q.is_null() {
-            let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
-            PEAK.fetch_max(live, Relaxed);
-            LIVE.fetch_sub(layout.size(), Relaxed);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+mod counting;
 
 const MB: usize = 1 << 20;
 
 /// Peak heap bytes above the start while reading `text` as a script, and the rules found.
 fn read_peak(text: &str) -> (usize, Vec<String>, usize) {
-    let before = LIVE.load(Relaxed);
-    PEAK.store(before, Relaxed);
-    let out = shell::script(FileId(0), text);
-    let peak = PEAK.load(Relaxed) - before;
+    let (peak, out) = counting::peak_during(|| shell::script(FileId(0), text));
     let rules = out.findings.iter().map(|f| f.rule.to_string()).collect();
     (peak, rules, out.launches.len())
 }

@@ -7,41 +7,8 @@
 
 use kvlint::extract::extract_with;
 use kvlint::source::Sources;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-            PEAK.fetch_max(live, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        LIVE.fetch_sub(layout.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, layout, new_size) };
-        if !q.is_null() {
-            // Counted as a new block then the old one freed: a copying realloc holds both.
-            let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
-            PEAK.fetch_max(live, Relaxed);
-            LIVE.fetch_sub(layout.size(), Relaxed);
-        }
-        q
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+mod counting;
 
 /// `docs` ConfigMaps of 300 keys each (about 11 KB of YAML, a tree of some 40 KB): objects
 /// that hold no launch, so extraction keeps nothing of them and only its working memory counts.
@@ -63,10 +30,7 @@ fn render(docs: usize) -> String {
 fn extraction_peak(name: &str, text: String, jobs: usize) -> (usize, usize) {
     let mut sources = Sources::default();
     let file = sources.add(name, text);
-    let before = LIVE.load(Relaxed);
-    PEAK.store(before, Relaxed);
-    let out = extract_with(file, &sources, jobs);
-    let peak = PEAK.load(Relaxed) - before;
+    let (peak, out) = counting::peak_during(|| extract_with(file, &sources, jobs));
     (peak, out.launches.len() + out.findings.len())
 }
 
