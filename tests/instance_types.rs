@@ -250,3 +250,81 @@ fn the_node_types_gpu_count_is_the_default_and_a_pod_cannot_ask_for_more() {
     );
     assert_eq!(code, 1);
 }
+
+/// Every name the catalog's sources give a GPU (tools/gpu_catalog/gpus.toml: NVML names, aliases;
+/// the generated GFD labels of src/gpu/catalog.toml) and every instance type
+/// (tools/gpu_catalog/instances.toml) resolves to that GPU and count: verbatim, upper and lower
+/// case, and with a count (`NAME x8`, `NAMEx8`, `8xNAME`). A name two GPUs would both answer to,
+/// or one the count parser splits wrongly, fails here.
+#[test]
+fn every_catalog_name_and_instance_type_resolves_to_its_gpu_and_count() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let read = |p: &str| -> toml::Table {
+        toml::from_str(&std::fs::read_to_string(format!("{root}/{p}")).unwrap()).unwrap()
+    };
+    let strings = |row: &toml::Table, key: &str| -> Vec<String> {
+        row.get(key)
+            .and_then(toml::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let rows = |t: &toml::Table, key: &str| -> Vec<toml::Table> {
+        t[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_table().unwrap().clone())
+            .collect()
+    };
+    let resolves = |input: &str, gpu: &str, count: Option<u32>| {
+        let sel = kvlint::gpu::parse_spec(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        assert_eq!(
+            (sel.spec.name.as_str(), sel.count),
+            (gpu, count),
+            "{input:?}"
+        );
+    };
+    let generated = read("src/gpu/catalog.toml");
+    let mut names = 0;
+    for row in rows(&read("tools/gpu_catalog/gpus.toml"), "gpu") {
+        let gpu = row["name"].as_str().unwrap();
+        let labels = rows(&generated, "gpu")
+            .into_iter()
+            .find(|g| g["name"].as_str() == Some(gpu))
+            .map(|g| strings(&g, "k8s_labels"))
+            .unwrap_or_default();
+        let all: Vec<String> = [vec![gpu.to_string()], strings(&row, "nvml_names")]
+            .into_iter()
+            .chain([strings(&row, "aliases"), labels])
+            .flatten()
+            .collect();
+        for name in &all {
+            names += 1;
+            for variant in [name.clone(), name.to_lowercase(), name.to_uppercase()] {
+                resolves(&variant, gpu, None);
+            }
+            resolves(&format!("{name} x8"), gpu, Some(8));
+            resolves(&format!("{name}x2"), gpu, Some(2));
+            resolves(&format!("8x{name}"), gpu, Some(8));
+            resolves(&format!("{name}:4"), gpu, Some(4));
+        }
+    }
+    let mut instances = 0;
+    for row in rows(&read("tools/gpu_catalog/instances.toml"), "instance") {
+        let name = row["name"].as_str().unwrap();
+        let gpu = row["gpu"].as_str().unwrap();
+        let count = u32::try_from(row["count"].as_integer().unwrap()).unwrap();
+        instances += 1;
+        resolves(name, gpu, Some(count));
+        resolves(&name.to_lowercase(), gpu, Some(count));
+    }
+    // The sources are read, not an empty table: 72 GPUs' names and 115 instance types today.
+    assert!(
+        names > 300 && instances >= 115,
+        "{names} names, {instances} instance types"
+    );
+}
