@@ -144,6 +144,19 @@ fn names_labels_and_instance_types_resolve_to_the_gpu_and_count() {
         ("BM.GPU.MI300X.8", "MI300X", Some(8)),
         ("gpu_8x_h100_sxm5", "H100-80GB", Some(8)),
         ("gpu_1x_gh200", "GH200-96GB", Some(1)),
+        ("gd-8xh100ib-i128", "H100-80GB", Some(8)),
+        ("b200-8x", "B200", Some(8)),
+        ("gb200-4x", "GB200", Some(4)),
+        ("rtxp6000-8x", "RTX-PRO-6000-Blackwell", Some(8)),
+        ("gd-1xgh200", "GH200-96GB", Some(1)),
+        // CoreWeave's `gpu.nvidia.com/class` values, Nebius's platform names.
+        ("A100_PCIE_80GB", "A100-80GB", None),
+        ("A100_NVLINK", "A100-40GB", None),
+        ("Tesla_V100_NVLINK", "V100-16GB", None),
+        ("RTX_A6000", "RTX-A6000", None),
+        ("GH200_480GB", "GH200-96GB", None),
+        ("gpu-h100-sxm", "H100-80GB", None),
+        ("gpu-b200-sxm", "B200", None),
     ];
     for (input, gpu, count) in cases {
         let sel = kvlint::gpu::parse_spec(input).unwrap_or_else(|e| panic!("{input}: {e}"));
@@ -248,6 +261,26 @@ fn the_node_types_gpu_count_is_the_default_and_a_pod_cannot_ask_for_more() {
             .contains("nodes with 4 GPUs"),
         "{par}"
     );
+    assert_eq!(code, 1);
+}
+
+/// CoreWeave nodes: the `gpu.nvidia.com/class` label (ORed values: the smaller GPU), an instance
+/// type that gives GPU and count, and a GPU instance type the catalog lacks (INP003, no default).
+#[test]
+fn coreweave_labels_and_instance_types_name_the_gpu_or_report_it_unknown() {
+    let (_, l, doc) = launch("fixtures/gpus/nodes/coreweave-class.yaml");
+    assert_eq!(l["gpu"], "A40", "{doc}");
+    assert_eq!(l["gpu_source"]["line"], 19, "the A40 value");
+    let (code, l, doc) = launch("fixtures/gpus/nodes/coreweave-instance.yaml");
+    assert_eq!(
+        (l["gpu"].as_str(), l["gpu_count"].as_u64()),
+        (Some("H200"), Some(8)),
+        "{doc}"
+    );
+    assert_eq!(code, 0, "{doc}");
+    let (code, l, doc) = launch("fixtures/gpus/nodes/coreweave-unmapped.yaml");
+    assert_eq!(l["gpu"], "gd-8xa100-i128");
+    assert_eq!(rules(&doc), ["INP003"], "{doc}");
     assert_eq!(code, 1);
 }
 
