@@ -144,6 +144,19 @@ fn names_labels_and_instance_types_resolve_to_the_gpu_and_count() {
         ("BM.GPU.MI300X.8", "MI300X", Some(8)),
         ("gpu_8x_h100_sxm5", "H100-80GB", Some(8)),
         ("gpu_1x_gh200", "GH200-96GB", Some(1)),
+        ("gd-8xh100ib-i128", "H100-80GB", Some(8)),
+        ("b200-8x", "B200", Some(8)),
+        ("gb200-4x", "GB200", Some(4)),
+        ("rtxp6000-8x", "RTX-PRO-6000-Blackwell", Some(8)),
+        ("gd-1xgh200", "GH200-96GB", Some(1)),
+        // CoreWeave's `gpu.nvidia.com/class` values, Nebius's platform names.
+        ("A100_PCIE_80GB", "A100-80GB", None),
+        ("A100_NVLINK", "A100-40GB", None),
+        ("Tesla_V100_NVLINK", "V100-16GB", None),
+        ("RTX_A6000", "RTX-A6000", None),
+        ("GH200_480GB", "GH200-96GB", None),
+        ("gpu-h100-sxm", "H100-80GB", None),
+        ("gpu-b200-sxm", "B200", None),
     ];
     for (input, gpu, count) in cases {
         let sel = kvlint::gpu::parse_spec(input).unwrap_or_else(|e| panic!("{input}: {e}"));
@@ -249,4 +262,102 @@ fn the_node_types_gpu_count_is_the_default_and_a_pod_cannot_ask_for_more() {
         "{par}"
     );
     assert_eq!(code, 1);
+}
+
+/// CoreWeave nodes: the `gpu.nvidia.com/class` label (ORed values: the smaller GPU), an instance
+/// type that gives GPU and count, and a GPU instance type the catalog lacks (INP003, no default).
+#[test]
+fn coreweave_labels_and_instance_types_name_the_gpu_or_report_it_unknown() {
+    let (_, l, doc) = launch("fixtures/gpus/nodes/coreweave-class.yaml");
+    assert_eq!(l["gpu"], "A40", "{doc}");
+    assert_eq!(l["gpu_source"]["line"], 19, "the A40 value");
+    let (code, l, doc) = launch("fixtures/gpus/nodes/coreweave-instance.yaml");
+    assert_eq!(
+        (l["gpu"].as_str(), l["gpu_count"].as_u64()),
+        (Some("H200"), Some(8)),
+        "{doc}"
+    );
+    assert_eq!(code, 0, "{doc}");
+    let (code, l, doc) = launch("fixtures/gpus/nodes/coreweave-unmapped.yaml");
+    assert_eq!(l["gpu"], "gd-8xa100-i128");
+    assert_eq!(rules(&doc), ["INP003"], "{doc}");
+    assert_eq!(code, 1);
+}
+
+/// Every name the catalog's sources give a GPU (tools/gpu_catalog/gpus.toml: NVML names, aliases;
+/// the generated GFD labels of src/gpu/catalog.toml) and every instance type
+/// (tools/gpu_catalog/instances.toml) resolves to that GPU and count: verbatim, upper and lower
+/// case, and with a count (`NAME x8`, `NAMEx8`, `8xNAME`). A name two GPUs would both answer to,
+/// or one the count parser splits wrongly, fails here.
+#[test]
+fn every_catalog_name_and_instance_type_resolves_to_its_gpu_and_count() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let read = |p: &str| -> toml::Table {
+        toml::from_str(&std::fs::read_to_string(format!("{root}/{p}")).unwrap()).unwrap()
+    };
+    let strings = |row: &toml::Table, key: &str| -> Vec<String> {
+        row.get(key)
+            .and_then(toml::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let rows = |t: &toml::Table, key: &str| -> Vec<toml::Table> {
+        t[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_table().unwrap().clone())
+            .collect()
+    };
+    let resolves = |input: &str, gpu: &str, count: Option<u32>| {
+        let sel = kvlint::gpu::parse_spec(input).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        assert_eq!(
+            (sel.spec.name.as_str(), sel.count),
+            (gpu, count),
+            "{input:?}"
+        );
+    };
+    let generated = read("src/gpu/catalog.toml");
+    let mut names = 0;
+    for row in rows(&read("tools/gpu_catalog/gpus.toml"), "gpu") {
+        let gpu = row["name"].as_str().unwrap();
+        let labels = rows(&generated, "gpu")
+            .into_iter()
+            .find(|g| g["name"].as_str() == Some(gpu))
+            .map(|g| strings(&g, "k8s_labels"))
+            .unwrap_or_default();
+        let all: Vec<String> = [vec![gpu.to_string()], strings(&row, "nvml_names")]
+            .into_iter()
+            .chain([strings(&row, "aliases"), labels])
+            .flatten()
+            .collect();
+        for name in &all {
+            names += 1;
+            for variant in [name.clone(), name.to_lowercase(), name.to_uppercase()] {
+                resolves(&variant, gpu, None);
+            }
+            resolves(&format!("{name} x8"), gpu, Some(8));
+            resolves(&format!("{name}x2"), gpu, Some(2));
+            resolves(&format!("8x{name}"), gpu, Some(8));
+            resolves(&format!("{name}:4"), gpu, Some(4));
+        }
+    }
+    let mut instances = 0;
+    for row in rows(&read("tools/gpu_catalog/instances.toml"), "instance") {
+        let name = row["name"].as_str().unwrap();
+        let gpu = row["gpu"].as_str().unwrap();
+        let count = u32::try_from(row["count"].as_integer().unwrap()).unwrap();
+        instances += 1;
+        resolves(name, gpu, Some(count));
+        resolves(&name.to_lowercase(), gpu, Some(count));
+    }
+    // The sources are read, not an empty table: 72 GPUs' names and 115 instance types today.
+    assert!(
+        names > 300 && instances >= 115,
+        "{names} names, {instances} instance types"
+    );
 }

@@ -19,8 +19,10 @@ pub struct CatalogEntry {
     /// `published` (a torch or engine figure), `estimated` (by tools/gen_gpu_catalog.py from
     /// the nvidia-smi total), or `system memory` (a unified part).
     pub cuda_total_basis: String,
-    /// The GPU shares the system's memory: torch reports the system's total, and the engines'
-    /// memory fraction applies to it.
+    /// The GPU shares the system's memory: torch reports the system's total. vLLM applies its
+    /// fraction to that total; both engines read free memory as the host's `MemAvailable`
+    /// (vLLM `MemorySnapshot.measure`, SGLang `get_available_gpu_memory`), so SGLang's pool
+    /// starts from what the host leaves free, not from the total.
     pub unified: bool,
 }
 

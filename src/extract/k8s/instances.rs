@@ -42,7 +42,8 @@ pub fn node_gpu(instance: &str) -> Option<(String, Option<u32>)> {
 
 /// Azure N-series (`Standard_NC…`, `Standard_ND…`, `Standard_NV…`, `Standard_NG…`), AWS P and G
 /// families (`p4d.24xlarge`, `g4dn.xlarge`, `gr6.4xlarge`, `p6-b200.48xlarge`), GCP
-/// accelerator-optimized machine types, OCI GPU shapes, Lambda's `gpu_…` types.
+/// accelerator-optimized machine types, OCI GPU shapes, Lambda's `gpu_…` types, CoreWeave's
+/// (`gd-8xh100ib-i128`, `b200-8x`, `gb200-4x`, `rtxp6000-8x`) and Nebius's (`gpu-h100-sxm`).
 fn is_gpu_family(instance: &str) -> bool {
     let lower = instance.to_ascii_lowercase();
     if lower.starts_with("standard_n") {
@@ -54,7 +55,22 @@ fn is_gpu_family(instance: &str) -> bool {
             && chars.next().is_some_and(|c| c.is_ascii_digit() || c == 'r')
     });
     let prefixed = [
-        "a2-", "a3-", "a4-", "a4x-", "g2-", "g4-", "bm.gpu", "vm.gpu", "gpu_",
+        "a2-",
+        "a3-",
+        "a4-",
+        "a4x-",
+        "g2-",
+        "g4-",
+        "bm.gpu",
+        "vm.gpu",
+        "gpu_",
+        "gpu-",
+        "gd-",
+        "b200-",
+        "b300-",
+        "gb200-",
+        "gb300-",
+        "rtxp6000-",
     ]
     .iter()
     .any(|p| lower.starts_with(p));
@@ -98,5 +114,11 @@ mod tests {
         assert_eq!(gpu("m5.xlarge"), None);
         assert_eq!(gpu("c7g.large"), None);
         assert_eq!(gpu("VM.Standard.E5.Flex"), None);
+        // CoreWeave and Nebius: mapped, GPU but unmapped (kept), CPU (none).
+        assert_eq!(gpu("gb200-4x"), Some(("GB200".into(), Some(4))));
+        assert_eq!(gpu("b300-8x"), Some(("b300-8x".into(), None)));
+        assert_eq!(gpu("gpu-h200-sxm"), Some(("gpu-h200-sxm".into(), None)));
+        assert_eq!(gpu("cd-gp-i64-erapids"), None);
+        assert_eq!(gpu("turin-gp"), None);
     }
 }

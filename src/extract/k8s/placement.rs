@@ -60,7 +60,11 @@ fn key_kind(key: &str) -> Option<Key> {
         | "cloud.google.com/gke-accelerator"
         | "karpenter.k8s.aws/instance-gpu-name"
         | "eks.amazonaws.com/instance-gpu-name"
-        | "karpenter.azure.com/sku-gpu-name" => Key::Model,
+        | "karpenter.azure.com/sku-gpu-name"
+        // CoreWeave: `A100_PCIE_80GB`, `RTX_A6000` (coreweave/kubernetes-cloud node-types.md),
+        // `H100`, `GH200_480GB` on CKS nodes.
+        | "gpu.nvidia.com/class"
+        | "gpu.nvidia.com/model" => Key::Model,
         "node.kubernetes.io/instance-type" | "beta.kubernetes.io/instance-type" => Key::Instance,
         "nvidia.com/gpu.count"
         | "karpenter.k8s.aws/instance-gpu-count"
