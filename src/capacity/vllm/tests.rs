@@ -186,3 +186,75 @@ fn llama4_chunked_layers_form_three_groups() {
     let (_, tokens) = tokens_for(&m, 4, 16.75);
     assert!(near(tokens, 365_968), "{tokens}");
 }
+
+/// Qwen3.6-35B-A3B's text model from its config.json: 40 layers, every fourth full attention
+/// (2 KV heads × 256), gated delta net with 16 key and 32 value heads of 128, conv kernel 4.
+fn qwen36_a3b() -> Geometry {
+    let mut g = dense(40, 16, 2, 256);
+    g.text_model_type = "qwen3_5_moe_text".into();
+    g.layers = (0..40)
+        .map(|i| {
+            if i % 4 == 3 {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect();
+    g.linear = Some(crate::model::LinearAttn {
+        num_key_heads: 16,
+        num_value_heads: 32,
+        key_head_dim: 128,
+        value_head_dim: 128,
+        conv_kernel: 4,
+    });
+    g
+}
+
+#[test]
+fn hybrid_attention_block_holds_one_linear_attention_state() {
+    let m = qwen36_a3b();
+    let block = |pairs: &[(&str, SettingValue)]| {
+        let a = args(Engine::Vllm, "0.30.0", pairs);
+        let state = hybrid::state_page(&a, &m, 1, 2.0);
+        let attn = layer_bytes(&m, 1, 1, "bfloat16", 2.0);
+        hybrid::attention_block(16, false, state, attn, &mut Notes::default())
+    };
+    let text = |s: &str| SettingValue::Text(s.into());
+    // conv 8192 × 3 × 2 B + SSM 32 × 128 × 128 × 4 B (the config's float32) = 2,146,304 B;
+    // one token of attention is 2 × 2 × 256 × 2 B = 2,048 B: 16 × ⌈2,146,304 / 32,768⌉ = 1,056.
+    assert_eq!(block(&[]), 1056);
+    // `--mamba-cache-dtype bfloat16` is the conv state's dtype; the SSM state stays float32.
+    assert_eq!(block(&[("mamba_cache_dtype", text("bfloat16"))]), 1056);
+    // A bf16 SSM state: 49,152 + 1,048,576 B → 16 × 34.
+    assert_eq!(block(&[("mamba_ssm_cache_dtype", text("bfloat16"))]), 544);
+    // A larger block stands.
+    let a = args(Engine::Vllm, "0.30.0", &[]);
+    let state = hybrid::state_page(&a, &m, 1, 2.0);
+    assert_eq!(
+        hybrid::attention_block(2048, false, state, 2048.0, &mut Notes::default()),
+        2048
+    );
+    // Attention-only models keep their block.
+    assert_eq!(hybrid::state_page(&a, &dense(32, 32, 8, 128), 1, 2.0), 0.0);
+}
+
+#[test]
+fn hybrid_pool_counts_whole_attention_blocks_per_request() {
+    // 0.30's logged pool is concurrency × max_model_len: with 1,056-token blocks a 262,144-token
+    // request takes ⌈262,144 / 1,056⌉ = 249 attention blocks and 3 × 3 state blocks (prefix
+    // caching, "align"), so 2,580 blocks hold 10 requests.
+    let m = qwen36_a3b();
+    let v = Version::new(0, 30, 0);
+    let shape = Shape {
+        tp: 1,
+        pp: 1,
+        dcp: 1,
+        kv: "bfloat16",
+        kvb: 2.0,
+        bs: 1056,
+        hma: true,
+    };
+    let g = grouping(&groups(&m, &shape));
+    assert_eq!(blocks_per_request(&g, 262_144, 1056, 32_768, &v, true), 258);
+}
