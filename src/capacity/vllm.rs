@@ -6,7 +6,7 @@
 
 use super::{
     int_or, kv_dtype_bytes, unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes,
-    Plan, Role,
+    Plan, Role, PCIE_ONLY,
 };
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
@@ -278,21 +278,6 @@ fn blocks_per_request(
         })
         .sum()
 }
-
-/// Catalog GPUs sold only as PCIe cards (no NVSwitch fabric).
-const PCIE_ONLY: &[&str] = &[
-    "L4",
-    "L40S",
-    "L20",
-    "A10",
-    "A10G",
-    "T4",
-    "RTX-3090",
-    "RTX-4090",
-    "RTX-PRO-6000-Blackwell",
-    "H100-PCIe",
-    "H100-NVL",
-];
 
 /// NCCL buffers of the TP group that the profile run counts. `gpu_worker.py :: init_device`
 /// takes the memory snapshot after `init_worker_distributed_environment`, so only buffers NCCL

@@ -3,7 +3,7 @@
 
 use super::cell::stage_layers;
 use super::{Layout, V0_5_10, V0_5_16, V0_5_17, V0_5_18, V0_5_6, V0_5_7};
-use crate::capacity::{unsplit_share, Estimate, Notes};
+use crate::capacity::{unsplit_share, Estimate, Notes, PCIE_ONLY};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::{Geometry, LayerKind};
@@ -102,7 +102,11 @@ pub(super) fn baseline(
     // below taken out: MI355X TP2 5.8 GiB (0.5.10–0.5.12: 0.67 GiB context + 5.17 GiB in "Init
     // torch distributed" beyond the aiter buffers), TP8 7.7–8.1 GiB (same releases), TP8 about
     // 4 GiB (0.5.8, from its pool and fraction). The point is the middle launch.
-    let (point, low, high) = match (gpu.vendor, multi) {
+    // A multi-GPU group of PCIe-only cards has no NVSwitch, so NCCL builds no NVLink SHARP
+    // buffers: its P2P/SHM channels are tens of MiB, and the range is the single GPU's (the
+    // RTX 3090 TP2 logs: 0.67 GiB in all).
+    let nvswitch = !PCIE_ONLY.contains(&gpu.name.as_str());
+    let (point, low, high) = match (gpu.vendor, multi && nvswitch) {
         (Vendor::Nvidia, false) => (0.7, 0.4, 1.5),
         (Vendor::Nvidia, true) => (0.7, 0.4, 2.5),
         (Vendor::Amd, false) => (1.5, 0.5, 4.0),

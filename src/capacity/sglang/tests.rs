@@ -379,3 +379,19 @@ fn mamba_ssm_dtype_halves_the_ssm_state() {
     let bf16 = ("mamba_ssm_dtype", Text("bfloat16".into()));
     assert_eq!(per(&[bf16]), 3.0 * (61_440.0 + 1_572_864.0));
 }
+
+/// GiB below CUDA's total at the baseline's low end (the most taken) on `name` at TP `tp`.
+fn nvidia_baseline_low_gib(name: &str, tp: i64) -> f64 {
+    let a = args(Engine::Sglang, "0.5.12", &[("tp_size", Int(tp))]);
+    let g = gpu(name);
+    let b = baseline(&g, &layout(&a), &a, &mut Notes::default());
+    (g.cuda_total_bytes as f64 - b.low) / crate::units::GIB
+}
+
+#[test]
+fn pcie_only_groups_keep_the_single_gpu_baseline_range() {
+    // No NVSwitch, no NVLink SHARP buffers: a PCIe-only TP group keeps 1.5 GiB at most.
+    assert_eq!(nvidia_baseline_low_gib("RTX-3090", 2), 1.5);
+    assert_eq!(nvidia_baseline_low_gib("RTX-3090", 1), 1.5);
+    assert_eq!(nvidia_baseline_low_gib("H100-80GB", 8), 2.5);
+}
