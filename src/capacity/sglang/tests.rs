@@ -343,7 +343,7 @@ fn the_cuda_ipc_feature_pool_comes_out_of_a_multimodal_launch_that_uses_it() {
     assert!(pool(&vlm, "0.5.16", &[]).is_none());
     assert!(pool(&vlm, "0.5.18", &[]).is_none());
     let ipc = ("mm_feature_transport", Text("cuda_ipc".into()));
-    assert!(pool(&vlm, "0.5.16", &[ipc.clone()]).is_some());
+    assert!(pool(&vlm, "0.5.16", std::slice::from_ref(&ipc)).is_some());
     assert!(pool(&vlm, "0.5.23", &[ipc]).is_some());
     assert!(pool(
         &vlm,
