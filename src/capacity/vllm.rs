@@ -271,8 +271,9 @@ fn blocks_per_request(
                     let n = want.min(len);
                     n.div_ceil(bs) + u64::from(n < len || *v < V0_17)
                 }
-                // MambaSpec: one state block, two more with prefix caching ("align" mode).
-                LayerKind::Linear => 1 + if prefix { 2 } else { 0 },
+                // `MambaSpec.max_memory_usage_bytes` (0.30, 0.33): one state block, two in
+                // "align" mode, which prefix caching turns on (a 0.24 Qwen3.6 log: 63 + 3 × 2).
+                LayerKind::Linear => 1 + u64::from(prefix),
             };
             per * u64::from(*n)
         })

@@ -242,8 +242,8 @@ fn hybrid_attention_block_holds_one_linear_attention_state() {
 #[test]
 fn hybrid_pool_counts_whole_attention_blocks_per_request() {
     // 0.30's logged pool is concurrency × max_model_len: with 1,056-token blocks a 262,144-token
-    // request takes ⌈262,144 / 1,056⌉ = 249 attention blocks and 3 × 3 state blocks (prefix
-    // caching, "align"), so 2,580 blocks hold 10 requests.
+    // request takes ⌈262,144 / 1,056⌉ = 249 attention blocks and 3 × 2 state blocks (prefix
+    // caching, "align"; 3 × 1 without).
     let m = qwen36_a3b();
     let v = Version::new(0, 30, 0);
     let shape = Shape {
@@ -256,5 +256,38 @@ fn hybrid_pool_counts_whole_attention_blocks_per_request() {
         hma: true,
     };
     let g = grouping(&groups(&m, &shape));
-    assert_eq!(blocks_per_request(&g, 262_144, 1056, 32_768, &v, true), 258);
+    assert_eq!(blocks_per_request(&g, 262_144, 1056, 32_768, &v, true), 255);
+    assert_eq!(
+        blocks_per_request(&g, 262_144, 1056, 32_768, &v, false),
+        252
+    );
+}
+
+/// A public vLLM 0.24.0 log (github.com/noonghunna/club-3090 issue 652, Qwen3.6-35B-A3B NVFP4,
+/// fp8 KV, prefix caching, `--max-model-len 131072`): "Available KV cache memory: 6.01 GiB",
+/// "GPU KV cache size: 569,878 tokens", "Maximum concurrency ... 4.35x". One fp8 attention token
+/// is 1,024 B, so the block is 16 × ⌈2,146,304 / 16,384⌉ = 2,096 tokens and ten layers' pages make
+/// a 21,463,040-byte block: 300 blocks, 63 + 3 × 2 per request.
+#[test]
+fn hybrid_pool_matches_a_qwen36_log() {
+    let m = qwen36_a3b();
+    let a = args(Engine::Vllm, "0.24.0", &[]);
+    let state = hybrid::state_page(&a, &m, 1, 2.0);
+    let bs = hybrid::attention_block(16, false, state, 1024.0, &mut Notes::default());
+    assert_eq!(bs, 2096);
+    let shape = Shape {
+        tp: 1,
+        pp: 1,
+        dcp: 1,
+        kv: "fp8",
+        kvb: 1.0,
+        bs,
+        hma: true,
+    };
+    let g = grouping(&groups(&m, &shape));
+    let blocks = (6.01 * GIB / g.bytes_per_block).floor() as u64;
+    assert_eq!(blocks, 300);
+    let per_req = blocks_per_request(&g, 131_072, bs, 16_384, &a.version, true);
+    assert_eq!(per_req, 69);
+    assert_eq!((blocks as f64 / per_req as f64 * 131_072.0) as u64, 569_878);
 }
