@@ -96,6 +96,15 @@ impl Row {
     fn below(&self) -> bool {
         self.observed < self.low
     }
+    /// The band's width, `(high − low) / observed`.
+    fn width(&self) -> f64 {
+        (self.high - self.low) / self.observed
+    }
+    /// How far the low end lies under the observed pool, `(observed − low) / observed`:
+    /// what a context can miss by before the band's low end stops passing it.
+    fn low_gap(&self) -> f64 {
+        (self.observed - self.low) / self.observed
+    }
 }
 
 struct Stats {
@@ -104,6 +113,14 @@ struct Stats {
     p90: f64,
     inside: usize,
     below: usize,
+    /// Median band width and median distance of the low end, both relative to the observed pool.
+    width: f64,
+    low_gap: f64,
+}
+
+fn median_of(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    percentile(&xs, 0.5)
 }
 
 impl Stats {
@@ -117,6 +134,8 @@ impl Stats {
             p90: percentile(&errs, 0.9),
             inside: rows.iter().filter(|r| r.inside()).count(),
             below: rows.iter().filter(|r| r.below()).count(),
+            width: median_of(rows.iter().map(|r| r.width()).collect()),
+            low_gap: median_of(rows.iter().map(|r| r.low_gap()).collect()),
         }
     }
 }
@@ -264,16 +283,18 @@ fn pct(x: f64) -> String {
     }
 }
 
-/// `label | n | median | p90 | inside | below`, as one Markdown row.
+/// `label | n | median | p90 | inside | below | width | low end`, as one Markdown row.
 fn md_row(label: &str, s: &Stats) -> String {
     format!(
-        "| {label} | {} | {} | {} | {} / {} | {} |\n",
+        "| {label} | {} | {} | {} | {} / {} | {} | {} | {} |\n",
         s.n,
         pct(s.median),
         pct(s.p90),
         s.inside,
         s.n,
-        s.below
+        s.below,
+        pct(s.width),
+        pct(s.low_gap)
     )
 }
 
@@ -322,7 +343,7 @@ fn groups(rows: &[Row]) -> Vec<(String, String, Stats)> {
 
 fn table(groups: &[(String, String, Stats)]) -> String {
     let mut t = String::from(
-        "| engine | group | records | median error | p90 error | inside the band | below the band |\n|---|---|---|---|---|---|---|\n",
+        "| engine | group | records | median error | p90 error | inside the band | below the band | median band width | low end, median distance |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for (engine, key, s) in groups {
         t.push_str(&md_row(&format!("{engine} | {key}"), s));
@@ -392,13 +413,15 @@ fn capacity_against_observed_startup_logs() {
     println!();
     for (engine, key, s) in &groups {
         println!(
-            "{engine:<24} {key:<32} {:>4} records, median {:>7}, p90 {:>7}, {}/{} inside, {} below",
+            "{engine:<24} {key:<32} {:>4} records, median {:>7}, p90 {:>7}, {}/{} inside, {} below, band width {:>7}, low end {:>7} under",
             s.n,
             pct(s.median),
             pct(s.p90),
             s.inside,
             s.n,
-            s.below
+            s.below,
+            pct(s.width),
+            pct(s.low_gap)
         );
     }
     check_book(&table(&groups));

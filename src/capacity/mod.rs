@@ -533,6 +533,22 @@ fn online_quant_bytes(model: &Geometry, method: &str) -> Option<f64> {
     Some(linear * bits / 8.0 + embed * 2.0)
 }
 
+/// Catalog GPUs sold only as PCIe cards: no NVSwitch, so no NVLink SHARP buffers in NCCL
+/// (some pair over an NVLink bridge).
+pub(crate) const PCIE_ONLY: &[&str] = &[
+    "L4",
+    "L40S",
+    "L20",
+    "A10",
+    "A10G",
+    "T4",
+    "RTX-3090",
+    "RTX-4090",
+    "RTX-PRO-6000-Blackwell",
+    "H100-PCIe",
+    "H100-NVL",
+];
+
 /// Builders for capacity unit tests: models and settings written out by hand from public facts.
 #[cfg(test)]
 pub(crate) mod testing {

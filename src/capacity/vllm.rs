@@ -6,7 +6,7 @@
 
 use super::{
     int_or, kv_dtype_bytes, unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes,
-    Plan, Role,
+    Plan, Role, PCIE_ONLY,
 };
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
@@ -15,6 +15,10 @@ use crate::launch::Engine;
 use crate::model::{Geometry, LayerKind};
 use crate::units::GIB;
 use crate::version::Version;
+
+mod hybrid;
+#[cfg(test)]
+mod tests;
 
 const V0_16: Version = Version::new(0, 16, 0);
 const V0_17: Version = Version::new(0, 17, 0);
@@ -267,28 +271,14 @@ fn blocks_per_request(
                     let n = want.min(len);
                     n.div_ceil(bs) + u64::from(n < len || *v < V0_17)
                 }
-                // MambaSpec: one state block, two more with prefix caching ("align" mode).
-                LayerKind::Linear => 1 + if prefix { 2 } else { 0 },
+                // `MambaSpec.max_memory_usage_bytes` (0.30, 0.33): one state block, two in
+                // "align" mode, which prefix caching turns on (a 0.24 Qwen3.6 log: 63 + 3 × 2).
+                LayerKind::Linear => 1 + u64::from(prefix),
             };
             per * u64::from(*n)
         })
         .sum()
 }
-
-/// Catalog GPUs sold only as PCIe cards (no NVSwitch fabric).
-const PCIE_ONLY: &[&str] = &[
-    "L4",
-    "L40S",
-    "L20",
-    "A10",
-    "A10G",
-    "T4",
-    "RTX-3090",
-    "RTX-4090",
-    "RTX-PRO-6000-Blackwell",
-    "H100-PCIe",
-    "H100-NVL",
-];
 
 /// NCCL buffers of the TP group that the profile run counts. `gpu_worker.py :: init_device`
 /// takes the memory snapshot after `init_worker_distributed_environment`, so only buffers NCCL
@@ -388,8 +378,15 @@ fn non_kv(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32, notes: &mut N
     };
     let sampler = seqs * m.vocab_size as f64 * per_entry;
     let comm = tp_comm(gpu, tp);
-    // Multimodal models also run the vision encoder on its token budget in the profile run.
-    let encoder = if m.multimodal { 1.0 * GIB } else { 0.0 };
+    // Multimodal models also run the vision encoder on its token budget in the profile run;
+    // `--language-model-only` sets every modality's limit to 0 (`config/multimodal.py ::
+    // get_limit_per_prompt`), so the tower is never built (`models/interfaces.py ::
+    // _mark_tower_model`) and nothing is profiled. Its weights still count here (pessimistic).
+    let encoder = if m.multimodal && !args.flag("language_model_only") {
+        1.0 * GIB
+    } else {
+        0.0
+    };
     let moe = if m.moe { 0.5 * GIB } else { 0.0 };
     let graphs = graph_profile(args, m, tp);
     let base = act + sampler + moe + encoder + 0.1 * GIB;
@@ -498,7 +495,14 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let (kv_name, kvb) = kv_dtype(args, m);
     let draft = super::adapters::vllm_draft(args, m, tp, kvb)?;
-    let bs = block_size(args, m, gpu);
+    let state = hybrid::state_page(args, m, tp, super::model_dtype_bytes(args, m));
+    let bs = hybrid::attention_block(
+        block_size(args, m, gpu),
+        m.mla.is_some(),
+        state,
+        layer_bytes(m, tp, dcp, &kv_name, kvb),
+        &mut notes,
+    );
     // The hybrid allocator is off when a connector without HMA support is configured (always in 0.11).
     let hma = !args.flag("disable_hybrid_kv_cache_manager")
         && (args.get("kv_transfer_config").is_none() || *v >= V0_16);
@@ -647,196 +651,4 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         max_context_fit: fit(kv.low).min(model_max),
         assumptions: notes.0,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    //! Expected values come from real vLLM 0.19 startup logs (../shared/validation): given the
-    //! KV memory the engine logged, the block count and logged token count must follow.
-    use super::*;
-    use crate::capacity::testing::{args, dense};
-
-    fn tokens_for(m: &Geometry, tp: u32, kv_gib: f64) -> (u64, u64) {
-        let a = args(Engine::Vllm, "0.19.0", &[]);
-        let bs = 16;
-        let shape = Shape {
-            tp,
-            pp: 1,
-            dcp: 1,
-            kv: "bfloat16",
-            kvb: 2.0,
-            bs,
-            hma: true,
-        };
-        let g = grouping(&groups(m, &shape));
-        let blocks = (kv_gib * GIB / g.bytes_per_block).floor() as u64;
-        let per_req = blocks_per_request(&g, 8192, bs, 2 * 8192, &a.version, false);
-        (blocks, (blocks as f64 / per_req as f64 * 8192.0) as u64)
-    }
-
-    #[test]
-    fn full_attention_max_len_is_whole_blocks_per_group_as_the_search_finds() {
-        let v = Version::new(0, 19, 0);
-        let full = |groups: Vec<u32>| Grouping {
-            group_size: 36,
-            kinds: groups.into_iter().map(|n| (LayerKind::Full, n)).collect(),
-            bytes_per_block: 1.0,
-        };
-        // One group, block 16, 1,000 blocks: 16,000 tokens; a 17th in the last block is one too many.
-        assert_eq!(max_len(&full(vec![1]), 1_000, 16, 0, &v, false), 16_000);
-        // Two groups share the blocks: 3 blocks each, 1 left over.
-        assert_eq!(max_len(&full(vec![1, 1]), 7, 16, 0, &v, false), 48);
-        // From 0.33 one null block is kept back.
-        let v33 = Version::new(0, 33, 0);
-        assert_eq!(max_len(&full(vec![1]), 1_000, 16, 0, &v33, false), 15_984);
-        for groups in [vec![], vec![1], vec![3], vec![1, 2], vec![7, 7, 7]] {
-            let g = full(groups);
-            for bs in [0, 1, 16, 64, 528] {
-                for blocks in [0, 1, 2, 5, 99, 1_000, 123_457, 1 << 30, 1 << 40, u64::MAX] {
-                    for prefix in [false, true] {
-                        assert_eq!(
-                            max_len(&g, blocks, bs, 4096, &v, prefix),
-                            search_len(&g, blocks, bs, 4096, &v, prefix),
-                            "{:?} bs {bs} blocks {blocks}",
-                            g.kinds
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    fn near(got: u64, want: u64) -> bool {
-        (got as f64 - want as f64).abs() <= want as f64 * 0.002
-    }
-
-    #[test]
-    fn pipeline_stages_take_the_remainder_layers_in_the_middle() {
-        // 94 layers over 4 stages: get_pp_indices gives [23, 24, 24, 23]; at 1 GiB per layer
-        // with a 1 GiB embedding on the first stage and a 1 GiB head on the last, every stage
-        // holds 24 GiB: the even share.
-        let mut m = dense(94, 64, 4, 128);
-        let g = GIB as u64;
-        m.weight_parts.layers = 94 * g;
-        m.weight_parts.embedding = g;
-        m.weight_bytes = 96 * g;
-        assert_eq!(pp_stage_extra(&m, 1, 4), 0.0);
-        // 10 layers over 4 stages: [2, 3, 3, 2]; the middle stages hold 3 GiB against 12 / 4.
-        let mut m = dense(10, 32, 8, 128);
-        m.weight_parts.layers = 10 * g;
-        m.weight_parts.embedding = 0;
-        m.weight_bytes = 10 * g;
-        assert!((pp_stage_extra(&m, 1, 4) - 0.5 * GIB).abs() < 1.0);
-        // Split again over 2 TP ranks, and nothing without pipeline stages.
-        assert!((pp_stage_extra(&m, 2, 4) - 0.25 * GIB).abs() < 1.0);
-        assert_eq!(pp_stage_extra(&m, 1, 1), 0.0);
-    }
-
-    #[test]
-    fn graph_profile_follows_the_rank_width_from_0_21() {
-        // 40 heads of 128: a 5120-wide rank at TP 1 (or a PP stage) takes 1 GiB, TP 2 half.
-        let m = dense(40, 40, 8, 128);
-        let v28 = args(Engine::Vllm, "0.28.0", &[]);
-        assert!((graph_profile(&v28, &m, 1).point - GIB).abs() < 1.0);
-        assert!((graph_profile(&v28, &m, 2).point - 0.5 * GIB).abs() < 1.0);
-        assert_eq!(graph_profile(&v28, &m, 1).low, 0.0);
-        // Not counted before 0.21; eager launches keep it on the pessimistic side only.
-        let v19 = args(Engine::Vllm, "0.19.0", &[]);
-        assert_eq!(graph_profile(&v19, &m, 1).high, 0.0);
-        let eager = args(
-            Engine::Vllm,
-            "0.28.0",
-            &[("enforce_eager", SettingValue::Flag(true))],
-        );
-        let e = graph_profile(&eager, &m, 1);
-        assert_eq!(e.point, 0.0);
-        assert!((e.high - GIB).abs() < 1.0);
-    }
-
-    #[test]
-    fn default_utilization_is_each_release_cache_config_default() {
-        // `CacheConfig.gpu_memory_utilization` read from the PyPI wheels' vllm/config/cache.py:
-        // 0.17.x line 49 and 0.18.x line 41 `Field(default=0.9, ...)`, 0.20.x line 66 `0.92`.
-        for (release, want) in [
-            ("0.17.0", 0.9),
-            ("0.17.1", 0.9),
-            ("0.18.0", 0.9),
-            ("0.18.1", 0.9),
-            ("0.20.0", 0.92),
-            ("0.20.2", 0.92),
-        ] {
-            let got = utilization(&args(Engine::Vllm, release, &[]), &mut Notes::default());
-            assert_eq!(got.point, want, "{release}");
-        }
-    }
-
-    #[test]
-    fn nccl_buffers_count_on_nvswitch_parts_only() {
-        let h100 = crate::gpu::lookup("H100-80GB").unwrap();
-        let l4 = crate::gpu::lookup("L4").unwrap();
-        assert_eq!(tp_comm(h100, 1).high, 0.0);
-        assert_eq!(tp_comm(h100, 2).point, 1.8 * GIB);
-        let pcie = tp_comm(l4, 4);
-        assert_eq!((pcie.point, pcie.high), (0.0, 1.8 * GIB));
-        for name in PCIE_ONLY {
-            assert!(
-                crate::gpu::lookup(name).is_some(),
-                "{name} is not a catalog name"
-            );
-        }
-    }
-
-    #[test]
-    fn gemma3_groups_sliding_layers_in_tens() {
-        // 62 layers: 52 sliding (1024) and 10 global, 16 KV heads of 128: "Available KV cache
-        // memory: 19.53 GiB", "GPU KV cache size: 36,560 tokens", 15,997 blocks.
-        let mut m = dense(62, 32, 16, 128);
-        m.layers = (0..62)
-            .map(|i| {
-                if i % 6 == 5 {
-                    LayerKind::Full
-                } else {
-                    LayerKind::Sliding { window: 1024 }
-                }
-            })
-            .collect();
-        m.layers.truncate(62);
-        let full = m
-            .layers
-            .iter()
-            .filter(|l| matches!(l, LayerKind::Full))
-            .count();
-        assert_eq!(full, 10);
-        let (blocks, tokens) = tokens_for(&m, 1, 19.53);
-        assert!(near(blocks, 15_997), "{blocks}");
-        assert!(near(tokens, 36_560), "{tokens}");
-    }
-
-    #[test]
-    fn uniform_llama_pool_is_blocks_times_block_size() {
-        // Llama-3.1-8B TP1: 58.11 GiB → 29,751 blocks → 476,016 tokens.
-        let (blocks, tokens) = tokens_for(&dense(32, 32, 8, 128), 1, 58.11);
-        assert!(
-            near(blocks, 29_751) && near(tokens, 476_016),
-            "{blocks} {tokens}"
-        );
-    }
-
-    #[test]
-    fn llama4_chunked_layers_form_three_groups() {
-        // Llama-4-Scout TP4: 36 chunked (8192) + 12 global layers, 8 KV heads of 128:
-        // 16.75 GiB → 365,968 tokens.
-        let mut m = dense(48, 40, 8, 128);
-        m.layers = (0..48)
-            .map(|i| {
-                if i % 4 == 3 {
-                    LayerKind::Full
-                } else {
-                    LayerKind::Chunked { size: 8192 }
-                }
-            })
-            .collect();
-        let (_, tokens) = tokens_for(&m, 4, 16.75);
-        assert!(near(tokens, 365_968), "{tokens}");
-    }
 }

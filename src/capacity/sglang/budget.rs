@@ -2,8 +2,8 @@
 //! weights, and the linear-attention state.
 
 use super::cell::stage_layers;
-use super::{Layout, V0_5_10, V0_5_6, V0_5_7};
-use crate::capacity::{unsplit_share, Estimate, Notes};
+use super::{Layout, V0_5_10, V0_5_16, V0_5_17, V0_5_18, V0_5_6, V0_5_7};
+use crate::capacity::{unsplit_share, Estimate, Notes, PCIE_ONLY};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::{Geometry, LayerKind};
@@ -102,7 +102,11 @@ pub(super) fn baseline(
     // below taken out: MI355X TP2 5.8 GiB (0.5.10–0.5.12: 0.67 GiB context + 5.17 GiB in "Init
     // torch distributed" beyond the aiter buffers), TP8 7.7–8.1 GiB (same releases), TP8 about
     // 4 GiB (0.5.8, from its pool and fraction). The point is the middle launch.
-    let (point, low, high) = match (gpu.vendor, multi) {
+    // A multi-GPU group of PCIe-only cards has no NVSwitch, so NCCL builds no NVLink SHARP
+    // buffers: its P2P/SHM channels are tens of MiB, and the range is the single GPU's (the
+    // RTX 3090 TP2 logs: 0.67 GiB in all).
+    let nvswitch = !PCIE_ONLY.contains(&gpu.name.as_str());
+    let (point, low, high) = match (gpu.vendor, multi && nvswitch) {
         (Vendor::Nvidia, false) => (0.7, 0.4, 1.5),
         (Vendor::Nvidia, true) => (0.7, 0.4, 2.5),
         (Vendor::Amd, false) => (1.5, 0.5, 4.0),
@@ -172,8 +176,10 @@ fn rocm_allreduce_buffers(
 }
 
 /// Bytes per request of the linear-attention state (`Mamba2CacheParams.mamba_cache_per_req`,
-/// Qwen3-Next GDN shapes in `configs/qwen3_next.py`), fp32 SSM state by default.
-pub(super) fn mamba_per_request(m: &Geometry, tp: u32) -> f64 {
+/// Qwen3-Next GDN shapes in `configs/qwen3_next.py`). The SSM state is fp32 unless
+/// `--mamba-ssm-dtype` says otherwise (`configs/mamba_utils.py :: mamba2_state_dtype`; the
+/// Qwen3.5/3.6 configs state float32 too); the conv state is bf16.
+pub(super) fn mamba_per_request(m: &Geometry, tp: u32, args: &EngineArgs) -> f64 {
     let Some(lin) = &m.linear else { return 0.0 };
     let tp = f64::from(tp.max(1));
     let conv_dim = f64::from(
@@ -182,7 +188,10 @@ pub(super) fn mamba_per_request(m: &Geometry, tp: u32) -> f64 {
     let conv = conv_dim / tp * f64::from(lin.conv_kernel.saturating_sub(1)) * 2.0;
     let ssm = f64::from(lin.num_value_heads) / tp
         * f64::from(lin.value_head_dim * lin.key_head_dim)
-        * 4.0;
+        * match args.text("mamba_ssm_dtype") {
+            Some("bfloat16" | "float16") => 2.0,
+            _ => 4.0,
+        };
     let n_linear = m
         .layers
         .iter()
@@ -210,4 +219,58 @@ pub(super) fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u
             .max(0.0)
     };
     rest - (slots + 1.0) * per_req
+}
+
+/// The CUDA IPC multimodal feature pool the tokenizer process allocates on the base GPU
+/// (`multimodal/processors/base_processor.py :: BaseMultimodalProcessor.__init__`,
+/// `MmItemMemoryPool`), with that process's own CUDA context. The tokenizer starts while the
+/// scheduler loads weights, so the pool is resident when `_profile_available_bytes` reads the
+/// free memory after loading (min over ranks: every rank loses it). Which launches get it
+/// (`server_args.py :: _handle_multimodal_feature_transport`, 0.5.20+
+/// `arg_groups/serving_hook.py :: handle_multimodal_feature_transport`): a multimodal model on
+/// CUDA with `--mm-feature-transport cuda_ipc` (0.5.16+) or `cuda_vmm` (0.5.18+) or the deprecated
+/// `--keep-mm-feature-on-device` (0.5.16+); unset, 0.5.17 alone resolves single-node,
+/// non-disaggregated, non-encoder-only serving to `cuda_ipc` (0.5.16 and 0.5.18+ to `cpu`).
+/// Its size is `SGLANG_MM_FEATURE_CACHE_MB`, 1024 MiB by default, which kvlint cannot read.
+/// The low end takes only `fraction ×` the pool: allocated before the pre-load baseline, it
+/// shrinks the baseline too. The context is observed, not derived: 0.3–0.6 GiB for torch on
+/// a Hopper/Blackwell part.
+pub(super) fn mm_feature_pool(
+    m: &Geometry,
+    args: &EngineArgs,
+    gpu: &GpuSpec,
+    fraction: f64,
+) -> Option<(Estimate, String)> {
+    let v = args.version.release();
+    if !m.multimodal || gpu.vendor != Vendor::Nvidia || v < V0_5_16 {
+        return None;
+    }
+    let transport = args.text("mm_feature_transport");
+    let on = match transport {
+        Some("cuda_ipc") => true,
+        Some("cuda_vmm") => v >= V0_5_18,
+        Some(_) => false,
+        None if args.flag("keep_mm_feature_on_device") => true,
+        None => {
+            v == V0_5_17
+                && args.int("nnodes").unwrap_or(1) <= 1
+                && args.text("disaggregation_mode").unwrap_or("null") == "null"
+                && !args.flag("encoder_only")
+        }
+    };
+    if !on {
+        return None;
+    }
+    let pool = 1024.0 * MIB;
+    let how = match transport {
+        Some(t) => format!("the {t} multimodal feature pool"),
+        None if v == V0_5_17 => "the CUDA IPC multimodal feature pool (0.5.17's default)".into(),
+        None => "the CUDA IPC multimodal feature pool (--keep-mm-feature-on-device)".into(),
+    };
+    Some((
+        Estimate::range(pool + 0.5 * GIB, pool * fraction, pool + 0.6 * GIB),
+        format!(
+            "{how}: 1024 MiB (SGLANG_MM_FEATURE_CACHE_MB unread) and the tokenizer's CUDA context on the base GPU"
+        ),
+    ))
 }

@@ -22,8 +22,8 @@ use crate::launch::Engine;
 use crate::model::Geometry;
 use crate::version::Version;
 use budget::{
-    after_mamba, baseline, mamba_per_request, mla_absorbed_copies, model_code_weights,
-    rope_elem_bytes,
+    after_mamba, baseline, mamba_per_request, mla_absorbed_copies, mm_feature_pool,
+    model_code_weights, rope_elem_bytes,
 };
 use cell::{cell, is_dsa, kv_dtype, page_size, Cell};
 use fraction::{default_fraction, speculative};
@@ -34,11 +34,15 @@ const V0_5_6: Version = Version::new(0, 5, 6);
 const V0_5_7: Version = Version::new(0, 5, 7);
 const V0_5_10: Version = Version::new(0, 5, 10);
 const V0_5_13: Version = Version::new(0, 5, 13);
+const V0_5_16: Version = Version::new(0, 5, 16);
+const V0_5_17: Version = Version::new(0, 5, 17);
 const V0_5_18: Version = Version::new(0, 5, 18);
 const V0_5_22: Version = Version::new(0, 5, 22);
 /// Every release above: the math is the same between two of them, so a launch whose release is
 /// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
-pub const MATH_CHANGES: &[Version] = &[V0_5_0, V0_5_7, V0_5_10, V0_5_13, V0_5_18, V0_5_22];
+pub const MATH_CHANGES: &[Version] = &[
+    V0_5_0, V0_5_7, V0_5_10, V0_5_13, V0_5_16, V0_5_17, V0_5_18, V0_5_22,
+];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
 const NEEDED: &[&str] = &[
@@ -238,6 +242,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         // model_config.py::_get_and_verify_dtype: `--dtype float32` loads weights at 4 bytes.
         .chain(super::dtype_weights(args, m, quant, lay.tp * lay.pp))
         .chain(super::adapters::lora(args, m, lay.tp))
+        .chain(mm_feature_pool(m, args, gpu, fraction))
         .chain(
             draft
                 .as_ref()
@@ -254,7 +259,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         );
         w = Estimate::range(w.point + draft, w.low + draft * 0.9, w.high + draft * 1.1);
     }
-    let per_req = mamba_per_request(m, lay.attn_tp);
+    let per_req = mamba_per_request(m, lay.attn_tp, args);
     if per_req > 0.0 {
         notes.exact(
             "mamba_state_bytes_per_request",

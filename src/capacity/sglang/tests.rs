@@ -324,3 +324,74 @@ fn a_declared_4_bit_layout_narrows_the_weight_headroom() {
     let w = weights(&m, "0.5.23", &[("tp_size", Int(2))]);
     assert!((w.high - (1_100_000.0 + pad2)).abs() < 1e-6);
 }
+
+#[test]
+fn the_cuda_ipc_feature_pool_comes_out_of_a_multimodal_launch_that_uses_it() {
+    let mut vlm = dense(64, 24, 4, 256);
+    vlm.multimodal = true;
+    let h100 = gpu("H100-80GB");
+    let pool = |m: &Geometry, version: &str, pairs: &[(&str, crate::engine::SettingValue)]| {
+        let a = args(Engine::Sglang, version, pairs);
+        budget::mm_feature_pool(m, &a, &h100, 0.8).map(|(e, _)| e)
+    };
+    // 0.5.17 resolves an unset transport to cuda_ipc on one node: 1024 MiB and the tokenizer's
+    // CUDA context; the low end charges fraction × the pool.
+    let e = pool(&vlm, "0.5.17", &[]).expect("0.5.17 default");
+    assert_eq!(e.point, 1.5 * crate::units::GIB);
+    assert_eq!(e.low, 0.8 * crate::units::GIB);
+    // 0.5.16 and 0.5.18+ leave it to the flag.
+    assert!(pool(&vlm, "0.5.16", &[]).is_none());
+    assert!(pool(&vlm, "0.5.18", &[]).is_none());
+    let ipc = ("mm_feature_transport", Text("cuda_ipc".into()));
+    assert!(pool(&vlm, "0.5.16", std::slice::from_ref(&ipc)).is_some());
+    assert!(pool(&vlm, "0.5.23", &[ipc]).is_some());
+    assert!(pool(
+        &vlm,
+        "0.5.17",
+        &[("mm_feature_transport", Text("cpu".into()))]
+    )
+    .is_none());
+    let pd = ("disaggregation_mode", Text("decode".into()));
+    assert!(pool(&vlm, "0.5.17", &[pd]).is_none());
+    // A text-only model builds no multimodal processor.
+    assert!(pool(&dense(64, 24, 4, 256), "0.5.17", &[]).is_none());
+}
+
+#[test]
+fn mamba_ssm_dtype_halves_the_ssm_state() {
+    let mut m = dense(4, 24, 4, 256);
+    m.layers = vec![LayerKind::Linear; 3]
+        .into_iter()
+        .chain([LayerKind::Full])
+        .collect();
+    m.linear = Some(crate::model::LinearAttn {
+        num_key_heads: 16,
+        num_value_heads: 48,
+        key_head_dim: 128,
+        value_head_dim: 128,
+        conv_kernel: 4,
+    });
+    let per = |pairs: &[(&str, crate::engine::SettingValue)]| {
+        budget::mamba_per_request(&m, 1, &args(Engine::Sglang, "0.5.17", pairs))
+    };
+    // conv (48 + 2 × 16) × 128 × 3 × 2 B = 61,440; SSM 48 × 128 × 128 × 4 B = 3,145,728.
+    assert_eq!(per(&[]), 3.0 * (61_440.0 + 3_145_728.0));
+    let bf16 = ("mamba_ssm_dtype", Text("bfloat16".into()));
+    assert_eq!(per(&[bf16]), 3.0 * (61_440.0 + 1_572_864.0));
+}
+
+/// GiB below CUDA's total at the baseline's low end (the most taken) on `name` at TP `tp`.
+fn nvidia_baseline_low_gib(name: &str, tp: i64) -> f64 {
+    let a = args(Engine::Sglang, "0.5.12", &[("tp_size", Int(tp))]);
+    let g = gpu(name);
+    let b = baseline(&g, &layout(&a), &a, &mut Notes::default());
+    (g.cuda_total_bytes as f64 - b.low) / crate::units::GIB
+}
+
+#[test]
+fn pcie_only_groups_keep_the_single_gpu_baseline_range() {
+    // No NVSwitch, no NVLink SHARP buffers: a PCIe-only TP group keeps 1.5 GiB at most.
+    assert_eq!(nvidia_baseline_low_gib("RTX-3090", 2), 1.5);
+    assert_eq!(nvidia_baseline_low_gib("RTX-3090", 1), 1.5);
+    assert_eq!(nvidia_baseline_low_gib("H100-80GB", 8), 2.5);
+}

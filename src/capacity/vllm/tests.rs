@@ -1,0 +1,293 @@
+//! Expected values come from real vLLM 0.19 startup logs (../shared/validation): given the
+//! KV memory the engine logged, the block count and logged token count must follow.
+use super::*;
+use crate::capacity::testing::{args, dense};
+
+fn tokens_for(m: &Geometry, tp: u32, kv_gib: f64) -> (u64, u64) {
+    let a = args(Engine::Vllm, "0.19.0", &[]);
+    let bs = 16;
+    let shape = Shape {
+        tp,
+        pp: 1,
+        dcp: 1,
+        kv: "bfloat16",
+        kvb: 2.0,
+        bs,
+        hma: true,
+    };
+    let g = grouping(&groups(m, &shape));
+    let blocks = (kv_gib * GIB / g.bytes_per_block).floor() as u64;
+    let per_req = blocks_per_request(&g, 8192, bs, 2 * 8192, &a.version, false);
+    (blocks, (blocks as f64 / per_req as f64 * 8192.0) as u64)
+}
+
+#[test]
+fn full_attention_max_len_is_whole_blocks_per_group_as_the_search_finds() {
+    let v = Version::new(0, 19, 0);
+    let full = |groups: Vec<u32>| Grouping {
+        group_size: 36,
+        kinds: groups.into_iter().map(|n| (LayerKind::Full, n)).collect(),
+        bytes_per_block: 1.0,
+    };
+    // One group, block 16, 1,000 blocks: 16,000 tokens; a 17th in the last block is one too many.
+    assert_eq!(max_len(&full(vec![1]), 1_000, 16, 0, &v, false), 16_000);
+    // Two groups share the blocks: 3 blocks each, 1 left over.
+    assert_eq!(max_len(&full(vec![1, 1]), 7, 16, 0, &v, false), 48);
+    // From 0.33 one null block is kept back.
+    let v33 = Version::new(0, 33, 0);
+    assert_eq!(max_len(&full(vec![1]), 1_000, 16, 0, &v33, false), 15_984);
+    for groups in [vec![], vec![1], vec![3], vec![1, 2], vec![7, 7, 7]] {
+        let g = full(groups);
+        for bs in [0, 1, 16, 64, 528] {
+            for blocks in [0, 1, 2, 5, 99, 1_000, 123_457, 1 << 30, 1 << 40, u64::MAX] {
+                for prefix in [false, true] {
+                    assert_eq!(
+                        max_len(&g, blocks, bs, 4096, &v, prefix),
+                        search_len(&g, blocks, bs, 4096, &v, prefix),
+                        "{:?} bs {bs} blocks {blocks}",
+                        g.kinds
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn near(got: u64, want: u64) -> bool {
+    (got as f64 - want as f64).abs() <= want as f64 * 0.002
+}
+
+#[test]
+fn pipeline_stages_take_the_remainder_layers_in_the_middle() {
+    // 94 layers over 4 stages: get_pp_indices gives [23, 24, 24, 23]; at 1 GiB per layer
+    // with a 1 GiB embedding on the first stage and a 1 GiB head on the last, every stage
+    // holds 24 GiB: the even share.
+    let mut m = dense(94, 64, 4, 128);
+    let g = GIB as u64;
+    m.weight_parts.layers = 94 * g;
+    m.weight_parts.embedding = g;
+    m.weight_bytes = 96 * g;
+    assert_eq!(pp_stage_extra(&m, 1, 4), 0.0);
+    // 10 layers over 4 stages: [2, 3, 3, 2]; the middle stages hold 3 GiB against 12 / 4.
+    let mut m = dense(10, 32, 8, 128);
+    m.weight_parts.layers = 10 * g;
+    m.weight_parts.embedding = 0;
+    m.weight_bytes = 10 * g;
+    assert!((pp_stage_extra(&m, 1, 4) - 0.5 * GIB).abs() < 1.0);
+    // Split again over 2 TP ranks, and nothing without pipeline stages.
+    assert!((pp_stage_extra(&m, 2, 4) - 0.25 * GIB).abs() < 1.0);
+    assert_eq!(pp_stage_extra(&m, 1, 1), 0.0);
+}
+
+#[test]
+fn graph_profile_follows_the_rank_width_from_0_21() {
+    // 40 heads of 128: a 5120-wide rank at TP 1 (or a PP stage) takes 1 GiB, TP 2 half.
+    let m = dense(40, 40, 8, 128);
+    let v28 = args(Engine::Vllm, "0.28.0", &[]);
+    assert!((graph_profile(&v28, &m, 1).point - GIB).abs() < 1.0);
+    assert!((graph_profile(&v28, &m, 2).point - 0.5 * GIB).abs() < 1.0);
+    assert_eq!(graph_profile(&v28, &m, 1).low, 0.0);
+    // Not counted before 0.21; eager launches keep it on the pessimistic side only.
+    let v19 = args(Engine::Vllm, "0.19.0", &[]);
+    assert_eq!(graph_profile(&v19, &m, 1).high, 0.0);
+    let eager = args(
+        Engine::Vllm,
+        "0.28.0",
+        &[("enforce_eager", SettingValue::Flag(true))],
+    );
+    let e = graph_profile(&eager, &m, 1);
+    assert_eq!(e.point, 0.0);
+    assert!((e.high - GIB).abs() < 1.0);
+}
+
+#[test]
+fn default_utilization_is_each_release_cache_config_default() {
+    // `CacheConfig.gpu_memory_utilization` read from the PyPI wheels' vllm/config/cache.py:
+    // 0.17.x line 49 and 0.18.x line 41 `Field(default=0.9, ...)`, 0.20.x line 66 `0.92`.
+    for (release, want) in [
+        ("0.17.0", 0.9),
+        ("0.17.1", 0.9),
+        ("0.18.0", 0.9),
+        ("0.18.1", 0.9),
+        ("0.20.0", 0.92),
+        ("0.20.2", 0.92),
+    ] {
+        let got = utilization(&args(Engine::Vllm, release, &[]), &mut Notes::default());
+        assert_eq!(got.point, want, "{release}");
+    }
+}
+
+#[test]
+fn nccl_buffers_count_on_nvswitch_parts_only() {
+    let h100 = crate::gpu::lookup("H100-80GB").unwrap();
+    let l4 = crate::gpu::lookup("L4").unwrap();
+    assert_eq!(tp_comm(h100, 1).high, 0.0);
+    assert_eq!(tp_comm(h100, 2).point, 1.8 * GIB);
+    let pcie = tp_comm(l4, 4);
+    assert_eq!((pcie.point, pcie.high), (0.0, 1.8 * GIB));
+    for name in PCIE_ONLY {
+        assert!(
+            crate::gpu::lookup(name).is_some(),
+            "{name} is not a catalog name"
+        );
+    }
+}
+
+#[test]
+fn gemma3_groups_sliding_layers_in_tens() {
+    // 62 layers: 52 sliding (1024) and 10 global, 16 KV heads of 128: "Available KV cache
+    // memory: 19.53 GiB", "GPU KV cache size: 36,560 tokens", 15,997 blocks.
+    let mut m = dense(62, 32, 16, 128);
+    m.layers = (0..62)
+        .map(|i| {
+            if i % 6 == 5 {
+                LayerKind::Full
+            } else {
+                LayerKind::Sliding { window: 1024 }
+            }
+        })
+        .collect();
+    m.layers.truncate(62);
+    let full = m
+        .layers
+        .iter()
+        .filter(|l| matches!(l, LayerKind::Full))
+        .count();
+    assert_eq!(full, 10);
+    let (blocks, tokens) = tokens_for(&m, 1, 19.53);
+    assert!(near(blocks, 15_997), "{blocks}");
+    assert!(near(tokens, 36_560), "{tokens}");
+}
+
+#[test]
+fn uniform_llama_pool_is_blocks_times_block_size() {
+    // Llama-3.1-8B TP1: 58.11 GiB → 29,751 blocks → 476,016 tokens.
+    let (blocks, tokens) = tokens_for(&dense(32, 32, 8, 128), 1, 58.11);
+    assert!(
+        near(blocks, 29_751) && near(tokens, 476_016),
+        "{blocks} {tokens}"
+    );
+}
+
+#[test]
+fn llama4_chunked_layers_form_three_groups() {
+    // Llama-4-Scout TP4: 36 chunked (8192) + 12 global layers, 8 KV heads of 128:
+    // 16.75 GiB → 365,968 tokens.
+    let mut m = dense(48, 40, 8, 128);
+    m.layers = (0..48)
+        .map(|i| {
+            if i % 4 == 3 {
+                LayerKind::Full
+            } else {
+                LayerKind::Chunked { size: 8192 }
+            }
+        })
+        .collect();
+    let (_, tokens) = tokens_for(&m, 4, 16.75);
+    assert!(near(tokens, 365_968), "{tokens}");
+}
+
+/// Qwen3.6-35B-A3B's text model from its config.json: 40 layers, every fourth full attention
+/// (2 KV heads × 256), gated delta net with 16 key and 32 value heads of 128, conv kernel 4.
+fn qwen36_a3b() -> Geometry {
+    let mut g = dense(40, 16, 2, 256);
+    g.text_model_type = "qwen3_5_moe_text".into();
+    g.layers = (0..40)
+        .map(|i| {
+            if i % 4 == 3 {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect();
+    g.linear = Some(crate::model::LinearAttn {
+        num_key_heads: 16,
+        num_value_heads: 32,
+        key_head_dim: 128,
+        value_head_dim: 128,
+        conv_kernel: 4,
+    });
+    g
+}
+
+#[test]
+fn hybrid_attention_block_holds_one_linear_attention_state() {
+    let m = qwen36_a3b();
+    let block = |pairs: &[(&str, SettingValue)]| {
+        let a = args(Engine::Vllm, "0.30.0", pairs);
+        let state = hybrid::state_page(&a, &m, 1, 2.0);
+        let attn = layer_bytes(&m, 1, 1, "bfloat16", 2.0);
+        hybrid::attention_block(16, false, state, attn, &mut Notes::default())
+    };
+    let text = |s: &str| SettingValue::Text(s.into());
+    // conv 8192 × 3 × 2 B + SSM 32 × 128 × 128 × 4 B (the config's float32) = 2,146,304 B;
+    // one token of attention is 2 × 2 × 256 × 2 B = 2,048 B: 16 × ⌈2,146,304 / 32,768⌉ = 1,056.
+    assert_eq!(block(&[]), 1056);
+    // `--mamba-cache-dtype bfloat16` is the conv state's dtype; the SSM state stays float32.
+    assert_eq!(block(&[("mamba_cache_dtype", text("bfloat16"))]), 1056);
+    // A bf16 SSM state: 49,152 + 1,048,576 B → 16 × 34.
+    assert_eq!(block(&[("mamba_ssm_cache_dtype", text("bfloat16"))]), 544);
+    // A larger block stands.
+    let a = args(Engine::Vllm, "0.30.0", &[]);
+    let state = hybrid::state_page(&a, &m, 1, 2.0);
+    assert_eq!(
+        hybrid::attention_block(2048, false, state, 2048.0, &mut Notes::default()),
+        2048
+    );
+    // Attention-only models keep their block.
+    assert_eq!(hybrid::state_page(&a, &dense(32, 32, 8, 128), 1, 2.0), 0.0);
+}
+
+#[test]
+fn hybrid_pool_counts_whole_attention_blocks_per_request() {
+    // 0.30's logged pool is concurrency × max_model_len: with 1,056-token blocks a 262,144-token
+    // request takes ⌈262,144 / 1,056⌉ = 249 attention blocks and 3 × 2 state blocks (prefix
+    // caching, "align"; 3 × 1 without).
+    let m = qwen36_a3b();
+    let v = Version::new(0, 30, 0);
+    let shape = Shape {
+        tp: 1,
+        pp: 1,
+        dcp: 1,
+        kv: "bfloat16",
+        kvb: 2.0,
+        bs: 1056,
+        hma: true,
+    };
+    let g = grouping(&groups(&m, &shape));
+    assert_eq!(blocks_per_request(&g, 262_144, 1056, 32_768, &v, true), 255);
+    assert_eq!(
+        blocks_per_request(&g, 262_144, 1056, 32_768, &v, false),
+        252
+    );
+}
+
+/// A public vLLM 0.24.0 log (github.com/noonghunna/club-3090 issue 652, Qwen3.6-35B-A3B NVFP4,
+/// fp8 KV, prefix caching, `--max-model-len 131072`): "Available KV cache memory: 6.01 GiB",
+/// "GPU KV cache size: 569,878 tokens", "Maximum concurrency ... 4.35x". One fp8 attention token
+/// is 1,024 B, so the block is 16 × ⌈2,146,304 / 16,384⌉ = 2,096 tokens and ten layers' pages make
+/// a 21,463,040-byte block: 300 blocks, 63 + 3 × 2 per request.
+#[test]
+fn hybrid_pool_matches_a_qwen36_log() {
+    let m = qwen36_a3b();
+    let a = args(Engine::Vllm, "0.24.0", &[]);
+    let state = hybrid::state_page(&a, &m, 1, 2.0);
+    let bs = hybrid::attention_block(16, false, state, 1024.0, &mut Notes::default());
+    assert_eq!(bs, 2096);
+    let shape = Shape {
+        tp: 1,
+        pp: 1,
+        dcp: 1,
+        kv: "fp8",
+        kvb: 1.0,
+        bs,
+        hma: true,
+    };
+    let g = grouping(&groups(&m, &shape));
+    let blocks = (6.01 * GIB / g.bytes_per_block).floor() as u64;
+    assert_eq!(blocks, 300);
+    let per_req = blocks_per_request(&g, 131_072, bs, 16_384, &a.version, true);
+    assert_eq!(per_req, 69);
+    assert_eq!((blocks as f64 / per_req as f64 * 131_072.0) as u64, 569_878);
+}
