@@ -205,16 +205,20 @@ fn generator_output_is_the_committed_catalog() {
 }
 
 /// KV bytes per token with a 2-byte (bf16) cache: over the layers that keep every past token,
-/// and over the windowed layers (whose total is capped by their window).
+/// and over the windowed layers (whose total is capped by their window). Gemma 4 sliding
+/// layers have their own heads (`swa_heads`).
 fn kv_bytes(g: &Geometry) -> (u64, u64) {
     let per_layer = match &g.mla {
         Some(m) => u64::from(m.kv_lora_rank + m.qk_rope_head_dim) * 2,
         None => u64::from(g.num_kv_heads) * u64::from(g.head_dim + g.v_head_dim) * 2,
     };
+    let per_window_layer = g.swa_heads.as_ref().map_or(per_layer, |s| {
+        u64::from(s.num_kv_heads) * u64::from(s.head_dim + s.v_head_dim) * 2
+    });
     let count = |f: fn(&LayerKind) -> bool| g.layers.iter().filter(|l| f(l)).count() as u64;
     let full = count(|l| matches!(l, LayerKind::Full));
     let windowed = count(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }));
-    (full * per_layer, windowed * per_layer)
+    (full * per_layer, windowed * per_window_layer)
 }
 
 fn windows(g: &Geometry) -> Vec<u32> {
@@ -334,7 +338,7 @@ struct Popular {
 
 /// Share of the popularity list that resolves offline with the right KV bytes. The issue's
 /// target is 95 %; this floor is what the catalog reaches today, and may only rise.
-const POPULAR_FLOOR: f64 = 0.35;
+const POPULAR_FLOOR: f64 = 0.36;
 
 #[test]
 fn popular_models_resolve_offline() {
@@ -364,4 +368,29 @@ fn popular_models_resolve_offline() {
     println!("no pinned config.json: {missing:#?}");
     assert!(wrong.is_empty(), "{wrong:#?}");
     assert!(share >= POPULAR_FLOOR, "{share:.3} < {POPULAR_FLOOR}");
+}
+
+/// Rows under tools/model_catalog/pending/ are pinned like catalog rows but kept out of
+/// catalog.json because kvlint cannot plan them yet; one that would plan belongs in the catalog.
+#[test]
+fn pending_rows_are_pinned_and_not_yet_plannable() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/model_catalog/pending");
+    let mut rows = 0;
+    for file in std::fs::read_dir(&dir).unwrap() {
+        let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let row: Value = serde_json::from_str(line).unwrap();
+            let id = row["id"].as_str().unwrap();
+            assert!(pinned(row["source"].as_str().unwrap()), "{id}: unpinned");
+            assert!(catalog_lookup(id).is_none(), "{id} is also in the catalog");
+            let plans = Geometry::from_config_json(id, "pending", &row["config"])
+                .is_ok_and(|g| kvlint::model::architectures::check(&g).is_ok());
+            assert!(
+                !plans,
+                "{id} plans now: move its row into tools/model_catalog/"
+            );
+            rows += 1;
+        }
+    }
+    assert!(rows > 0);
 }
