@@ -9,6 +9,10 @@ Two inputs, both facts with their public source:
   `aliases`, `source` as `github:owner/repo@<commit>:path`, `source_kind`, optional
   `same_geometry` ids with `same_geometry_why`, `config`). A row whose id is a reference id
   replaces that reference row.
+- tools/model_catalog/pending/*.jsonl (not read here): pinned rows whose config kvlint cannot plan
+  yet (an architecture it refuses by name, INP008, or a config its geometry code rejects). They
+  move up into tools/model_catalog/ once their layout is modelled; tests/catalog.rs fails when
+  one of them would plan.
 
 Usage: python3 tools/gen_model_catalog.py [JSONL] [OUT]
 """
