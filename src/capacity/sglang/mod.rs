@@ -7,6 +7,7 @@
 
 mod budget;
 mod cell;
+mod dsv4;
 mod fraction;
 mod nvfp4_moe;
 #[cfg(test)]
@@ -33,12 +34,16 @@ const V0_5_3: Version = Version::new(0, 5, 3);
 const V0_5_6: Version = Version::new(0, 5, 6);
 const V0_5_7: Version = Version::new(0, 5, 7);
 const V0_5_10: Version = Version::new(0, 5, 10);
+const V0_5_12: Version = Version::new(0, 5, 12);
 const V0_5_13: Version = Version::new(0, 5, 13);
+const V0_5_14: Version = Version::new(0, 5, 14);
 const V0_5_18: Version = Version::new(0, 5, 18);
 const V0_5_22: Version = Version::new(0, 5, 22);
 /// Every release above: the math is the same between two of them, so a launch whose release is
 /// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
-pub const MATH_CHANGES: &[Version] = &[V0_5_0, V0_5_7, V0_5_10, V0_5_13, V0_5_18, V0_5_22];
+pub const MATH_CHANGES: &[Version] = &[
+    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_18, V0_5_22,
+];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
 const NEEDED: &[&str] = &[
@@ -177,9 +182,32 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     };
     let role = role(args);
 
-    let (kv_name, kvb) = kv_dtype(args, m, gpu, &mut notes);
-    let page = page_size(args, m, gpu);
-    let mut cell = cell(args, m, gpu, &lay, kvb, &kv_name);
+    let (mut kv_name, kvb) = kv_dtype(args, m, gpu, &mut notes);
+    // DeepSeek-V4: its own pools, page and KV dtype (capacity/sglang/dsv4.rs).
+    let dsv4 = match &m.compressed {
+        Some(c) => {
+            let at = args.get("model_path").map_or(inp.at, |s| s.loc());
+            Some(dsv4::pool(args, m, c, role, lay.pp, at, &mut notes)?)
+        }
+        None => None,
+    };
+    let page = match &dsv4 {
+        Some(_) => dsv4::PAGE,
+        None => page_size(args, m, gpu),
+    };
+    let mut cell = match &dsv4 {
+        Some(d) => {
+            if args.text("kv_cache_dtype").unwrap_or("auto") == "auto" {
+                kv_name = "fp8_e4m3".into(); // apply_deepseek_v4_defaults: auto → fp8_e4m3
+            }
+            Cell {
+                bytes: d.bytes_per_full_token,
+                swa_ratio: None,
+                how: d.how.clone(),
+            }
+        }
+        None => cell(args, m, gpu, &lay, kvb, &kv_name),
+    };
     let spec = speculative(args);
     let eagle_like = spec.is_some_and(|a| {
         ["eagle", "eagle3", "nextn", "mtp", "standalone"].contains(&a.to_ascii_lowercase().as_str())
@@ -278,8 +306,19 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         pool(rest_at(b.high, w.low)),
     );
 
+    if let Some(d) = &dsv4 {
+        let how = if d.usable(pool_point) < pool_point {
+            "the SWA pool; a 0.5.12 PD prefill server admits no prompt longer than it \
+             (disaggregation/prefill.py :: PrefillBootstrapQueue)"
+        } else {
+            "the SWA pool (pool_configurator.py :: DSV4PoolConfigurator._compute_dsv4_sizes)"
+        };
+        notes.exact("swa_pool_tokens", d.swa_tokens(pool_point) as f64, how);
+    }
+
     // 0.5.9 and older used min(swa, full) tokens as the request capacity for hybrid SWA.
     let usable = |t: u64| match cell.swa_ratio {
+        _ if dsv4.is_some() => dsv4.as_ref().map_or(t, |d| d.usable(t)),
         Some(r) if *v < V0_5_18 => page_floor((t as f64 * r) as u64, page).min(t),
         _ => t,
     };
@@ -296,8 +335,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     // Fraction at which the low end of the band holds the context.
     let need_tokens = context_length.div_ceil(u64::from(lay.dcp.max(1))) + u64::from(page);
     let needed = (need_tokens as f64 * cell.bytes + w.high) / b.low;
-    let needed_fraction = (per_req == 0.0 && cell.swa_ratio.is_none() && needed < 0.99)
-        .then_some((needed * 1000.0).ceil() / 1000.0);
+    let needed_fraction =
+        (per_req == 0.0 && cell.swa_ratio.is_none() && dsv4.is_none() && needed < 0.99)
+            .then_some((needed * 1000.0).ceil() / 1000.0);
 
     Ok(Plan {
         engine: Engine::Sglang,
