@@ -150,57 +150,9 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{catalog_ids, catalog_lookup, LayerKind};
 
     fn layout(arch: &str) -> &'static [String] {
         table().get(arch).map_or(&[], |r| r.layout.as_slice())
-    }
-
-    /// What the geometry code read from a config, as table layouts.
-    fn read_layouts(g: &Geometry) -> Vec<&'static str> {
-        let any = |f: fn(&LayerKind) -> bool| g.layers.iter().any(f);
-        [
-            (g.mla.is_some(), "mla"),
-            (g.dsa.is_some(), "dsa"),
-            (g.linear.is_some(), "gdn"),
-            (g.compressed.is_some(), "compressed"),
-            (any(|l| matches!(l, LayerKind::Sliding { .. })), "sliding"),
-            (any(|l| matches!(l, LayerKind::Chunked { .. })), "chunked"),
-            (g.multimodal, "multimodal"),
-        ]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect()
-    }
-
-    /// Every catalog model plans today: its architecture is in the table with a modelled
-    /// layout, and what the geometry code reads from its config.json is a layout the table
-    /// gives that architecture.
-    #[test]
-    fn table_agrees_with_the_geometry_of_every_catalog_model() {
-        let mut disagree = Vec::new();
-        for id in catalog_ids() {
-            let Some(g) = catalog_lookup(id) else {
-                continue;
-            };
-            if let Err(u) = check(&g) {
-                disagree.push(format!("{id}: {u:?}"));
-            }
-            let arch = g.architectures.first().map_or("", String::as_str);
-            for read in read_layouts(&g) {
-                // A config-wide `sliding_window` applies to any standard attention layer (vLLM
-                // `Attention` takes `cache_config.sliding_window` when the model sets none per
-                // layer), so a model file need not mention it.
-                let generic = read == "sliding" && layout(arch).iter().any(|l| l == "standard");
-                if !generic && !layout(arch).iter().any(|l| l == read) {
-                    disagree.push(format!(
-                        "{id} ({arch}): config reads as {read}, table says {:?}",
-                        layout(arch)
-                    ));
-                }
-            }
-        }
-        assert!(disagree.is_empty(), "{disagree:#?}");
     }
 
     /// SGLang keeps a DSA indexer cache for these architectures (`config.rs` `DSA_ARCHS`): the
