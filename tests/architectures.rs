@@ -215,3 +215,96 @@ fn deepseek_v4_plans_from_its_compressed_pools_or_is_refused_by_name() {
     );
     assert!(report["launches"][0]["pool_tokens"].is_null());
 }
+
+fn catalog(id: &str) -> Geometry {
+    catalog_lookup(id).unwrap_or_else(|| panic!("{id} is not in the catalog"))
+}
+
+fn count(g: &Geometry, f: fn(&LayerKind) -> bool) -> usize {
+    g.layers.iter().filter(|l| f(l)).count()
+}
+
+/// The families issue 25 names, read from their catalog config.json, against arithmetic done by
+/// hand from those configs (whole model, 16-bit KV, sliding and chunked layers counted whole,
+/// linear layers holding no per-token KV).
+#[test]
+fn named_families_read_as_their_own_layout() {
+    // MiniMax-M2.5 (MiniMaxM2ForCausalLM): plain GQA, 62 layers × 8 heads × (128 + 128) × 2 B.
+    let g = catalog("MiniMaxAI/MiniMax-M2.5");
+    assert!(g.mla.is_none() && g.linear.is_none());
+    assert_eq!(g.kv_bytes_per_token(), 62 * 8 * 256 * 2);
+    // Kimi-K2.5: MLA, 61 layers × (512 + 64) × 2 B, no indexer (no index_topk).
+    let g = catalog("moonshotai/Kimi-K2.5");
+    assert!(g.mla.is_some() && g.dsa.is_none());
+    assert_eq!(g.kv_bytes_per_token(), 61 * 576 * 2);
+    // GLM-5.1 (GlmMoeDsaForCausalLM): MLA plus a DSA indexer on all 78 layers.
+    let g = catalog("zai-org/GLM-5.1");
+    assert_eq!(g.kv_bytes_per_token(), 78 * 576 * 2);
+    let dsa = g.dsa.as_ref().unwrap();
+    assert_eq!(
+        (dsa.index_head_dim, dsa.index_topk, dsa.indexer_layers),
+        (128, 2048, 78)
+    );
+    // gpt-oss-120b: layer_types alternate sliding (window 128) and full, 18 each.
+    let g = catalog("openai/gpt-oss-120b");
+    assert_eq!(count(&g, |l| *l == LayerKind::Sliding { window: 128 }), 18);
+    assert_eq!(g.full_layers(), 18);
+    assert_eq!(g.kv_bytes_per_token(), 36 * 8 * 128 * 2);
+    // Llama 4 Scout: chunks of 8192 on RoPE layers, every 4th layer (NoPE) global: 36 + 12.
+    let g = catalog("meta-llama/Llama-4-Scout-17B-16E-Instruct");
+    assert_eq!(count(&g, |l| *l == LayerKind::Chunked { size: 8192 }), 36);
+    assert_eq!(g.full_layers(), 12);
+    assert_eq!(g.kv_bytes_per_token(), 48 * 8 * 256 * 2);
+    // Gemma 3 27B: every 6th of 62 layers global (10), the rest a 1024-token window.
+    let g = catalog("google/gemma-3-27b-it");
+    assert_eq!(g.full_layers(), 10);
+    assert_eq!(count(&g, |l| *l == LayerKind::Sliding { window: 1024 }), 52);
+    assert_eq!(g.kv_bytes_per_token(), 62 * 16 * 256 * 2);
+    // Qwen3-Next-80B and Qwen3.5-27B: Gated DeltaNet on three layers of four.
+    let g = catalog("Qwen/Qwen3-Next-80B-A3B-Thinking");
+    assert_eq!(
+        (g.full_layers(), count(&g, |l| *l == LayerKind::Linear)),
+        (12, 36)
+    );
+    assert_eq!(g.kv_bytes_per_token(), 12 * 2 * 512 * 2);
+    let g = catalog("Qwen/Qwen3.5-27B");
+    assert_eq!(
+        (g.full_layers(), count(&g, |l| *l == LayerKind::Linear)),
+        (16, 48)
+    );
+    assert_eq!(g.kv_bytes_per_token(), 16 * 4 * 512 * 2);
+}
+
+/// The GDN state SGLang keeps per request (`Mamba2CacheParams.mamba_cache_per_req`) for
+/// Qwen3-Next-80B at TP 1, worked by hand: conv_dim = 32·128 + 2·16·128 = 8,192; conv state
+/// 8,192 × (4 − 1) × 2 B = 49,152; fp32 SSM state 32 × 128 × 128 × 4 B = 2,097,152; × 36
+/// linear layers = 77,266,944 B. KV: 12 full layers × 2 heads × (256 + 256) × 2 B = 24,576.
+#[test]
+fn qwen3_next_plans_its_gated_deltanet_state_per_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = dir.path().join("launch.sh");
+    std::fs::write(&sh, "python3 -m sglang.launch_server --model-path Qwen/Qwen3-Next-80B-A3B-Thinking --context-length 32768\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args([
+            "check",
+            "--offline",
+            "--gpu",
+            "h200",
+            "--engine-version",
+            "0.5.23",
+        ])
+        .args(["--format", "json"])
+        .arg(&sh)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = &report["launches"][0];
+    assert_eq!(plan["kv_bytes_per_token"], 24_576, "{plan}");
+    let state = plan["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["term"] == "mamba_state_bytes_per_request")
+        .unwrap();
+    assert_eq!(state["value"], 77_266_944.0);
+}
