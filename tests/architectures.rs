@@ -103,12 +103,23 @@ fn the_table_holds_only_known_layouts_and_marks_few_for_review() {
     assert!(MODELLED.iter().all(|l| LAYOUTS.contains(l)));
 }
 
-fn kvlint(
+fn kvlint(dir: &Path, launch: &str, cfg: &serde_json::Value, version: &str) -> serde_json::Value {
+    let (code, report) = run(dir, launch, cfg, version);
+    assert_eq!(code, Some(1), "{report}");
+    report
+}
+
+/// The report whatever the verdict.
+fn kvlint_any(dir: &Path, launch: &str, cfg: &serde_json::Value, v: &str) -> serde_json::Value {
+    run(dir, launch, cfg, v).1
+}
+
+fn run(
     dir: &Path,
     launch: &str,
     config: &serde_json::Value,
     version: &str,
-) -> serde_json::Value {
+) -> (Option<i32>, serde_json::Value) {
     let cfg = dir.join("config.json");
     std::fs::write(&cfg, config.to_string()).unwrap();
     let sh = dir.join("launch.sh");
@@ -128,13 +139,9 @@ fn kvlint(
         .arg(&sh)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), report)
 }
 
 fn config(arch: &str) -> serde_json::Value {
@@ -204,6 +211,27 @@ fn deepseek_v4_plans_from_its_compressed_pools_or_is_refused_by_name() {
         .unwrap()
         .iter()
         .any(|f| f["rule"] == "KV001"));
+
+    // 0.5.23 (FlashMLA V4 layout, worked by hand in capacity/sglang/dsv4.rs): 7,086.75 B per
+    // full token after 2,715,811,840 B of c128 states for 256 request slots; no prefill cap.
+    let report = kvlint_any(dir.path(), sglang, &v4, "0.5.23");
+    let plan = &report["launches"][0];
+    assert_eq!(plan["kv_bytes_per_token"], 7_087, "{plan}");
+    let budget = plan["budget_bytes"].as_f64().unwrap();
+    let full = ((budget - 2_715_811_840.0) / 7_086.75).floor() as u64 / 256 * 256;
+    assert_eq!(plan["pool_tokens"].as_u64(), Some(full));
+    assert_eq!(plan["usable_tokens"].as_u64(), Some(full));
+    for v in ["0.5.14", "0.5.22"] {
+        let report = kvlint(dir.path(), sglang, &v4, v);
+        let rules: Vec<&str> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["rule"].as_str())
+            .collect();
+        assert!(rules.contains(&"INP008"), "{v}: {report}");
+        assert!(report["launches"][0]["pool_tokens"].is_null());
+    }
 
     let vllm = "vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 8\n";
     let report = kvlint(dir.path(), vllm, &v4, "0.33.0");

@@ -39,10 +39,11 @@ const V0_5_13: Version = Version::new(0, 5, 13);
 const V0_5_14: Version = Version::new(0, 5, 14);
 const V0_5_18: Version = Version::new(0, 5, 18);
 const V0_5_22: Version = Version::new(0, 5, 22);
+const V0_5_23: Version = Version::new(0, 5, 23);
 /// Every release above: the math is the same between two of them, so a launch whose release is
 /// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
 pub const MATH_CHANGES: &[Version] = &[
-    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_18, V0_5_22,
+    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_18, V0_5_22, V0_5_23,
 ];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
@@ -187,7 +188,14 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let dsv4 = match &m.compressed {
         Some(c) => {
             let at = args.get("model_path").map_or(inp.at, |s| s.loc());
-            Some(dsv4::pool(args, m, c, role, lay.pp, at, &mut notes)?)
+            let setup = dsv4::Setup {
+                role,
+                pp: lay.pp,
+                attn_dp: lay.attn_dp,
+                cc: gpu.compute_capability.0,
+                at,
+            };
+            Some(dsv4::pool(args, m, c, &setup, &mut notes)?)
         }
         None => None,
     };
@@ -298,7 +306,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let rest_at = |b: f64, w: f64| after_mamba(fraction * b - w, per_req, args, lay.attn_dp);
     let cap = args.int("max_total_tokens").map(|t| t.max(0) as u64);
     let logical = |t: u64| t * u64::from(lay.dcp.max(1));
-    let pool = |rest: f64| logical(tokens(rest, &cell, page, cap));
+    // DeepSeek-V4 0.5.23 sets its per-request c128 states apart before the tokens.
+    let fixed = dsv4.as_ref().map_or(0.0, |d| d.fixed_bytes);
+    let pool = |rest: f64| logical(tokens(rest - fixed, &cell, page, cap));
     let rest = rest_at(b.point, w.point);
     let (pool_point, pool_low, pool_high) = (
         pool(rest),
