@@ -82,6 +82,30 @@ REVIEWED = {
     "DeepseekV4ForCausalLM": DSV4,
     "DeepseekV41ForCausalLM": DSV4,
     "DeepseekV4ForConditionalGeneration": dict(DSV4, layout=DSV4["layout"] + ["multimodal"]),
+    # One module registers several classes; every one of them keeps the same hybrid layout.
+    **{arch: {
+        "layout": ["mamba", "sliding", "standard"],
+        "why": "vLLM and SGLang nemotron_h.py: MambaMixer2 on the 'M' layers of "
+               "hybrid_override_pattern / layers_block_type, NemotronHAttention (GQA, optional "
+               "config.sliding_window) on '*' layers; NemotronHPuzzleForCausalLM subclasses it",
+    } for arch in ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM")},
+    **{arch: {
+        "layout": ["mamba", "multimodal", "sliding", "standard"],
+        "why": "vLLM and SGLang nano_nemotron_vl.py: a vision/audio encoder over a NemotronH "
+               "language model (nemotron_h.py: MambaMixer2 plus GQA attention layers)",
+    } for arch in ("NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
+                   "NemotronH_Omni_Reasoning_V3")},
+    **{arch: {
+        "layout": ["mamba", "sliding", "standard"],
+        "why": "vLLM jamba.py: JambaMambaDecoderLayer (MambaMixer, Mamba1 state) and "
+               "JambaAttentionDecoderLayer (GQA); JambaForSequenceClassification subclasses it",
+    } for arch in ("JambaForCausalLM", "JambaForSequenceClassification")},
+    **{arch: {
+        "layout": ["short_conv", "sliding", "standard"],
+        "why": "vLLM and SGLang lfm2.py: ShortConv on the layers config.layer_types does not "
+               "mark full_attention, Lfm2Attention (GQA) on the others; Lfm2BidirectionalModel "
+               "is its pooling twin",
+    } for arch in ("Lfm2ForCausalLM", "Lfm2BidirectionalModel")},
     "VoxtralForConditionalGeneration": {
         "layout": ["multimodal", "standard"],
         "why": "vLLM voxtral.py imports whisper.py for WhisperEncoder (AttentionType.ENCODER, no KV "

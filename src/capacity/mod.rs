@@ -176,11 +176,36 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
 /// The plan at the launch's one release.
 fn plan_at(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
+    if inp.model.compressed.is_some() && inp.args.engine != Engine::Sglang {
+        return Err(vec![compressed_unmodelled(inp)]);
+    }
     match inp.args.engine {
         Engine::Sglang => sglang::plan(inp),
         Engine::Vllm => vllm::plan(inp),
         Engine::Trtllm => trtllm::plan(inp),
     }
+}
+
+/// DeepSeek-V4's compressed pools are modelled for SGLang only (capacity/sglang/dsv4.rs): any
+/// other engine's plan would read it as plain attention.
+fn compressed_unmodelled(inp: &Inputs) -> Finding {
+    let m = inp.model;
+    let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
+    Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
+        .var("model", &m.id)
+        .var(
+            "architecture",
+            m.architectures.first().map_or("", String::as_str),
+        )
+        .var(
+            "why",
+            format!(
+                "kvlint models its compressed-attention pools for SGLang only, not for {}",
+                inp.args.engine.name()
+            ),
+        )
+        .var("need", "that engine's DeepSeek-V4 KV cache spec")
+        .label("KV layout not modelled")
 }
 
 /// Records assumptions as a plan is built.
@@ -577,6 +602,7 @@ pub(crate) mod testing {
             layers: vec![LayerKind::Full; layers as usize],
             swa_heads: None,
             linear: None,
+            compressed: None,
             nextn_layers: 0,
             length_keys: vec![("max_position_embeddings".into(), 131072)],
             rope_scaling: None,

@@ -99,6 +99,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
     };
     let layers = layer_kinds(c, num_layers, &model_type)?;
     let dsa = dsa(c, &architectures, num_layers)?;
+    let compressed = super::compressed::compressed(c, &architectures)?;
     Ok(Geometry {
         id: id.to_string(),
         source: source.to_string(),
@@ -121,6 +122,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         layers,
         swa_heads: heads.swa,
         linear: linear(c)?,
+        compressed,
         nextn_layers: c.u32(
             "num_nextn_predict_layers",
             c.uint_or("num_nextn_predict_layers", 0)?,

@@ -7,6 +7,7 @@ use serde::Serialize;
 pub mod architectures;
 mod cache;
 mod catalog;
+mod compressed;
 mod config;
 mod context;
 mod hub;
@@ -21,6 +22,7 @@ mod weight_format;
 
 pub use cache::HubCache;
 pub use catalog::{catalog_ids, catalog_lookup, catalog_rows, suggestions, CatalogRow};
+pub use compressed::Compressed;
 pub use context::{derived_context_length_sglang, derived_max_model_len_vllm};
 pub use hub::Hub;
 pub use load::{load_config_file, load_model_dir};
@@ -208,6 +210,8 @@ pub struct Geometry {
     pub layers: Vec<LayerKind>,
     pub swa_heads: Option<SwaHeads>,
     pub linear: Option<LinearAttn>,
+    /// DeepSeek-V4 compressed attention (`compress_ratios`).
+    pub compressed: Option<Compressed>,
     /// MTP / NextN layers (`num_nextn_predict_layers`).
     pub nextn_layers: u32,
     /// Context-length keys present in the text config, in file order (`max_position_embeddings`, ...).

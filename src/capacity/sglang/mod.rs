@@ -7,6 +7,7 @@
 
 mod budget;
 mod cell;
+mod dsv4;
 mod fraction;
 mod nvfp4_moe;
 #[cfg(test)]
@@ -33,15 +34,19 @@ const V0_5_3: Version = Version::new(0, 5, 3);
 const V0_5_6: Version = Version::new(0, 5, 6);
 const V0_5_7: Version = Version::new(0, 5, 7);
 const V0_5_10: Version = Version::new(0, 5, 10);
+const V0_5_12: Version = Version::new(0, 5, 12);
 const V0_5_13: Version = Version::new(0, 5, 13);
+const V0_5_14: Version = Version::new(0, 5, 14);
 const V0_5_16: Version = Version::new(0, 5, 16);
 const V0_5_17: Version = Version::new(0, 5, 17);
 const V0_5_18: Version = Version::new(0, 5, 18);
 const V0_5_22: Version = Version::new(0, 5, 22);
+const V0_5_23: Version = Version::new(0, 5, 23);
 /// Every release above: the math is the same between two of them, so a launch whose release is
 /// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
 pub const MATH_CHANGES: &[Version] = &[
-    V0_5_0, V0_5_7, V0_5_10, V0_5_13, V0_5_16, V0_5_17, V0_5_18, V0_5_22,
+    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_16, V0_5_17, V0_5_18, V0_5_22,
+    V0_5_23,
 ];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
@@ -181,9 +186,39 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     };
     let role = role(args);
 
-    let (kv_name, kvb) = kv_dtype(args, m, gpu, &mut notes);
-    let page = page_size(args, m, gpu);
-    let mut cell = cell(args, m, gpu, &lay, kvb, &kv_name);
+    let (mut kv_name, kvb) = kv_dtype(args, m, gpu, &mut notes);
+    // DeepSeek-V4: its own pools, page and KV dtype (capacity/sglang/dsv4.rs).
+    let dsv4 = match &m.compressed {
+        Some(c) => {
+            let at = args.get("model_path").map_or(inp.at, |s| s.loc());
+            let setup = dsv4::Setup {
+                role,
+                pp: lay.pp,
+                attn_dp: lay.attn_dp,
+                cc: gpu.compute_capability.0,
+                at,
+            };
+            Some(dsv4::pool(args, m, c, &setup, &mut notes)?)
+        }
+        None => None,
+    };
+    let page = match &dsv4 {
+        Some(_) => dsv4::PAGE,
+        None => page_size(args, m, gpu),
+    };
+    let mut cell = match &dsv4 {
+        Some(d) => {
+            if args.text("kv_cache_dtype").unwrap_or("auto") == "auto" {
+                kv_name = "fp8_e4m3".into(); // apply_deepseek_v4_defaults: auto → fp8_e4m3
+            }
+            Cell {
+                bytes: d.bytes_per_full_token,
+                swa_ratio: None,
+                how: d.how.clone(),
+            }
+        }
+        None => cell(args, m, gpu, &lay, kvb, &kv_name),
+    };
     let spec = speculative(args);
     let eagle_like = spec.is_some_and(|a| {
         ["eagle", "eagle3", "nextn", "mtp", "standalone"].contains(&a.to_ascii_lowercase().as_str())
@@ -275,7 +310,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let rest_at = |b: f64, w: f64| after_mamba(fraction * b - w, per_req, args, lay.attn_dp);
     let cap = args.int("max_total_tokens").map(|t| t.max(0) as u64);
     let logical = |t: u64| t * u64::from(lay.dcp.max(1));
-    let pool = |rest: f64| logical(tokens(rest, &cell, page, cap));
+    // DeepSeek-V4 0.5.23 sets its per-request c128 states apart before the tokens.
+    let fixed = dsv4.as_ref().map_or(0.0, |d| d.fixed_bytes);
+    let pool = |rest: f64| logical(tokens(rest - fixed, &cell, page, cap));
     let rest = rest_at(b.point, w.point);
     let (pool_point, pool_low, pool_high) = (
         pool(rest),
@@ -283,8 +320,19 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         pool(rest_at(b.high, w.low)),
     );
 
+    if let Some(d) = &dsv4 {
+        let how = if d.usable(pool_point) < pool_point {
+            "the SWA pool; a 0.5.12 PD prefill server admits no prompt longer than it \
+             (disaggregation/prefill.py :: PrefillBootstrapQueue)"
+        } else {
+            "the SWA pool (pool_configurator.py :: DSV4PoolConfigurator._compute_dsv4_sizes)"
+        };
+        notes.exact("swa_pool_tokens", d.swa_tokens(pool_point) as f64, how);
+    }
+
     // 0.5.9 and older used min(swa, full) tokens as the request capacity for hybrid SWA.
     let usable = |t: u64| match cell.swa_ratio {
+        _ if dsv4.is_some() => dsv4.as_ref().map_or(t, |d| d.usable(t)),
         Some(r) if *v < V0_5_18 => page_floor((t as f64 * r) as u64, page).min(t),
         _ => t,
     };
@@ -301,8 +349,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     // Fraction at which the low end of the band holds the context.
     let need_tokens = context_length.div_ceil(u64::from(lay.dcp.max(1))) + u64::from(page);
     let needed = (need_tokens as f64 * cell.bytes + w.high) / b.low;
-    let needed_fraction = (per_req == 0.0 && cell.swa_ratio.is_none() && needed < 0.99)
-        .then_some((needed * 1000.0).ceil() / 1000.0);
+    let needed_fraction =
+        (per_req == 0.0 && cell.swa_ratio.is_none() && dsv4.is_none() && needed < 0.99)
+            .then_some((needed * 1000.0).ceil() / 1000.0);
 
     Ok(Plan {
         engine: Engine::Sglang,

@@ -1,0 +1,338 @@
+//! The architecture table against the geometry code and the CLI: every catalog model plans from
+//! a layout the table gives its architecture; made-up and real-but-unmodelled architectures are
+//! INP008 (deny) with no plan; DeepSeek-V4 plans only where its engine's pools are modelled.
+
+use std::path::Path;
+use std::process::Command;
+
+use kvlint::model::architectures::{check, table, MODELLED};
+use kvlint::model::{catalog_ids, catalog_lookup, Geometry, LayerKind};
+
+/// Layouts the table may give (tools/gen_architectures.py `MARKERS` and task layouts).
+const LAYOUTS: [&str; 14] = [
+    "standard",
+    "mla",
+    "dsa",
+    "gdn",
+    "chunked",
+    "sliding",
+    "multimodal",
+    "draft",
+    "mamba",
+    "lightning",
+    "kimi_linear",
+    "short_conv",
+    "compressed",
+    "cross_attention",
+];
+
+fn layout(arch: &str) -> Vec<String> {
+    table()
+        .get(arch)
+        .map_or_else(Vec::new, |r| r.layout.clone())
+}
+
+/// What the geometry code read from a config, as table layouts.
+fn read_layouts(g: &Geometry) -> Vec<&'static str> {
+    let any = |f: fn(&LayerKind) -> bool| g.layers.iter().any(f);
+    [
+        (g.mla.is_some(), "mla"),
+        (g.dsa.is_some(), "dsa"),
+        (g.linear.is_some(), "gdn"),
+        (g.compressed.is_some(), "compressed"),
+        (any(|l| matches!(l, LayerKind::Sliding { .. })), "sliding"),
+        (any(|l| matches!(l, LayerKind::Chunked { .. })), "chunked"),
+        (g.multimodal, "multimodal"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect()
+}
+
+/// Every catalog model's config.json: its architecture is in the table with a modelled layout,
+/// and what the geometry code reads from it is a layout the table gives that architecture.
+#[test]
+fn every_catalog_model_plans_from_a_layout_the_table_gives_its_architecture() {
+    let mut disagree = Vec::new();
+    let mut walked = 0;
+    for id in catalog_ids() {
+        let Some(g) = catalog_lookup(id) else {
+            disagree.push(format!("{id}: the catalog lists it but cannot read it"));
+            continue;
+        };
+        walked += 1;
+        if let Err(u) = check(&g) {
+            disagree.push(format!("{id}: {u:?}"));
+        }
+        let arch = g.architectures.first().map_or("", String::as_str);
+        let given = layout(arch);
+        for read in read_layouts(&g) {
+            // A config-wide `sliding_window` applies to any standard attention layer (vLLM
+            // `Attention` takes `cache_config.sliding_window`), so a model file need not name it.
+            let generic = read == "sliding" && given.iter().any(|l| l == "standard");
+            if !generic && !given.iter().any(|l| l == read) {
+                disagree.push(format!(
+                    "{id} ({arch}): reads as {read}, table says {given:?}"
+                ));
+            }
+        }
+    }
+    assert!(walked >= 200, "only {walked} catalog models");
+    assert!(disagree.is_empty(), "{disagree:#?}");
+}
+
+/// Every layout in the table is one kvlint names: modelled, or refused with what it would need.
+#[test]
+fn the_table_holds_only_known_layouts_and_marks_few_for_review() {
+    let mut review = Vec::new();
+    for row in table().values() {
+        for l in &row.layout {
+            assert!(LAYOUTS.contains(&l.as_str()), "{}: {l}", row.architecture);
+        }
+        if row.review.is_some() {
+            review.push(row.architecture.as_str());
+        }
+    }
+    for arch in [
+        "NemotronHForCausalLM",
+        "JambaForCausalLM",
+        "Lfm2ForCausalLM",
+    ] {
+        assert!(!review.contains(&arch), "{arch} is still marked for review");
+    }
+    assert!(MODELLED.iter().all(|l| LAYOUTS.contains(l)));
+}
+
+fn kvlint(dir: &Path, launch: &str, cfg: &serde_json::Value, version: &str) -> serde_json::Value {
+    let (code, report) = run(dir, launch, cfg, version);
+    assert_eq!(code, Some(1), "{report}");
+    report
+}
+
+/// The report whatever the verdict.
+fn kvlint_any(dir: &Path, launch: &str, cfg: &serde_json::Value, v: &str) -> serde_json::Value {
+    run(dir, launch, cfg, v).1
+}
+
+fn run(
+    dir: &Path,
+    launch: &str,
+    config: &serde_json::Value,
+    version: &str,
+) -> (Option<i32>, serde_json::Value) {
+    let cfg = dir.join("config.json");
+    std::fs::write(&cfg, config.to_string()).unwrap();
+    let sh = dir.join("launch.sh");
+    std::fs::write(&sh, launch).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args([
+            "check",
+            "--gpu",
+            "h200x8",
+            "--engine-version",
+            version,
+            "--format",
+            "json",
+        ])
+        .arg("--model-config")
+        .arg(&cfg)
+        .arg(&sh)
+        .output()
+        .unwrap();
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), report)
+}
+
+fn config(arch: &str) -> serde_json::Value {
+    serde_json::json!({"architectures": [arch], "model_type": "x", "num_hidden_layers": 4,
+        "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 4,
+        "vocab_size": 32000, "max_position_embeddings": 32768})
+}
+
+/// A made-up architecture and real ones whose layout kvlint does not model (Mamba2, Mamba1,
+/// lightning attention, KimiDeltaAttention, short convolutions, cross-attention, DeepSeek-V4.1):
+/// each is INP008 naming the architecture, and the launch has no pool.
+#[test]
+fn made_up_and_real_unmodelled_architectures_are_refused_never_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let launch =
+        "python3 -m sglang.launch_server --model-path org/m --tp-size 8 --context-length 32768\n";
+    for arch in [
+        "ZorblaxForCausalLM",
+        "NemotronHForCausalLM",
+        "GraniteMoeHybridForCausalLM",
+        "FalconH1ForCausalLM",
+        "JambaForCausalLM",
+        "Zamba2ForCausalLM",
+        "KimiLinearForCausalLM",
+        "MiniMaxText01ForCausalLM",
+        "MiniMaxM1ForCausalLM",
+        "Lfm2ForCausalLM",
+        "MllamaForConditionalGeneration",
+        "DeepseekV41ForCausalLM",
+    ] {
+        let report = kvlint(dir.path(), launch, &config(arch), "0.5.23");
+        let f = &report["findings"][0];
+        assert_eq!(f["rule"], "INP008", "{arch}: {report}");
+        assert_eq!(f["level"], "deny");
+        assert!(f["message"].as_str().unwrap().contains(arch), "{f}");
+        let plan = &report["launches"][0];
+        assert!(
+            plan["pool_tokens"].is_null() && plan["kv_bytes_per_token"].is_null(),
+            "{arch}: {plan}"
+        );
+        assert_eq!(plan["verdict"], "refused");
+    }
+}
+
+/// DeepSeek-V4-Flash (its public config.json): SGLang 0.5.12 plans it from the DSv4 pool
+/// calculation (16,072.65 B per full token, worked by hand in capacity/sglang/dsv4.rs), never
+/// from plain attention (1 KV head × (512 + 512) × 2 B × 43 layers = 88,064 B); vLLM and
+/// SGLang releases whose DSv4 math kvlint does not model are INP008.
+#[test]
+fn deepseek_v4_plans_from_its_compressed_pools_or_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = std::fs::read_to_string("fixtures/INP008/deepseek-v4-flash.json").unwrap();
+    let v4: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let sglang = "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V4-Flash --tp-size 8 --disaggregation-mode prefill --context-length 1048576\n";
+    let report = kvlint(dir.path(), sglang, &v4, "0.5.12");
+    let plan = &report["launches"][0];
+    assert_eq!(plan["kv_bytes_per_token"], 16_073, "{plan}");
+    assert_eq!(plan["page_size"], 256);
+    // The prefill server admits up to its SWA pool: int(full × 0.1) floored to a 256-token page.
+    let full = plan["pool_tokens"].as_u64().unwrap();
+    assert_eq!(
+        plan["usable_tokens"].as_u64().unwrap(),
+        (full / 10) / 256 * 256
+    );
+    assert!(report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["rule"] == "KV001"));
+
+    // 0.5.23 (FlashMLA V4 layout, worked by hand in capacity/sglang/dsv4.rs): 7,086.75 B per
+    // full token after 2,715,811,840 B of c128 states for 256 request slots; no prefill cap.
+    let report = kvlint_any(dir.path(), sglang, &v4, "0.5.23");
+    let plan = &report["launches"][0];
+    assert_eq!(plan["kv_bytes_per_token"], 7_087, "{plan}");
+    let budget = plan["budget_bytes"].as_f64().unwrap();
+    let full = ((budget - 2_715_811_840.0) / 7_086.75).floor() as u64 / 256 * 256;
+    assert_eq!(plan["pool_tokens"].as_u64(), Some(full));
+    assert_eq!(plan["usable_tokens"].as_u64(), Some(full));
+    for v in ["0.5.14", "0.5.22"] {
+        let report = kvlint(dir.path(), sglang, &v4, v);
+        let rules: Vec<&str> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["rule"].as_str())
+            .collect();
+        assert!(rules.contains(&"INP008"), "{v}: {report}");
+        assert!(report["launches"][0]["pool_tokens"].is_null());
+    }
+
+    let vllm = "vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 8\n";
+    let report = kvlint(dir.path(), vllm, &v4, "0.33.0");
+    let f = &report["findings"][0];
+    assert_eq!(f["rule"], "INP008", "{report}");
+    assert!(
+        f["message"].as_str().unwrap().contains("SGLang only"),
+        "{f}"
+    );
+    assert!(report["launches"][0]["pool_tokens"].is_null());
+}
+
+fn catalog(id: &str) -> Geometry {
+    catalog_lookup(id).unwrap_or_else(|| panic!("{id} is not in the catalog"))
+}
+
+fn count(g: &Geometry, f: fn(&LayerKind) -> bool) -> usize {
+    g.layers.iter().filter(|l| f(l)).count()
+}
+
+/// The families issue 25 names, read from their catalog config.json, against arithmetic done by
+/// hand from those configs (whole model, 16-bit KV, sliding and chunked layers counted whole,
+/// linear layers holding no per-token KV).
+#[test]
+fn named_families_read_as_their_own_layout() {
+    // MiniMax-M2.5 (MiniMaxM2ForCausalLM): plain GQA, 62 layers × 8 heads × (128 + 128) × 2 B.
+    let g = catalog("MiniMaxAI/MiniMax-M2.5");
+    assert!(g.mla.is_none() && g.linear.is_none());
+    assert_eq!(g.kv_bytes_per_token(), 62 * 8 * 256 * 2);
+    // Kimi-K2.5: MLA, 61 layers × (512 + 64) × 2 B, no indexer (no index_topk).
+    let g = catalog("moonshotai/Kimi-K2.5");
+    assert!(g.mla.is_some() && g.dsa.is_none());
+    assert_eq!(g.kv_bytes_per_token(), 61 * 576 * 2);
+    // GLM-5.1 (GlmMoeDsaForCausalLM): MLA plus a DSA indexer on all 78 layers.
+    let g = catalog("zai-org/GLM-5.1");
+    assert_eq!(g.kv_bytes_per_token(), 78 * 576 * 2);
+    let dsa = g.dsa.as_ref().unwrap();
+    assert_eq!(
+        (dsa.index_head_dim, dsa.index_topk, dsa.indexer_layers),
+        (128, 2048, 78)
+    );
+    // gpt-oss-120b: layer_types alternate sliding (window 128) and full, 18 each.
+    let g = catalog("openai/gpt-oss-120b");
+    assert_eq!(count(&g, |l| *l == LayerKind::Sliding { window: 128 }), 18);
+    assert_eq!(g.full_layers(), 18);
+    assert_eq!(g.kv_bytes_per_token(), 36 * 8 * 128 * 2);
+    // Llama 4 Scout: chunks of 8192 on RoPE layers, every 4th layer (NoPE) global: 36 + 12.
+    let g = catalog("meta-llama/Llama-4-Scout-17B-16E-Instruct");
+    assert_eq!(count(&g, |l| *l == LayerKind::Chunked { size: 8192 }), 36);
+    assert_eq!(g.full_layers(), 12);
+    assert_eq!(g.kv_bytes_per_token(), 48 * 8 * 256 * 2);
+    // Gemma 3 27B: every 6th of 62 layers global (10), the rest a 1024-token window.
+    let g = catalog("google/gemma-3-27b-it");
+    assert_eq!(g.full_layers(), 10);
+    assert_eq!(count(&g, |l| *l == LayerKind::Sliding { window: 1024 }), 52);
+    assert_eq!(g.kv_bytes_per_token(), 62 * 16 * 256 * 2);
+    // Qwen3-Next-80B and Qwen3.5-27B: Gated DeltaNet on three layers of four.
+    let g = catalog("Qwen/Qwen3-Next-80B-A3B-Thinking");
+    assert_eq!(
+        (g.full_layers(), count(&g, |l| *l == LayerKind::Linear)),
+        (12, 36)
+    );
+    assert_eq!(g.kv_bytes_per_token(), 12 * 2 * 512 * 2);
+    let g = catalog("Qwen/Qwen3.5-27B");
+    assert_eq!(
+        (g.full_layers(), count(&g, |l| *l == LayerKind::Linear)),
+        (16, 48)
+    );
+    assert_eq!(g.kv_bytes_per_token(), 16 * 4 * 512 * 2);
+}
+
+/// The GDN state SGLang keeps per request (`Mamba2CacheParams.mamba_cache_per_req`) for
+/// Qwen3-Next-80B at TP 1, worked by hand: conv_dim = 32·128 + 2·16·128 = 8,192; conv state
+/// 8,192 × (4 − 1) × 2 B = 49,152; fp32 SSM state 32 × 128 × 128 × 4 B = 2,097,152; × 36
+/// linear layers = 77,266,944 B. KV: 12 full layers × 2 heads × (256 + 256) × 2 B = 24,576.
+#[test]
+fn qwen3_next_plans_its_gated_deltanet_state_per_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = dir.path().join("launch.sh");
+    std::fs::write(&sh, "python3 -m sglang.launch_server --model-path Qwen/Qwen3-Next-80B-A3B-Thinking --context-length 32768\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args([
+            "check",
+            "--offline",
+            "--gpu",
+            "h200",
+            "--engine-version",
+            "0.5.23",
+        ])
+        .args(["--format", "json"])
+        .arg(&sh)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = &report["launches"][0];
+    assert_eq!(plan["kv_bytes_per_token"], 24_576, "{plan}");
+    let state = plan["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["term"] == "mamba_state_bytes_per_request")
+        .unwrap();
+    assert_eq!(state["value"], 77_266_944.0);
+}
