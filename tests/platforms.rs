@@ -2,7 +2,8 @@
 //! must read (`fixtures/platforms/<name>/fire-*`) and fixtures it must not read (`pass-*`), found
 //! by this one harness. A fire fixture lists what a careful reader of the file sees, one
 //! `# expect:` line per launch in order (`engine= role= tp= context= model= gpu=`, `-` for none);
-//! a pass fixture gives no launch of the platform.
+//! a pass fixture gives no launch of the platform. A `# rules: ID...` line names findings the
+//! fixture must give.
 
 mod common;
 
@@ -18,7 +19,7 @@ fn fixtures(name: &str, kind: &str) -> Vec<PathBuf> {
     files.retain(|p| {
         p.file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(kind))
+            .is_some_and(|n| n.starts_with(kind) && !n.ends_with(".expect"))
     });
     files.sort();
     files
@@ -60,9 +61,14 @@ fn seen(launch: &Value, keys: &[&str]) -> String {
         .join(" ")
 }
 
-/// Each `# expect:` line's keys and the line itself, normalized.
+/// Each `# expect:` line's keys and the line itself, normalized: in the fixture, or in
+/// `<fixture>.expect` beside it (a JSON fixture has no comments).
 fn expected(path: &Path) -> Vec<(Vec<String>, String)> {
-    let text = std::fs::read_to_string(path).unwrap();
+    let mut beside = path.as_os_str().to_owned();
+    beside.push(".expect");
+    let text = std::fs::read_to_string(&beside)
+        .or_else(|_| std::fs::read_to_string(path))
+        .unwrap();
     text.lines()
         .filter_map(|l| l.trim_start().strip_prefix("# expect:"))
         .map(|l| {
@@ -73,6 +79,15 @@ fn expected(path: &Path) -> Vec<(Vec<String>, String)> {
                 .collect();
             (keys, pairs.join(" "))
         })
+        .collect()
+}
+
+/// The rules a fixture's `# rules:` lines name.
+fn named_rules(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("# rules:"))
+        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .collect()
 }
 
@@ -123,6 +138,10 @@ fn every_platform_reads_its_fire_fixtures_and_not_its_pass_fixtures() {
             let want: Vec<String> = want.into_iter().map(|(_, line)| line).collect();
             assert_eq!(launches.len(), want.len(), "{}: {launches:#?}", f.display());
             assert_eq!(got, want, "{}", f.display());
+            let rules = common::rules(&doc);
+            for id in named_rules(&f) {
+                assert!(rules.contains(&id.as_str()), "{}: no {id} in {rules:?}", f.display());
+            }
         }
         for f in pass {
             let doc = check(&f);
@@ -196,5 +215,8 @@ fn ray_serve_configs_of_other_projects() {
             .collect();
         assert_eq!(launches.len(), want.len(), "{file}");
         assert_eq!(&got, want, "{file}");
+        // `default_chat_template_kwargs` is vLLM's FrontendArgs field, which Ray Serve LLM takes.
+        let rules = common::rules(&doc);
+        assert!(!rules.contains(&"CFG001"), "{file}: {rules:?}");
     }
 }

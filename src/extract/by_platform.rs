@@ -20,8 +20,11 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
         || r.files
             .iter()
             .any(|g| globset::Glob::new(g).is_ok_and(|g| g.compile_matcher().is_match(name)));
+    let api = doc.get("apiVersion").and_then(Node::as_str);
+    let api_ok = r.api_versions.is_empty()
+        || api.is_some_and(|a| r.api_versions.iter().any(|v| a.starts_with(v.as_str())));
     let has = |p: &String| Path::parse(p).is_ok_and(|p| p.first(doc, doc).is_some());
-    file_ok && r.paths.iter().all(has) && !r.absent.iter().any(has)
+    file_ok && api_ok && r.paths.iter().all(has) && !r.absent.iter().any(has)
 }
 
 /// The first platform of `candidates` that recognizes the document.
@@ -88,6 +91,9 @@ fn launch(
             .map_err(|why| not_read(p, map, &why))?;
         args.extend(read.args);
         kwargs = read.kwargs;
+        for kw in &mut kwargs {
+            kw.frontend = site.frontend_fields;
+        }
     }
     for path in &site.argv {
         if let Some(list) = first_of(std::slice::from_ref(path), doc, node) {

@@ -126,6 +126,10 @@ pub struct Site {
     pub options: Option<String>,
     #[serde(default = "default_keys")]
     pub keys: Keys,
+    /// With `keys = "kwargs"`: a key that is a field of the engine's OpenAI server arguments
+    /// (vLLM `FrontendArgs`) is taken too (Ray Serve LLM sends it there).
+    #[serde(default)]
+    pub frontend_fields: bool,
     /// Only these keys of the option map, each to the flag it renders (`maxModelLen =
     /// "--max-model-len"`): charts that render a fixed list. Other keys are not the engine's.
     #[serde(default)]
