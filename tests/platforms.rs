@@ -140,7 +140,11 @@ fn every_platform_reads_its_fire_fixtures_and_not_its_pass_fixtures() {
             assert_eq!(got, want, "{}", f.display());
             let rules = common::rules(&doc);
             for id in named_rules(&f) {
-                assert!(rules.contains(&id.as_str()), "{}: no {id} in {rules:?}", f.display());
+                assert!(
+                    rules.contains(&id.as_str()),
+                    "{}: no {id} in {rules:?}",
+                    f.display()
+                );
             }
         }
         for f in pass {
@@ -181,27 +185,42 @@ fn rayservice_device_is_an_unknown_field_in_every_release() {
     }
 }
 
-/// The real Ray Serve LLM configs in ../shared/platforms, as a careful reader lists them.
+/// Real files of other projects (../shared/platforms, ../shared/manifests), as a careful reader
+/// lists their launches; none of them has an option the platform would refuse (CFG001).
 #[test]
 #[ignore = "reads ../shared"]
-fn ray_serve_configs_of_other_projects() {
-    let dir = root().join("../shared/platforms");
-    let cases: &[(&str, &[&str])] = &[
+fn real_files_of_other_projects() {
+    let cases: &[(&str, &str, &[&str])] = &[
         (
-            "ray-serve-llm-config-kv-router.yaml",
+            "platforms/ray-serve-llm-config-kv-router.yaml",
+            "Ray Serve LLM config",
+            // `default_chat_template_kwargs` is vLLM's FrontendArgs field, which Ray Serve LLM takes.
             &["engine=vllm role=unified tp=1 context=2048 model=Qwen/Qwen3-1.7B gpu=L4"],
         ),
         (
-            "ray-serve-llm-config-pd.yaml",
+            "platforms/ray-serve-llm-config-pd.yaml",
+            "Ray Serve LLM config",
             &[
                 "engine=vllm role=prefill tp=1 context=8192 model=RedHatAI/Qwen3.5-9B-quantized.w4a16 gpu=A10G",
                 "engine=vllm role=decode tp=1 context=8192 model=RedHatAI/Qwen3.5-9B-quantized.w4a16 gpu=A10G",
             ],
         ),
+        (
+            // Chart defaults: the model is left for install time, no GPU is requested.
+            "platforms/castai-chart-values-vllm.yaml",
+            "CAST AI vLLM chart values",
+            &["engine=vllm role=unified tp=1 context=- model=- gpu=-"],
+        ),
+        (
+            // `vllm-release` is the worker's key, not vLLM's; no GPU is named (the endpoint's).
+            "platforms/runpod-worker-vllm-config-gemma4.yaml",
+            "Runpod worker-vllm config",
+            &["engine=vllm role=unified tp=1 context=8192 model=google/gemma-4-31b-it gpu=-"],
+        ),
     ];
-    for (file, want) in cases {
-        let doc = check(&dir.join(file));
-        let launches = of_platform(&doc, "Ray Serve LLM config");
+    for (file, title, want) in cases {
+        let doc = check(&root().join("../shared").join(file));
+        let launches = of_platform(&doc, title);
         let got: Vec<String> = launches
             .iter()
             .zip(want.iter())
@@ -215,7 +234,6 @@ fn ray_serve_configs_of_other_projects() {
             .collect();
         assert_eq!(launches.len(), want.len(), "{file}");
         assert_eq!(&got, want, "{file}");
-        // `default_chat_template_kwargs` is vLLM's FrontendArgs field, which Ray Serve LLM takes.
         let rules = common::rules(&doc);
         assert!(!rules.contains(&"CFG001"), "{file}: {rules:?}");
     }

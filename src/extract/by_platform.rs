@@ -73,7 +73,10 @@ fn launch(
     let engine = engine(p, doc, node)?;
     let word = |n: &Node| scalar::word(src, n).map(|w| Arg::new(w.chars.as_str(), w.loc));
     let mut args = Vec::new();
-    if let Some(m) = first_of(&site.model, doc, node) {
+    // An empty value (`name:` left for install time) names no model.
+    let named =
+        first_of(&site.model, doc, node).filter(|m| m.scalar_text().is_some_and(|t| !t.is_empty()));
+    if let Some(m) = named {
         match engine {
             Engine::Sglang => args.push(Arg::new("--model-path", m.loc)),
             Engine::Vllm => args.push(Arg::new("--model", m.loc)),
@@ -87,8 +90,7 @@ fn launch(
         .as_deref()
         .and_then(|o| first_of(&[o.into()], doc, node))
     {
-        let read = option_map::read(engine, map, site.keys, &site.flag_names)
-            .map_err(|why| not_read(p, map, &why))?;
+        let read = option_map::read(engine, map, site).map_err(|why| not_read(p, map, &why))?;
         args.extend(read.args);
         kwargs = read.kwargs;
         for kw in &mut kwargs {
@@ -102,7 +104,11 @@ fn launch(
     }
     let mut l = Launch::new(engine, node.loc, args);
     l.kwargs = kwargs;
-    l.role_hint = site.role.clone();
+    l.role_hint = site.role.clone().or_else(|| {
+        let from = site.role_from.as_ref()?;
+        let value = first_of(std::slice::from_ref(&from.path), doc, node)?.scalar_text()?;
+        from.values.get(&value).cloned()
+    });
     place(&mut l, site, doc, node, outer);
     let name = first_of(&site.name, doc, node)
         .and_then(Node::scalar_text)
@@ -119,8 +125,11 @@ fn launch(
 
 /// GPU type and count, pods, image and the release its tag names.
 fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
-    l.placement.gpu = first_of(&site.gpu_type, doc, node)
-        .and_then(|g| Some((g.scalar_text()?, g.loc)))
+    let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
+    l.placement.gpu = mig
+        .or_else(|| {
+            first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)))
+        })
         .or_else(|| {
             let root = outer.unwrap_or(doc);
             first_of(&site.pod, root, root).and_then(placement::gpu_type)
@@ -129,6 +138,7 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .gpu_count
         .iter()
         .find_map(|alt| product(alt, doc, node))
+        .or(resource_gpus)
         .or(site.gpu_count_default);
     l.placement.pods = Some(1);
     let image = first_of(&site.image, doc, node);

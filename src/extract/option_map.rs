@@ -6,10 +6,9 @@
 use super::k8s::scalar;
 use super::shell;
 use crate::launch::{Arg, Engine, Kwarg};
-use crate::platform::Keys;
+use crate::platform::{Keys, Site};
 use crate::source::{FileId, SourceFile};
 use crate::yaml::{Node, Value};
-use std::collections::HashMap;
 
 /// What an option map gives a launch: option tokens, and keyword arguments checked per release.
 #[derive(Debug, Default)]
@@ -19,12 +18,8 @@ pub struct Read {
 }
 
 /// Reads `map` with the key convention `keys`; with `flag_names`, only those keys, each to its flag.
-pub fn read(
-    engine: Engine,
-    map: &Node,
-    keys: Keys,
-    flag_names: &HashMap<String, String>,
-) -> Result<Read, String> {
+pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
+    let (keys, flag_names) = (site.keys, &site.flag_names);
     let Value::Map(entries) = &map.value else {
         return Err("the options are not a mapping of names to values".into());
     };
@@ -37,7 +32,21 @@ pub fn read(
                 .collect();
         }
         Keys::Flags if flag_names.is_empty() => {
-            out.args = crate::engine::config_file_args(engine, map)?;
+            let own = |k: &Node| {
+                let key = k.scalar_text().unwrap_or_default();
+                crate::engine::is_option(engine, &format!("--{key}"))
+            };
+            let kept = Node {
+                value: Value::Map(
+                    entries
+                        .iter()
+                        .filter(|(k, _)| !site.only_options || own(k))
+                        .cloned()
+                        .collect(),
+                ),
+                loc: map.loc,
+            };
+            out.args = crate::engine::config_file_args(engine, &kept)?;
         }
         _ => {
             for (k, v) in unique(entries) {
@@ -54,11 +63,15 @@ pub fn read(
     Ok(out)
 }
 
-/// A key a chart renders as `--flag value`: `true` the bare flag, `false` and empty nothing.
+/// A key a chart renders as `--flag value` inside `{{ if .Values.key }}`: `true` the bare flag;
+/// what Go templates take as false (`false`, null, `0`, `""`, an empty list or map) nothing.
 fn rendered(flag: Arg, v: &Node, args: &mut Vec<Arg>) {
     match &v.value {
         Value::Bool(true) => args.push(flag),
-        Value::Bool(false) | Value::Null => {}
+        Value::Bool(false) | Value::Null | Value::Int(0) => {}
+        Value::Str(s) if s.is_empty() => {}
+        Value::Seq(items) if items.is_empty() => {}
+        Value::Map(e) if e.is_empty() => {}
         Value::Seq(items) => {
             args.push(flag);
             args.extend(items.iter().map(|i| {
