@@ -238,3 +238,135 @@ fn real_files_of_other_projects() {
         assert!(!rules.contains(&"CFG001"), "{file}: {rules:?}");
     }
 }
+
+/// `docs/src/platforms.md` and the README's platform table are generated from the platform files;
+/// `KVLINT_UPDATE_BOOK=1` rewrites them.
+#[test]
+fn book_page_and_readme_table_are_current() {
+    let mut all: Vec<kvlint::platform::Platform> = kvlint::platform::builtin().to_vec();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    let update = std::env::var("KVLINT_UPDATE_BOOK").is_ok_and(|v| v == "1");
+    let page_path = root().join("docs/src/platforms.md");
+    let page = kvlint::platform::docs::book_page(&all);
+    let readme_path = root().join("README.md");
+    let readme = std::fs::read_to_string(&readme_path).unwrap();
+    let (head, rest) = readme
+        .split_once("<!-- platforms:start")
+        .expect("start marker");
+    let (marker_rest, _) = rest.split_once("-->").expect("start marker end");
+    let (_, tail) = rest
+        .split_once("<!-- platforms:end -->")
+        .expect("end marker");
+    let table = kvlint::platform::docs::readme_table(&all);
+    let fresh =
+        format!("{head}<!-- platforms:start{marker_rest}-->\n{table}<!-- platforms:end -->{tail}");
+    if update {
+        std::fs::write(&page_path, &page).unwrap();
+        std::fs::write(&readme_path, &fresh).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&page_path).unwrap_or_default();
+    assert!(
+        on_disk == page,
+        "docs/src/platforms.md is stale: KVLINT_UPDATE_BOOK=1 cargo test --test platforms"
+    );
+    assert!(
+        readme == fresh || update,
+        "README.md's platform table is stale: KVLINT_UPDATE_BOOK=1 cargo test --test platforms"
+    );
+}
+
+/// `kvlint platforms` lists every platform; with a name, its docs; an unknown name is exit 2.
+#[test]
+fn platforms_command_lists_and_explains() {
+    let list = kvlint(&["platforms", "--format", "json"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    let doc: Value = serde_json::from_str(&list.stdout).unwrap();
+    let names: Vec<&str> = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"ray-serve-config"), "{names:?}");
+    assert_eq!(names.len(), kvlint::platform::builtin().len());
+    let one = kvlint(&["platforms", "ray-serve-config"]);
+    insta::assert_snapshot!(one.stdout);
+    let none = kvlint(&["platforms", "no-such-platform"]);
+    assert_eq!(none.code, 2);
+    assert!(none.stderr.contains("no platform"), "{}", none.stderr);
+}
+
+/// A site adds its own platform in kvlint.toml (`[[platform]]`, the same schema): an in-house CRD
+/// whose engine settings are an option map.
+#[test]
+fn a_site_adds_its_own_platform_in_kvlint_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kvlint.toml");
+    std::fs::write(
+        &config,
+        r#"
+[[platform]]
+name = "acme-llm"
+title = "Acme LLMServer"
+engine = "vllm"
+recognize = { kinds = ["LLMServer"], api_versions = ["serving.acme.io/"] }
+docs = { what = "Acme's in-house serving CRD.", settings = "`spec.engine` holds vLLM engine arguments.", source = "https://wiki.acme.example/llmserver" }
+
+[[platform.launch]]
+at = "spec"
+options = "engine"
+keys = "kwargs"
+model = ["model"]
+gpu_type = ["gpu.type"]
+gpu_count = ["gpu.count"]
+"#,
+    )
+    .unwrap();
+    let manifest = dir.path().join("server.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: serving.acme.io/v1\nkind: LLMServer\nmetadata: {name: chat}\nspec:\n  model: Qwen/Qwen3-8B\n  gpu: {type: H100, count: 2}\n  engine:\n    tensor_parallel_size: 2\n    max_model_len: 32768\n",
+    )
+    .unwrap();
+    let run = kvlint(&[
+        "check",
+        "--format",
+        "json",
+        "--engine-version",
+        "vllm=0.33.0",
+        "--config",
+        config.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    let doc: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stderr));
+    let launches = of_platform(&doc, "LLMServer");
+    assert_eq!(launches.len(), 1, "{doc:#}");
+    assert_eq!(
+        seen(launches[0], &["engine", "tp", "context", "model", "gpu"]),
+        "engine=vllm tp=2 context=32768 model=Qwen/Qwen3-8B gpu=H100-80GB"
+    );
+    // Without the site's file, the CRD is no launch.
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let bare = kvlint(&[
+        "check",
+        "--format",
+        "json",
+        "--config",
+        empty.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_str(&bare.stdout).unwrap_or_default();
+    assert!(of_platform(&doc, "LLMServer").is_empty());
+    // A broken platform table is a config error, exit 2, naming the line.
+    std::fs::write(&config, "[[platform]]\nname = \"x\"\n").unwrap();
+    let broken = kvlint(&[
+        "check",
+        "--config",
+        config.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    assert_eq!(broken.code, 2, "{}", broken.stderr);
+    assert!(broken.stderr.contains("[[platform]]"), "{}", broken.stderr);
+}

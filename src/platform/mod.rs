@@ -5,6 +5,7 @@
 //! no reader knows a platform by name. The schema is described for authors in
 //! `docs/src/platforms.md`.
 
+pub mod docs;
 pub mod path;
 
 use crate::launch::Engine;
