@@ -370,3 +370,47 @@ gpu_count = ["gpu.count"]
     assert_eq!(broken.code, 2, "{}", broken.stderr);
     assert!(broken.stderr.contains("[[platform]]"), "{}", broken.stderr);
 }
+
+/// Files no platform describes: a mapping whose keys are mostly one engine's options is read as
+/// its settings, a list of words that starts with an engine command as its argv, and engine
+/// options that give no launch are INP006 (fixtures/extract/by-shape, each with its `# expect:`
+/// or `# rules:` lines); a file without any says "no engine launch found".
+#[test]
+fn files_no_platform_describes_are_read_by_their_shape() {
+    let dir = root().join("fixtures/extract/by-shape");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4);
+    for f in files {
+        let doc = check(&f);
+        let launches: Vec<&Value> = doc["launches"].as_array().unwrap().iter().collect();
+        let want = expected(&f);
+        let got: Vec<String> = launches
+            .iter()
+            .zip(&want)
+            .map(|(l, (keys, _))| seen(l, &keys.iter().map(String::as_str).collect::<Vec<_>>()))
+            .collect();
+        let want: Vec<String> = want.into_iter().map(|(_, line)| line).collect();
+        assert_eq!(got, want, "{}", f.display());
+        assert_eq!(launches.len(), want.len(), "{}: {launches:#?}", f.display());
+        let kinds: Vec<&str> = launches
+            .iter()
+            .filter_map(|l| l["object"]["kind"].as_str())
+            .collect();
+        assert!(
+            kinds.iter().all(|k| k.contains("recognized by")),
+            "{}: {kinds:?}",
+            f.display()
+        );
+        let rules = common::rules(&doc);
+        for id in named_rules(&f) {
+            assert!(rules.contains(&id.as_str()), "{}: {rules:?}", f.display());
+        }
+        if want.is_empty() && named_rules(&f).is_empty() {
+            assert!(rules.is_empty(), "{}: {rules:?}", f.display());
+        }
+    }
+}

@@ -270,7 +270,7 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
         Ok(node) => match engine_config::launch(src, &node) {
             Some(Ok(launch)) => launches(vec![launch]),
             Some(Err(reason)) => invalid(node.loc, reason),
-            None => Extracted::default(),
+            None => option_map::by_shape(file, src, &node),
         },
         Err(e) => invalid(e.loc, e.message),
     }
