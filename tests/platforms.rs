@@ -414,3 +414,20 @@ fn files_no_platform_describes_are_read_by_their_shape() {
         }
     }
 }
+
+/// A platform's file given on standard input, with no name to tell its kind, is still read as
+/// the platform's (not as a shell script).
+#[test]
+fn a_platform_file_on_stdin_is_read() {
+    let text =
+        std::fs::read_to_string(root().join("fixtures/platforms/ray-serve-config/fire-pd.yaml"))
+            .unwrap();
+    let run = common::kvlint_stdin(&["check", "--format", "json", "-"], Some(&text));
+    let doc: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stderr));
+    assert_eq!(
+        of_platform(&doc, "Ray Serve LLM config").len(),
+        2,
+        "{doc:#}"
+    );
+}
