@@ -4,6 +4,8 @@ pub mod compose;
 pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
+pub mod pbtxt;
+pub mod properties;
 mod roles;
 pub mod shell;
 pub mod skypilot;
