@@ -5,11 +5,11 @@
 use super::k8s::{placement, scalar};
 use super::{option_map, Extracted};
 use crate::finding::Finding;
-use crate::launch::{Arg, Engine, Launch, ObjectRef};
+use crate::launch::{Arg, Engine, Launch, LaunchFile, ObjectRef};
 use crate::platform::path::{first_of, Path};
 use crate::platform::{Platform, Site};
-use crate::source::{FileId, SourceFile};
-use crate::yaml::Node;
+use crate::source::{FileId, Loc, SourceFile};
+use crate::yaml::{Node, Value};
 
 /// Whether `doc` is `p`'s, by its recognition tests (the file name, paths that must and must not
 /// exist; a Kubernetes kind is matched by the caller).
@@ -90,6 +90,7 @@ fn launch(
         .as_deref()
         .and_then(|o| first_of(&[o.into()], doc, node))
     {
+        let map = &options(site, doc, node, map);
         let read = option_map::read(engine, map, site).map_err(|why| not_read(p, map, &why))?;
         args.extend(read.args);
         kwargs = read.kwargs;
@@ -102,7 +103,28 @@ fn launch(
             args.extend(option_map::argv(file, src, list));
         }
     }
+    let api = site
+        .llm_api_options
+        .as_deref()
+        .and_then(|o| first_of(&[o.into()], doc, node));
     let mut l = Launch::new(engine, node.loc, args);
+    if let Some(map) = api.filter(|_| engine == Engine::Trtllm) {
+        let at = Loc {
+            end: map.loc.start,
+            ..map.loc
+        };
+        l.args.push(Arg::new("--extra_llm_api_options", at));
+        l.args.push(Arg::new(src.name.clone(), at));
+        l.files.push(LaunchFile {
+            path: src.name.clone(),
+            content: Ok((src.name.clone(), only(&src.text, map, &site.drop))),
+        });
+    }
+    for a in &mut l.args {
+        if a.unresolved.is_empty() {
+            a.unresolved = placeholders(&a.text);
+        }
+    }
     l.kwargs = kwargs;
     l.role_hint = site.role.clone().or_else(|| {
         let from = site.role_from.as_ref()?;
@@ -121,6 +143,116 @@ fn launch(
     });
     l.group = Some(format!("{}/{name}", p.name));
     Ok(l)
+}
+
+/// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the
+/// platform fills before it starts (Triton's fill_template.py, DJL's job variables) left unfilled.
+fn placeholders(text: &str) -> Vec<String> {
+    let word = |s: &str| {
+        let n = s
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        let w = &s[..n];
+        w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            .then(|| w.to_string())
+    };
+    text.match_indices('$')
+        .filter_map(|(i, _)| {
+            let rest = &text[i + 1..];
+            match rest.strip_prefix('{') {
+                Some(inner) => word(inner).filter(|w| inner[w.len()..].starts_with('}')),
+                None => word(rest),
+            }
+        })
+        .collect()
+}
+
+/// The text with every character outside `map`, and inside its `drop` entries, made a blank
+/// (line breaks kept), so that the mapping alone parses and keeps its places in the input.
+fn only(text: &str, map: &Node, drop: &[String]) -> String {
+    let mut keep = vec![false; text.len()];
+    let Value::Map(entries) = &map.value else {
+        return text.to_string();
+    };
+    // A block mapping's own span may be its start only: its entries tell where it ends.
+    let end = entries.iter().map(|(k, v)| k.loc.end.max(v.loc.end)).max();
+    let whole = map.loc.start..end.unwrap_or(map.loc.end).max(map.loc.end);
+    keep[whole].iter_mut().for_each(|k| *k = true);
+    let dropped = entries
+        .iter()
+        .filter(|(k, _)| k.as_str().is_some_and(|k| drop.iter().any(|d| d == k)));
+    for (k, v) in dropped {
+        let end = v.loc.end.max(k.loc.end);
+        keep[k.loc.start..end].iter_mut().for_each(|k| *k = false);
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if keep[i] || c == '\n' {
+            out.push(c);
+        } else {
+            // A blank per byte, so that the places after it stay where they were.
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        }
+    }
+    out
+}
+
+/// The option map as the site's data shapes it: the shared mapping's entries where the map lacks
+/// the key, each value unwrapped by `option_value`, and nested mappings flattened to dotted keys
+/// when `flag_names` picks keys.
+fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
+    let Value::Map(own) = &map.value else {
+        return map.clone();
+    };
+    let mut entries = own.clone();
+    let shared = site
+        .shared_options
+        .as_deref()
+        .and_then(|s| first_of(&[s.into()], doc, node));
+    if let Some(Value::Map(more)) = shared.map(|n| &n.value) {
+        let has = |k: &Node| {
+            own.iter()
+                .any(|(o, _)| o.as_str().is_some() && o.as_str() == k.as_str())
+        };
+        entries.extend(more.iter().filter(|(k, _)| !has(k)).cloned());
+    }
+    if let Some(path) = site
+        .option_value
+        .as_deref()
+        .and_then(|p| Path::parse(p).ok())
+    {
+        entries = entries
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, path.first(&v, &v)?.clone())))
+            .collect();
+    }
+    if !site.flag_names.is_empty() {
+        entries = entries
+            .into_iter()
+            .flat_map(|(k, v)| dotted(k, v))
+            .collect();
+    }
+    Node {
+        value: Value::Map(entries),
+        loc: map.loc,
+    }
+}
+
+/// A nested mapping's leaves under dotted keys (`kv_cache_config.dtype`); other entries as they are.
+fn dotted(key: Node, value: Node) -> Vec<(Node, Node)> {
+    let (Some(prefix), Value::Map(inner)) = (key.as_str(), &value.value) else {
+        return vec![(key, value)];
+    };
+    let mut out = vec![(key.clone(), value.clone())];
+    for (k, v) in inner {
+        let Some(name) = k.as_str() else { continue };
+        let k = Node {
+            value: Value::Str(format!("{prefix}.{name}")),
+            loc: k.loc,
+        };
+        out.extend(dotted(k, v.clone()));
+    }
+    out
 }
 
 /// GPU type and count, pods, image and the release its tag names.
