@@ -312,6 +312,14 @@ fn engine(p: &Platform, doc: &Node, node: &Node) -> Result<Engine, Box<Finding>>
     let at = first_of(std::slice::from_ref(&from.path), doc, node)
         .ok_or_else(|| not_read(p, node, &format!("`{}` is not set", from.path)))?;
     let value = at.scalar_text().unwrap_or_default();
+    let vars = placeholders(&value);
+    if !vars.is_empty() {
+        return Err(Box::new(
+            Finding::new("INP004", Some(at.loc))
+                .var("flag", format!("the engine (`{}`)", from.path))
+                .var("vars", vars.join(", ")),
+        ));
+    }
     from.values.get(&value).map(|e| (*e).into()).ok_or_else(|| {
         let why = format!("kvlint models the vLLM, SGLang and TensorRT-LLM engines, not {value}");
         not_read(p, at, &why)

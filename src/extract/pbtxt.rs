@@ -260,6 +260,11 @@ impl Parser<'_> {
             .find(|&(i, c)| matches!(c, '+' | '-') && !(i > 0 && rest[..i].ends_with(['e', 'E'])))
             .map_or(len, |(i, _)| i);
         let word = &rest[..len];
+        if word.is_empty() && rest.starts_with('$') {
+            let why =
+                "a `$` template placeholder stands where a value must: check the filled-in file";
+            return self.err(why, start);
+        }
         if word.is_empty() {
             return self.err("expected a value", start);
         }
@@ -573,6 +578,11 @@ parameters: {
             ("a: -foo", "`-foo` is not a number", 3),
             ("}", "expected a field name", 0),
             ("a:", "expected a value", 2),
+            (
+                "max_batch_size: ${n}",
+                "a `$` template placeholder stands where a value must: check the filled-in file",
+                16,
+            ),
         ];
         for (text, message, start) in cases {
             let (_s, out) = read(text);
