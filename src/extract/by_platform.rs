@@ -3,6 +3,7 @@
 //! GPUs, role and image; this reader knows no platform by name.
 
 use super::k8s::{placement, scalar};
+use super::shell::{self, MappedWord};
 use super::{option_map, Extracted};
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch, LaunchFile, ObjectRef};
@@ -52,6 +53,12 @@ pub fn read(
             Err(_) => continue,
         };
         for node in at {
+            if !site.command.is_empty() {
+                let found = command(p, site, file, src, doc, node, outer);
+                out.launches.extend(found.launches);
+                out.findings.extend(found.findings);
+                continue;
+            }
             match launch(p, site, file, src, doc, node, outer) {
                 Ok(l) => out.launches.push(l),
                 Err(f) => out.findings.push(*f),
@@ -59,6 +66,49 @@ pub fn read(
         }
     }
     out
+}
+
+/// The launches of a site's command line, read as a container's command is, each placed and
+/// named as the site says.
+fn command(
+    p: &Platform,
+    site: &Site,
+    file: FileId,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+    outer: Option<&Node>,
+) -> Extracted {
+    let Some(line) = first_of(&site.command, doc, node) else {
+        return Extracted::default();
+    };
+    let words: Vec<MappedWord> = match &line.value {
+        Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
+        _ => scalar::word(src, line)
+            .map(|w| shell::split_words(file, &w))
+            .unwrap_or_default(),
+    };
+    let mut found = shell::exec_launches(file, words, &[]);
+    for l in &mut found.launches {
+        l.role_hint = site.role.clone();
+        place(l, site, doc, node, outer);
+        name(l, p, site, doc, node);
+    }
+    found
+}
+
+/// The launch's `object` and `group`: the platform's title and the site's name.
+fn name(l: &mut Launch, p: &Platform, site: &Site, doc: &Node, node: &Node) {
+    let name = first_of(&site.name, doc, node)
+        .and_then(Node::scalar_text)
+        .unwrap_or_default();
+    l.object = Some(ObjectRef {
+        kind: p.title.clone(),
+        namespace: None,
+        name: name.clone(),
+        container: None,
+    });
+    l.group = Some(format!("{}/{name}", p.name));
 }
 
 fn launch(
@@ -132,16 +182,7 @@ fn launch(
         from.values.get(&value).cloned()
     });
     place(&mut l, site, doc, node, outer);
-    let name = first_of(&site.name, doc, node)
-        .and_then(Node::scalar_text)
-        .unwrap_or_default();
-    l.object = Some(ObjectRef {
-        kind: p.title.clone(),
-        namespace: None,
-        name: name.clone(),
-        container: None,
-    });
-    l.group = Some(format!("{}/{name}", p.name));
+    name(&mut l, p, site, doc, node);
     Ok(l)
 }
 
@@ -258,18 +299,26 @@ fn dotted(key: Node, value: Node) -> Vec<(Node, Node)> {
 /// GPU type and count, pods, image and the release its tag names.
 fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
     let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
-    l.placement.gpu = mig
-        .or_else(|| {
-            first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)))
-        })
-        .or_else(|| {
-            let root = outer.unwrap_or(doc);
-            first_of(&site.pod, root, root).and_then(placement::gpu_type)
-        });
+    // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
+    let named = first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)));
+    let (named, named_count) = match named {
+        Some((text, at)) => match text.rsplit_once(':') {
+            Some((kind, n)) if n.parse::<u32>().is_ok() => {
+                (Some((kind.to_string(), at)), n.parse::<u32>().ok())
+            }
+            _ => (Some((text, at)), None),
+        },
+        None => (None, None),
+    };
+    l.placement.gpu = mig.or(named).or_else(|| {
+        let root = outer.unwrap_or(doc);
+        first_of(&site.pod, root, root).and_then(placement::gpu_type)
+    });
     l.placement.gpus_per_pod = site
         .gpu_count
         .iter()
         .find_map(|alt| product(alt, doc, node))
+        .or(named_count)
         .or(resource_gpus)
         .or(site.gpu_count_default);
     l.placement.pods = Some(1);

@@ -163,6 +163,11 @@ pub struct Site {
     pub llm_api_options: Option<String>,
     #[serde(default)]
     pub drop: Vec<String>,
+    /// A whole command line (a list, or a string split as a shell splits it) read as a
+    /// container's command is: the engine launches in it (through `sh -c`, env prefixes), each
+    /// with this site's role, GPUs and image. The platform's engine is the one it expects there.
+    #[serde(default)]
+    pub command: Vec<String>,
     /// An argv list (or a string split as a shell splits it) appended to the launch.
     #[serde(default)]
     pub argv: Vec<String>,
@@ -261,6 +266,7 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.option_value.as_deref())
                 .chain(s.shared_options.as_deref())
                 .chain(s.llm_api_options.as_deref())
+                .chain(s.command.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))
                 .chain(s.image.iter().map(String::as_str))
                 .chain(s.name.iter().map(String::as_str))
