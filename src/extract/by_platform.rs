@@ -242,6 +242,7 @@ fn only(text: &str, map: &Node, drop: &[String]) -> String {
 /// the key, each value unwrapped by `option_value`, and nested mappings flattened to dotted keys
 /// when `flag_names` picks keys.
 fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
+    let map = &env_map(map);
     let Value::Map(own) = &map.value else {
         return map.clone();
     };
@@ -250,7 +251,7 @@ fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
         .shared_options
         .as_deref()
         .and_then(|s| first_of(&[s.into()], doc, node));
-    if let Some(Value::Map(more)) = shared.map(|n| &n.value) {
+    if let Some(Value::Map(more)) = shared.map(|n| env_map(n).value) {
         let has = |k: &Node| {
             own.iter()
                 .any(|(o, _)| o.as_str().is_some() && o.as_str() == k.as_str())
@@ -276,6 +277,28 @@ fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
     Node {
         value: Value::Map(entries),
         loc: map.loc,
+    }
+}
+
+/// A Kubernetes env list (`- name: K` / `value: V`) as the mapping of names to values it sets;
+/// any other node as it is. An item whose value comes from elsewhere (`valueFrom`) sets nothing
+/// kvlint can see and is left out.
+fn env_map(node: &Node) -> Node {
+    let Value::Seq(items) = &node.value else {
+        return node.clone();
+    };
+    let pair = |item: &Node| Some((item.get("name")?.clone(), item.get("value")?.clone()));
+    let entries: Option<Vec<(Node, Node)>> = items
+        .iter()
+        .filter(|i| i.get("valueFrom").is_none())
+        .map(pair)
+        .collect();
+    match entries {
+        Some(entries) => Node {
+            value: Value::Map(entries),
+            loc: node.loc,
+        },
+        None => node.clone(),
     }
 }
 
