@@ -203,3 +203,50 @@ fn broken_pbtxt_is_invalid_input_at_its_place() {
         .contains("closing quote"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A JobSet keeps its pods two templates down (`replicatedJobs[].template.spec.template`); an
+/// engine in a native sidecar (an init container with `restartPolicy: Always`) runs beside the
+/// job's container and is that pod's launch, with the pod's GPU.
+#[test]
+fn jobset_engine_in_a_native_sidecar_is_a_launch() {
+    let dir = std::env::temp_dir().join(format!("kvlint-jobset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("jobset.yaml");
+    std::fs::write(
+        &path,
+        r#"apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: bench
+spec:
+  replicatedJobs:
+    - name: workers
+      replicas: 1
+      template:
+        spec:
+          template:
+            spec:
+              initContainers:
+                - name: engine
+                  image: vllm/vllm-openai:v0.11.0
+                  restartPolicy: Always
+                  command: ["vllm", "serve", "Qwen/Qwen3-8B", "--max-model-len", "32768"]
+                  resources:
+                    limits:
+                      nvidia.com/gpu: 1
+              containers:
+                - name: client
+                  image: python:3.12
+                  command: ["python", "bench.py"]
+              nodeSelector:
+                cloud.google.com/gke-accelerator: nvidia-l4
+"#,
+    )
+    .unwrap();
+    let doc = check(&path, &[]);
+    assert_eq!(
+        listed(&doc),
+        ["engine=vllm role=unified tp=1 context=32768 model=Qwen/Qwen3-8B gpu=L4"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
