@@ -3,13 +3,14 @@
 //! GPUs, role and image; this reader knows no platform by name.
 
 use super::k8s::{placement, scalar};
+use super::shell::{self, MappedWord};
 use super::{option_map, Extracted};
 use crate::finding::Finding;
-use crate::launch::{Arg, Engine, Launch, ObjectRef};
+use crate::launch::{Arg, Engine, Launch, LaunchFile, ObjectRef};
 use crate::platform::path::{first_of, Path};
 use crate::platform::{Platform, Site};
-use crate::source::{FileId, SourceFile};
-use crate::yaml::Node;
+use crate::source::{FileId, Loc, SourceFile};
+use crate::yaml::{Node, Value};
 
 /// Whether `doc` is `p`'s, by its recognition tests (the file name, paths that must and must not
 /// exist; a Kubernetes kind is matched by the caller).
@@ -52,6 +53,12 @@ pub fn read(
             Err(_) => continue,
         };
         for node in at {
+            if !site.command.is_empty() {
+                let found = command(p, site, file, src, doc, node, outer);
+                out.launches.extend(found.launches);
+                out.findings.extend(found.findings);
+                continue;
+            }
             match launch(p, site, file, src, doc, node, outer) {
                 Ok(l) => out.launches.push(l),
                 Err(f) => out.findings.push(*f),
@@ -59,6 +66,49 @@ pub fn read(
         }
     }
     out
+}
+
+/// The launches of a site's command line, read as a container's command is, each placed and
+/// named as the site says.
+fn command(
+    p: &Platform,
+    site: &Site,
+    file: FileId,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+    outer: Option<&Node>,
+) -> Extracted {
+    let Some(line) = first_of(&site.command, doc, node) else {
+        return Extracted::default();
+    };
+    let words: Vec<MappedWord> = match &line.value {
+        Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
+        _ => scalar::word(src, line)
+            .map(|w| shell::split_words(file, &w))
+            .unwrap_or_default(),
+    };
+    let mut found = shell::exec_launches(file, words, &[]);
+    for l in &mut found.launches {
+        l.role_hint = site.role.clone();
+        place(l, site, doc, node, outer);
+        name(l, p, site, doc, node);
+    }
+    found
+}
+
+/// The launch's `object` and `group`: the platform's title and the site's name.
+fn name(l: &mut Launch, p: &Platform, site: &Site, doc: &Node, node: &Node) {
+    let name = first_of(&site.name, doc, node)
+        .and_then(Node::scalar_text)
+        .unwrap_or_default();
+    l.object = Some(ObjectRef {
+        kind: p.title.clone(),
+        namespace: None,
+        name: name.clone(),
+        container: None,
+    });
+    l.group = Some(format!("{}/{name}", p.name));
 }
 
 fn launch(
@@ -90,6 +140,7 @@ fn launch(
         .as_deref()
         .and_then(|o| first_of(&[o.into()], doc, node))
     {
+        let map = &options(site, doc, node, map);
         let read = option_map::read(engine, map, site).map_err(|why| not_read(p, map, &why))?;
         args.extend(read.args);
         kwargs = read.kwargs;
@@ -102,7 +153,28 @@ fn launch(
             args.extend(option_map::argv(file, src, list));
         }
     }
+    let api = site
+        .llm_api_options
+        .as_deref()
+        .and_then(|o| first_of(&[o.into()], doc, node));
     let mut l = Launch::new(engine, node.loc, args);
+    if let Some(map) = api.filter(|_| engine == Engine::Trtllm) {
+        let at = Loc {
+            end: map.loc.start,
+            ..map.loc
+        };
+        l.args.push(Arg::new("--extra_llm_api_options", at));
+        l.args.push(Arg::new(src.name.clone(), at));
+        l.files.push(LaunchFile {
+            path: src.name.clone(),
+            content: Ok((src.name.clone(), only(&src.text, map, &site.drop))),
+        });
+    }
+    for a in &mut l.args {
+        if a.unresolved.is_empty() {
+            a.unresolved = placeholders(&a.text);
+        }
+    }
     l.kwargs = kwargs;
     l.role_hint = site.role.clone().or_else(|| {
         let from = site.role_from.as_ref()?;
@@ -110,34 +182,166 @@ fn launch(
         from.values.get(&value).cloned()
     });
     place(&mut l, site, doc, node, outer);
-    let name = first_of(&site.name, doc, node)
-        .and_then(Node::scalar_text)
-        .unwrap_or_default();
-    l.object = Some(ObjectRef {
-        kind: p.title.clone(),
-        namespace: None,
-        name: name.clone(),
-        container: None,
-    });
-    l.group = Some(format!("{}/{name}", p.name));
+    name(&mut l, p, site, doc, node);
     Ok(l)
+}
+
+/// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the
+/// platform fills before it starts (Triton's fill_template.py, DJL's job variables) left unfilled.
+fn placeholders(text: &str) -> Vec<String> {
+    let word = |s: &str| {
+        let n = s
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        let w = &s[..n];
+        w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            .then(|| w.to_string())
+    };
+    text.match_indices('$')
+        .filter_map(|(i, _)| {
+            let rest = &text[i + 1..];
+            match rest.strip_prefix('{') {
+                Some(inner) => word(inner).filter(|w| inner[w.len()..].starts_with('}')),
+                None => word(rest),
+            }
+        })
+        .collect()
+}
+
+/// The text with every character outside `map`, and inside its `drop` entries, made a blank
+/// (line breaks kept), so that the mapping alone parses and keeps its places in the input.
+fn only(text: &str, map: &Node, drop: &[String]) -> String {
+    let mut keep = vec![false; text.len()];
+    let Value::Map(entries) = &map.value else {
+        return text.to_string();
+    };
+    // A block mapping's own span may be its start only: its entries tell where it ends.
+    let end = entries.iter().map(|(k, v)| k.loc.end.max(v.loc.end)).max();
+    let whole = map.loc.start..end.unwrap_or(map.loc.end).max(map.loc.end);
+    keep[whole].iter_mut().for_each(|k| *k = true);
+    let dropped = entries
+        .iter()
+        .filter(|(k, _)| k.as_str().is_some_and(|k| drop.iter().any(|d| d == k)));
+    for (k, v) in dropped {
+        let end = v.loc.end.max(k.loc.end);
+        keep[k.loc.start..end].iter_mut().for_each(|k| *k = false);
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if keep[i] || c == '\n' {
+            out.push(c);
+        } else {
+            // A blank per byte, so that the places after it stay where they were.
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        }
+    }
+    out
+}
+
+/// The option map as the site's data shapes it: the shared mapping's entries where the map lacks
+/// the key, each value unwrapped by `option_value`, and nested mappings flattened to dotted keys
+/// when `flag_names` picks keys.
+fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
+    let map = &env_map(map);
+    let Value::Map(own) = &map.value else {
+        return map.clone();
+    };
+    let mut entries = own.clone();
+    let shared = site
+        .shared_options
+        .as_deref()
+        .and_then(|s| first_of(&[s.into()], doc, node));
+    if let Some(Value::Map(more)) = shared.map(|n| env_map(n).value) {
+        let has = |k: &Node| {
+            own.iter()
+                .any(|(o, _)| o.as_str().is_some() && o.as_str() == k.as_str())
+        };
+        entries.extend(more.iter().filter(|(k, _)| !has(k)).cloned());
+    }
+    if let Some(path) = site
+        .option_value
+        .as_deref()
+        .and_then(|p| Path::parse(p).ok())
+    {
+        entries = entries
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, path.first(&v, &v)?.clone())))
+            .collect();
+    }
+    if !site.flag_names.is_empty() {
+        entries = entries
+            .into_iter()
+            .flat_map(|(k, v)| dotted(k, v))
+            .collect();
+    }
+    Node {
+        value: Value::Map(entries),
+        loc: map.loc,
+    }
+}
+
+/// A Kubernetes env list (`- name: K` / `value: V`) as the mapping of names to values it sets;
+/// any other node as it is. An item whose value comes from elsewhere (`valueFrom`) sets nothing
+/// kvlint can see and is left out.
+fn env_map(node: &Node) -> Node {
+    let Value::Seq(items) = &node.value else {
+        return node.clone();
+    };
+    let pair = |item: &Node| Some((item.get("name")?.clone(), item.get("value")?.clone()));
+    let entries: Option<Vec<(Node, Node)>> = items
+        .iter()
+        .filter(|i| i.get("valueFrom").is_none())
+        .map(pair)
+        .collect();
+    match entries {
+        Some(entries) => Node {
+            value: Value::Map(entries),
+            loc: node.loc,
+        },
+        None => node.clone(),
+    }
+}
+
+/// A nested mapping's leaves under dotted keys (`kv_cache_config.dtype`); other entries as they are.
+fn dotted(key: Node, value: Node) -> Vec<(Node, Node)> {
+    let (Some(prefix), Value::Map(inner)) = (key.as_str(), &value.value) else {
+        return vec![(key, value)];
+    };
+    let mut out = vec![(key.clone(), value.clone())];
+    for (k, v) in inner {
+        let Some(name) = k.as_str() else { continue };
+        let k = Node {
+            value: Value::Str(format!("{prefix}.{name}")),
+            loc: k.loc,
+        };
+        out.extend(dotted(k, v.clone()));
+    }
+    out
 }
 
 /// GPU type and count, pods, image and the release its tag names.
 fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
     let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
-    l.placement.gpu = mig
-        .or_else(|| {
-            first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)))
-        })
-        .or_else(|| {
-            let root = outer.unwrap_or(doc);
-            first_of(&site.pod, root, root).and_then(placement::gpu_type)
-        });
+    // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
+    let named = first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)));
+    let (named, named_count) = match named {
+        Some((text, at)) => match text.rsplit_once(':') {
+            Some((kind, n)) if n.parse::<u32>().is_ok() => {
+                (Some((kind.to_string(), at)), n.parse::<u32>().ok())
+            }
+            _ => (Some((text, at)), None),
+        },
+        None => (None, None),
+    };
+    l.placement.gpu = mig.or(named).or_else(|| {
+        let root = outer.unwrap_or(doc);
+        first_of(&site.pod, root, root).and_then(placement::gpu_type)
+    });
     l.placement.gpus_per_pod = site
         .gpu_count
         .iter()
         .find_map(|alt| product(alt, doc, node))
+        .or(named_count)
         .or(resource_gpus)
         .or(site.gpu_count_default);
     l.placement.pods = Some(1);
@@ -180,6 +384,14 @@ fn engine(p: &Platform, doc: &Node, node: &Node) -> Result<Engine, Box<Finding>>
     let at = first_of(std::slice::from_ref(&from.path), doc, node)
         .ok_or_else(|| not_read(p, node, &format!("`{}` is not set", from.path)))?;
     let value = at.scalar_text().unwrap_or_default();
+    let vars = placeholders(&value);
+    if !vars.is_empty() {
+        return Err(Box::new(
+            Finding::new("INP004", Some(at.loc))
+                .var("flag", format!("the engine (`{}`)", from.path))
+                .var("vars", vars.join(", ")),
+        ));
+    }
     from.values.get(&value).map(|e| (*e).into()).ok_or_else(|| {
         let why = format!("kvlint models the vLLM, SGLang and TensorRT-LLM engines, not {value}");
         not_read(p, at, &why)

@@ -6,6 +6,8 @@ pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
 pub mod option_map;
+pub mod pbtxt;
+pub mod properties;
 mod roles;
 pub mod shell;
 pub mod skypilot;
@@ -98,6 +100,15 @@ fn by_kind(
         Kind::Yaml | Kind::Json => yaml_input(file, src, jobs, each),
         Kind::Dockerfile => hand_on(shell::dockerfile(file, &src.text), each),
         Kind::Shell => hand_on(shell::script(file, &src.text), each),
+        Kind::Pbtxt => {
+            let tree = pbtxt::parse(file, &src.text).map_err(|e| (e.loc, e.message));
+            hand_on(tree_input(file, src, tree), each)
+        }
+        Kind::Properties => {
+            let all = 0..src.text.len();
+            let tree = properties::parse(file, &src.text, all).map_err(|e| (e.loc, e.message));
+            hand_on(tree_input(file, src, tree), each)
+        }
         Kind::Unknown if looks_like_yaml(file, src) => yaml_input(file, src, jobs, each),
         Kind::Unknown => hand_on(shell::script(file, &src.text), each),
     }
@@ -111,6 +122,10 @@ pub enum Kind {
     Json,
     Dockerfile,
     Shell,
+    /// Protocol Buffers text format (`config.pbtxt`, `*.textproto`).
+    Pbtxt,
+    /// Java properties (`serving.properties`).
+    Properties,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
     Unknown,
 }
@@ -118,6 +133,10 @@ pub enum Kind {
 pub fn kind(name: &str, text: &str) -> Kind {
     if is_yaml_name(name) {
         Kind::Yaml
+    } else if has_extension(name, &[".pbtxt", ".textproto", ".txtpb"]) {
+        Kind::Pbtxt
+    } else if has_extension(name, &[".properties"]) {
+        Kind::Properties
     } else if shell::is_dockerfile(name, text) {
         Kind::Dockerfile
     } else if is_shell_name(name) || shebang_shell(text) {
@@ -135,7 +154,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
 /// Dockerfile by name, or a script without extension that starts with a shell's `#!` line.
 pub fn is_input_file(path: &std::path::Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if is_yaml_name(name) || is_shell_name(name) || shell::is_dockerfile(name, "") {
+    let tree = has_extension(name, &[".pbtxt", ".textproto", ".txtpb", ".properties"]);
+    if is_yaml_name(name) || is_shell_name(name) || tree || shell::is_dockerfile(name, "") {
         return true;
     }
     if name.contains('.') {
@@ -193,6 +213,34 @@ fn launches(launches: Vec<Launch>) -> Extracted {
 fn is_yaml_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
+}
+
+fn has_extension(name: &str, extensions: &[&str]) -> bool {
+    let lower = name.to_ascii_lowercase();
+    extensions.iter().any(|ext| lower.ends_with(ext))
+}
+
+/// A protobuf text-format or properties file, read into the tree YAML gives: by the platform that
+/// recognizes it, else by the shape of its option maps. Text its format refuses is INP001.
+fn tree_input(
+    file: FileId,
+    src: &SourceFile,
+    tree: Result<yaml::Node, (crate::source::Loc, String)>,
+) -> Extracted {
+    let node = match tree {
+        Ok(node) => node,
+        Err((at, reason)) => {
+            let finding = Finding::new("INP001", Some(at)).var("reason", reason);
+            return Extracted {
+                launches: Vec::new(),
+                findings: vec![finding],
+            };
+        }
+    };
+    match by_platform::find(crate::platform::registry().plain(), src, &node) {
+        Some(p) => by_platform::read(p, file, src, &node, None),
+        None => option_map::by_shape(file, src, &node),
+    }
 }
 
 fn is_shell_name(name: &str) -> bool {

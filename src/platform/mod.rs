@@ -144,9 +144,30 @@ pub struct Site {
     #[serde(default)]
     pub only_options: bool,
     /// Only these keys of the option map, each to the flag it renders (`maxModelLen =
-    /// "--max-model-len"`): charts that render a fixed list. Other keys are not the engine's.
+    /// "--max-model-len"`): charts that render a fixed list. Other keys are not the engine's. A
+    /// dotted name reaches into a nested mapping (`kv_cache_config.free_gpu_memory_fraction`).
     #[serde(default)]
     pub flag_names: HashMap<String, String>,
+    /// Path from each option's value to the scalar it holds, when values are wrapped (Triton
+    /// `parameters { key value { string_value } }`: `string_value`).
+    #[serde(default)]
+    pub option_value: Option<String>,
+    /// A mapping whose entries apply where the site's own options lack the key (top-level keys
+    /// that `trtllm-serve disaggregated` copies into each server section).
+    #[serde(default)]
+    pub shared_options: Option<String>,
+    /// TensorRT-LLM: a mapping of LLM-API fields (path from the site) that the platform gives the
+    /// engine as its `--extra_llm_api_options` file; it stays in the input, so its keys keep their
+    /// spans. `drop` names its keys that are the platform's own, not the engine's.
+    #[serde(default)]
+    pub llm_api_options: Option<String>,
+    #[serde(default)]
+    pub drop: Vec<String>,
+    /// A whole command line (a list, or a string split as a shell splits it) read as a
+    /// container's command is: the engine launches in it (through `sh -c`, env prefixes), each
+    /// with this site's role, GPUs and image. The platform's engine is the one it expects there.
+    #[serde(default)]
+    pub command: Vec<String>,
     /// An argv list (or a string split as a shell splits it) appended to the launch.
     #[serde(default)]
     pub argv: Vec<String>,
@@ -242,6 +263,10 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.gpu_type.iter().map(String::as_str))
                 .chain(s.pod.iter().map(String::as_str))
                 .chain(s.resources.iter().map(String::as_str))
+                .chain(s.option_value.as_deref())
+                .chain(s.shared_options.as_deref())
+                .chain(s.llm_api_options.as_deref())
+                .chain(s.command.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))
                 .chain(s.image.iter().map(String::as_str))
                 .chain(s.name.iter().map(String::as_str))
