@@ -6,6 +6,7 @@ pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
 pub mod option_map;
+pub mod python;
 mod roles;
 pub mod shell;
 pub mod skypilot;
@@ -98,6 +99,7 @@ fn by_kind(
         Kind::Yaml | Kind::Json => yaml_input(file, src, jobs, each),
         Kind::Dockerfile => hand_on(shell::dockerfile(file, &src.text), each),
         Kind::Shell => hand_on(shell::script(file, &src.text), each),
+        Kind::Python => hand_on(python::read(file, src), each),
         Kind::Unknown if looks_like_yaml(file, src) => yaml_input(file, src, jobs, each),
         Kind::Unknown => hand_on(shell::script(file, &src.text), each),
     }
@@ -111,6 +113,7 @@ pub enum Kind {
     Json,
     Dockerfile,
     Shell,
+    Python,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
     Unknown,
 }
@@ -118,6 +121,9 @@ pub enum Kind {
 pub fn kind(name: &str, text: &str) -> Kind {
     if is_yaml_name(name) {
         Kind::Yaml
+    } else if python::is_python(name) {
+        // Before the Dockerfile test: `from x import y` reads as a `FROM` line.
+        Kind::Python
     } else if shell::is_dockerfile(name, text) {
         Kind::Dockerfile
     } else if is_shell_name(name) || shebang_shell(text) {
@@ -137,6 +143,10 @@ pub fn is_input_file(path: &std::path::Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if is_yaml_name(name) || is_shell_name(name) || shell::is_dockerfile(name, "") {
         return true;
+    }
+    if python::is_python(name) {
+        // Read only when it names an engine or a launcher: most Python files in a tree do not.
+        return std::fs::read_to_string(path).is_ok_and(|t| python::mentions_launcher(&t));
     }
     if name.contains('.') {
         return false;
