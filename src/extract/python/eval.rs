@@ -43,6 +43,8 @@ pub struct Eval<'a> {
     pub file: FileId,
     pub src: &'a SourceFile,
     pub root: Ts<'a>,
+    /// `*splats` of unknown lists left out of joined command lines, for `INP004` on the launch.
+    pub dropped: std::cell::RefCell<Vec<(String, Loc)>>,
 }
 
 impl<'a> Eval<'a> {
@@ -68,21 +70,28 @@ impl<'a> Eval<'a> {
             return self.unknown(n);
         }
         let d = depth + 1;
-        let scalar = |v: Value| Val::Scalar(Node { value: v, loc: self.loc(n) });
+        let scalar = |v: Value| {
+            Val::Scalar(Node {
+                value: v,
+                loc: self.loc(n),
+            })
+        };
         match n.kind() {
             "string" => self.string(n, d),
             "concatenated_string" => {
                 let parts: Vec<Val> = named(n).map(|c| self.at(c, d)).collect();
                 concat_strings(&parts, self.loc(n)).unwrap_or_else(|| self.unknown(n))
             }
-            "integer" => self.text(n).replace('_', "").parse().map_or_else(
-                |_| self.unknown(n),
-                |i| scalar(Value::Int(i)),
-            ),
-            "float" => self.text(n).replace('_', "").parse().map_or_else(
-                |_| self.unknown(n),
-                |f| scalar(Value::Float(f)),
-            ),
+            "integer" => self
+                .text(n)
+                .replace('_', "")
+                .parse()
+                .map_or_else(|_| self.unknown(n), |i| scalar(Value::Int(i))),
+            "float" => self
+                .text(n)
+                .replace('_', "")
+                .parse()
+                .map_or_else(|_| self.unknown(n), |f| scalar(Value::Float(f))),
             "true" => scalar(Value::Bool(true)),
             "false" => scalar(Value::Bool(false)),
             "none" => scalar(Value::Null),
@@ -104,11 +113,23 @@ impl<'a> Eval<'a> {
         let op = n.child_by_field_name("operator").map(|o| self.text(o));
         let arg = n.child_by_field_name("argument").map(|a| self.at(a, d));
         match (op, arg) {
-            (Some("-"), Some(Val::Scalar(Node { value: Value::Int(i), .. }))) => Val::Scalar(Node {
+            (
+                Some("-"),
+                Some(Val::Scalar(Node {
+                    value: Value::Int(i),
+                    ..
+                })),
+            ) => Val::Scalar(Node {
                 value: Value::Int(-i),
                 loc: self.loc(n),
             }),
-            (Some("-"), Some(Val::Scalar(Node { value: Value::Float(f), .. }))) => Val::Scalar(Node {
+            (
+                Some("-"),
+                Some(Val::Scalar(Node {
+                    value: Value::Float(f),
+                    ..
+                })),
+            ) => Val::Scalar(Node {
                 value: Value::Float(-f),
                 loc: self.loc(n),
             }),
@@ -199,8 +220,7 @@ impl<'a> Eval<'a> {
                         }
                     }
                     "for_statement" | "with_statement"
-                        if c
-                            .child_by_field_name("left")
+                        if c.child_by_field_name("left")
                             .is_some_and(|l| has_word(self.text(l), name)) =>
                     {
                         values.push(None)
@@ -216,7 +236,7 @@ impl<'a> Eval<'a> {
             [Some(v)] => self.at(*v, d),
             _ => return Some(self.unknown(at)),
         };
-        match (value, grown.first()) {
+        match (value, grown.iter().min_by_key(|g| g.start_byte())) {
             (v, None) => Some(v),
             (Val::List(mut items, loc), Some(g)) => {
                 items.push(Val::Splat(self.text(*g).to_string(), self.loc(*g)));
@@ -283,7 +303,9 @@ impl<'a> Eval<'a> {
                 let sep = f.child_by_field_name("object").map(|o| self.at(o, d));
                 match (sep, self.at(positional[0], d)) {
                     (Some(Val::Str(sep)), Val::List(items, _)) => {
-                        join(&sep, &items, self.loc(n)).unwrap_or_else(|| self.unknown(n))
+                        let (kept, dropped) = without_splats(items);
+                        self.dropped.borrow_mut().extend(dropped);
+                        join(&sep, &kept, self.loc(n)).unwrap_or_else(|| self.unknown(n))
                     }
                     _ => self.unknown(n),
                 }
@@ -397,7 +419,10 @@ fn has_word(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(i, _)| {
         let ident = |c: char| c.is_alphanumeric() || c == '_';
         let before = text[..i].chars().next_back().is_none_or(|c| !ident(c));
-        let after = text[i + name.len()..].chars().next().is_none_or(|c| !ident(c));
+        let after = text[i + name.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !ident(c));
         before && after
     })
 }
@@ -489,7 +514,8 @@ fn concat_strings(parts: &[Val], loc: Loc) -> Option<Val> {
             }
             Val::Scalar(s) => {
                 let text = s.scalar_text()?;
-                text.chars().for_each(|c| chars.push((c, s.loc.start, s.loc.end)));
+                text.chars()
+                    .for_each(|c| chars.push((c, s.loc.start, s.loc.end)));
             }
             Val::Unknown(expr, at) => {
                 let name = shell_name(expr);
@@ -508,8 +534,23 @@ fn concat_strings(parts: &[Val], loc: Loc) -> Option<Val> {
     }))
 }
 
-/// `SEP.join(items)`: a `*splat` of an unknown list becomes `${NAME}` too, which a shell
-/// splits into any number of words.
+/// The items that are not `*splats` of unknown lists, and those splats (any number of words,
+/// flags among them: they are `INP004` on the launch, not words an engine parser would take
+/// for positionals).
+pub fn without_splats(items: Vec<Val>) -> (Vec<Val>, Vec<(String, Loc)>) {
+    let (splats, kept): (Vec<Val>, Vec<Val>) =
+        items.into_iter().partition(|v| matches!(v, Val::Splat(..)));
+    let splats = splats
+        .into_iter()
+        .filter_map(|v| match v {
+            Val::Splat(expr, at) => Some((expr, at)),
+            _ => None,
+        })
+        .collect();
+    (kept, splats)
+}
+
+/// `SEP.join(items)`.
 fn join(sep: &MappedWord, items: &[Val], loc: Loc) -> Option<Val> {
     let mut items = items.to_vec();
     interpreter_head(&mut items);
@@ -518,10 +559,7 @@ fn join(sep: &MappedWord, items: &[Val], loc: Loc) -> Option<Val> {
         if i > 0 {
             parts.push(Val::Str(sep.clone()));
         }
-        parts.push(match item {
-            Val::Splat(expr, at) => Val::Unknown(expr.clone(), *at),
-            v => v.clone(),
-        });
+        parts.push(item.clone());
     }
     concat_strings(&parts, loc)
 }
@@ -561,9 +599,7 @@ pub fn to_node(v: &Val, unknowns: &mut Vec<(Loc, String)>) -> Node {
             Value::Str(w.chars.as_str().to_string())
         }
         Val::Scalar(n) => return n.clone(),
-        Val::List(items, _) => {
-            Value::Seq(items.iter().map(|i| to_node(i, unknowns)).collect())
-        }
+        Val::List(items, _) => Value::Seq(items.iter().map(|i| to_node(i, unknowns)).collect()),
         Val::Dict(entries, _) => Value::Map(
             entries
                 .iter()

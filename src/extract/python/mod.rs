@@ -81,10 +81,16 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
     if let Some(bad) = first_error(root) {
         let (line, _) = src.line_col(bad.start_byte());
         let reason = format!("invalid Python syntax at line {line}");
-        out.findings.push(invalid(Loc::new(file, bad.byte_range()), reason));
+        out.findings
+            .push(invalid(Loc::new(file, bad.byte_range()), reason));
         return out;
     }
-    let e = Eval { file, src, root };
+    let e = Eval {
+        file,
+        src,
+        root,
+        dropped: Default::default(),
+    };
     let imports = imports(&e, root);
     let mut doc = Vec::<(String, Vec<Node>)>::new();
     let mut unknowns = Vec::new();
@@ -223,10 +229,21 @@ fn key(qualified: &str) -> Option<String> {
 fn call_node(e: &Eval, call: Ts, unknowns: &mut Vec<(Loc, String)>) -> (Node, bool) {
     let loc = e.loc(call);
     let Some(args) = call.child_by_field_name("arguments") else {
-        return (Node { value: Value::Null, loc }, true);
+        return (
+            Node {
+                value: Value::Null,
+                loc,
+            },
+            true,
+        );
     };
     let positional: Vec<Node> = named(args)
-        .filter(|a| !matches!(a.kind(), "keyword_argument" | "dictionary_splat" | "comment"))
+        .filter(|a| {
+            !matches!(
+                a.kind(),
+                "keyword_argument" | "dictionary_splat" | "comment"
+            )
+        })
         .map(|a| to_node(&e.value(a), unknowns))
         .collect();
     let (keywords, complete) = e.keywords(args, 0);
@@ -296,15 +313,22 @@ fn argv_launch(e: &Eval, call: Ts, name: &str, out: &mut Extracted) {
     let first = first.or_else(|| {
         named(args)
             .filter(|a| a.kind() == "keyword_argument")
-            .find(|a| a.child_by_field_name("name").is_some_and(|k| e.text(k) == "args"))
+            .find(|a| {
+                a.child_by_field_name("name")
+                    .is_some_and(|k| e.text(k) == "args")
+            })
             .and_then(|a| a.child_by_field_name("value"))
     });
     let Some(first) = first else { return };
+    e.dropped.borrow_mut().clear();
     match e.value(first) {
         Val::List(items, _) => exec(e, &items, out),
         Val::Str(line) if name == "os.system" || shell_true(e, args) => {
             let word = |t: &str| crate::extract::shell::MappedWord {
-                chars: t.chars().map(|c| (c, line.loc.start, line.loc.start)).collect(),
+                chars: t
+                    .chars()
+                    .map(|c| (c, line.loc.start, line.loc.start))
+                    .collect(),
                 loc: Loc::new(e.file, line.loc.start..line.loc.start),
                 unresolved: Vec::new(),
             };
@@ -314,6 +338,11 @@ fn argv_launch(e: &Eval, call: Ts, name: &str, out: &mut Extracted) {
                 any_name: true,
             };
             let mut got = crate::extract::shell::container_launches(e.file, argv, &[], &pod);
+            if !got.launches.is_empty() {
+                let dropped = std::mem::take(&mut *e.dropped.borrow_mut());
+                out.findings
+                    .extend(dropped.iter().map(|(x, at)| any_words(x, *at)));
+            }
             out.launches.append(&mut got.launches);
             out.findings.append(&mut got.findings);
         }
@@ -322,40 +351,45 @@ fn argv_launch(e: &Eval, call: Ts, name: &str, out: &mut Extracted) {
 }
 
 fn shell_true(e: &Eval, args: Ts) -> bool {
-    named(args).filter(|a| a.kind() == "keyword_argument").any(|a| {
-        a.child_by_field_name("name").is_some_and(|k| e.text(k) == "shell")
-            && a.child_by_field_name("value").is_some_and(|v| e.text(v) == "True")
-    })
+    named(args)
+        .filter(|a| a.kind() == "keyword_argument")
+        .any(|a| {
+            a.child_by_field_name("name")
+                .is_some_and(|k| e.text(k) == "shell")
+                && a.child_by_field_name("value")
+                    .is_some_and(|v| e.text(v) == "True")
+        })
 }
 
 /// An argv list run without a shell: its launches, if its words form an engine command.
 fn exec(e: &Eval, items: &[Val], out: &mut Extracted) {
-    let mut items = items.to_vec();
+    let (mut items, splats) = eval::without_splats(items.to_vec());
     eval::interpreter_head(&mut items);
     let words = items.iter().map(|v| word(e, v)).collect::<Vec<_>>();
     let mut got = crate::extract::shell::exec_launches(e.file, words, &[]);
     for l in &got.launches {
         // A `*splat` of a list the file does not fix may add any words; a single unknown item
         // may be a flag where no flag expects a value.
-        let splats = items.iter().filter_map(|v| match v {
-            Val::Splat(expr, at) if at.start >= l.command.start => Some((expr, *at)),
-            _ => None,
-        });
-        for (expr, at) in splats {
-            out.findings.push(
-                Finding::new("INP004", Some(at))
-                    .var("flag", format!("what `{}` adds to the command line", eval::shown(expr)))
-                    .var("vars", eval::shown(expr))
-                    .label("any engine flag may come from here"),
-            );
-        }
+        let after = splats.iter().filter(|(_, at)| at.start >= l.command.start);
+        out.findings.extend(after.map(|(x, at)| any_words(x, *at)));
         let said: Vec<Loc> = out.findings.iter().filter_map(|f| f.primary).collect();
         let more = crate::extract::compose::any_flag(l);
-        out.findings
-            .extend(more.into_iter().filter(|f| !f.primary.is_some_and(|p| said.contains(&p))));
+        out.findings.extend(
+            more.into_iter()
+                .filter(|f| !f.primary.is_some_and(|p| said.contains(&p))),
+        );
     }
     out.launches.append(&mut got.launches);
     out.findings.append(&mut got.findings);
+}
+
+/// `INP004` for a `*splat` the file does not fix: any engine flag may come from it.
+fn any_words(expr: &str, at: Loc) -> Finding {
+    let expr = eval::shown(expr);
+    Finding::new("INP004", Some(at))
+        .var("flag", format!("what `{expr}` adds to the command line"))
+        .var("vars", expr)
+        .label("any engine flag may come from here")
 }
 
 /// One argv item as a word; what the file does not fix is `$(expr)`, unresolved.
@@ -396,7 +430,10 @@ fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc
     out.launches.sort_by_key(|l| l.command.start);
     out.launches.dedup_by_key(|l| l.command);
     for l in &mut out.launches {
-        let tokens = l.args.iter_mut().chain(l.kwargs.iter_mut().flat_map(|k| k.tokens.iter_mut()));
+        let tokens = l
+            .args
+            .iter_mut()
+            .chain(l.kwargs.iter_mut().flat_map(|k| k.tokens.iter_mut()));
         for a in tokens {
             if let Some((_, expr)) = unknowns.iter().find(|(at, _)| *at == a.loc) {
                 a.unresolved = vec![eval::shown(expr)];
@@ -426,7 +463,8 @@ fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc
 
 /// The node that holds `at`.
 fn node_at<'a>(e: &Eval<'a>, at: Loc) -> Option<Ts<'a>> {
-    e.root.descendant_for_byte_range(at.start, at.end.max(at.start))
+    e.root
+        .descendant_for_byte_range(at.start, at.end.max(at.start))
 }
 
 /// The function or class a launch is written in (`Decoder.__command__`).
@@ -495,13 +533,19 @@ fn modal_gpu(text: &str, at: Loc) -> Option<Gpu> {
 fn modal_gpu_call(e: &Eval, decorator_args: Ts) -> Option<Gpu> {
     let call = named(decorator_args)
         .filter(|a| a.kind() == "keyword_argument")
-        .find(|a| a.child_by_field_name("name").is_some_and(|k| e.text(k) == "gpu"))?
+        .find(|a| {
+            a.child_by_field_name("name")
+                .is_some_and(|k| e.text(k) == "gpu")
+        })?
         .child_by_field_name("value")
         .filter(|v| v.kind() == "call")?;
     let f = call.child_by_field_name("function")?;
     let name = e.text(f).rsplit('.').next()?.to_string();
     let (keywords, _) = e.keywords(call.child_by_field_name("arguments")?, 0);
-    let count = keywords.iter().find(|(k, _, _)| k == "count").map(|(_, _, v)| v);
+    let count = keywords
+        .iter()
+        .find(|(k, _, _)| k == "count")
+        .map(|(_, _, v)| v);
     let count = match count {
         Some(Val::Scalar(n)) => n.scalar_text().and_then(|t| t.parse().ok()),
         Some(_) => None,
