@@ -8,6 +8,7 @@ pub mod k8s;
 pub mod option_map;
 pub mod pbtxt;
 pub mod properties;
+pub mod python;
 mod roles;
 pub mod shell;
 pub mod skypilot;
@@ -109,6 +110,7 @@ fn by_kind(
             let tree = properties::parse(file, &src.text, all).map_err(|e| (e.loc, e.message));
             hand_on(tree_input(file, src, tree), each)
         }
+        Kind::Python => hand_on(python::read(file, src), each),
         Kind::Unknown if looks_like_yaml(file, src) => yaml_input(file, src, jobs, each),
         Kind::Unknown => hand_on(shell::script(file, &src.text), each),
     }
@@ -126,6 +128,7 @@ pub enum Kind {
     Pbtxt,
     /// Java properties (`serving.properties`).
     Properties,
+    Python,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
     Unknown,
 }
@@ -137,6 +140,9 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Pbtxt
     } else if has_extension(name, &[".properties"]) {
         Kind::Properties
+    } else if python::is_python(name) {
+        // Before the Dockerfile test: `from x import y` reads as a `FROM` line.
+        Kind::Python
     } else if shell::is_dockerfile(name, text) {
         Kind::Dockerfile
     } else if is_shell_name(name) || shebang_shell(text) {
@@ -157,6 +163,10 @@ pub fn is_input_file(path: &std::path::Path) -> bool {
     let tree = has_extension(name, &[".pbtxt", ".textproto", ".txtpb", ".properties"]);
     if is_yaml_name(name) || is_shell_name(name) || tree || shell::is_dockerfile(name, "") {
         return true;
+    }
+    if python::is_python(name) {
+        // Read only when it names an engine or a launcher: most Python files in a tree do not.
+        return std::fs::read_to_string(path).is_ok_and(|t| python::mentions_launcher(&t));
     }
     if name.contains('.') {
         return false;

@@ -397,7 +397,7 @@ fn invalid(at: Loc, reason: String) -> Finding {
 /// INP004 for each argv word that is wholly an unknown value where an option may stand: it
 /// becomes whatever words the variable holds (one, for a list item), and any engine flag may be
 /// among them. The value of an option, and vLLM's model, are that value only.
-fn any_flag(l: &Launch) -> Vec<Finding> {
+pub(crate) fn any_flag(l: &Launch) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, a) in l.args.iter().enumerate() {
         let [name] = a.unresolved.as_slice() else {

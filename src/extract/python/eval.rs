@@ -1,0 +1,621 @@
+//! Python expressions → values, following only what the file itself fixes: literals, names
+//! assigned once in the enclosing function or at module level, `dict(...)`, `str(...)`,
+//! `" ".join([...])`, `+` of strings and lists, f-strings and `*list` splats of such lists.
+//! Anything else (an env read, a parameter, an attribute, a value from another module) is
+//! [`Val::Unknown`] at its span, never a guess.
+
+use crate::extract::shell::{Chars, MappedWord};
+use crate::source::{FileId, Loc, SourceFile};
+use crate::yaml::{Node, Value};
+use tree_sitter::Node as Ts;
+
+/// How deep names and nested expressions are followed: past it a value is unknown (no
+/// unbounded recursion on `a = b`, `b = a` or a 10,000-deep nested list).
+const DEPTH: usize = 48;
+
+/// A value as far as the file fixes it.
+#[derive(Debug, Clone)]
+pub enum Val {
+    /// A string, each character mapped to the file bytes it was written at.
+    Str(MappedWord),
+    /// A number, `True`/`False` or `None`.
+    Scalar(Node),
+    List(Vec<Val>, Loc),
+    Dict(Vec<(String, Loc, Val)>, Loc),
+    /// What the file does not fix: the expression as written, and where.
+    Unknown(String, Loc),
+    /// `*expr` of an unknown list inside a list: any number of items.
+    Splat(String, Loc),
+}
+
+impl Val {
+    pub fn loc(&self) -> Loc {
+        match self {
+            Val::Str(w) => w.loc,
+            Val::Scalar(n) => n.loc,
+            Val::List(_, l) | Val::Dict(_, l) | Val::Unknown(_, l) | Val::Splat(_, l) => *l,
+        }
+    }
+}
+
+/// The source and tree a value is read from.
+pub struct Eval<'a> {
+    pub file: FileId,
+    pub src: &'a SourceFile,
+    pub root: Ts<'a>,
+    /// `*splats` of unknown lists left out of joined command lines, for `INP004` on the launch.
+    pub dropped: std::cell::RefCell<Vec<(String, Loc)>>,
+}
+
+impl<'a> Eval<'a> {
+    pub fn text(&self, n: Ts) -> &'a str {
+        self.src.text.get(n.byte_range()).unwrap_or("")
+    }
+
+    pub fn loc(&self, n: Ts) -> Loc {
+        Loc::new(self.file, n.byte_range())
+    }
+
+    fn unknown(&self, n: Ts) -> Val {
+        Val::Unknown(self.text(n).to_string(), self.loc(n))
+    }
+
+    /// The value of expression `n`.
+    pub fn value(&self, n: Ts<'a>) -> Val {
+        self.at(n, 0)
+    }
+
+    fn at(&self, n: Ts<'a>, depth: usize) -> Val {
+        if depth > DEPTH {
+            return self.unknown(n);
+        }
+        let d = depth + 1;
+        let scalar = |v: Value| {
+            Val::Scalar(Node {
+                value: v,
+                loc: self.loc(n),
+            })
+        };
+        match n.kind() {
+            "string" => self.string(n, d),
+            "concatenated_string" => {
+                let parts: Vec<Val> = named(n).map(|c| self.at(c, d)).collect();
+                concat_strings(&parts, self.loc(n)).unwrap_or_else(|| self.unknown(n))
+            }
+            "integer" => self
+                .text(n)
+                .replace('_', "")
+                .parse()
+                .map_or_else(|_| self.unknown(n), |i| scalar(Value::Int(i))),
+            "float" => self
+                .text(n)
+                .replace('_', "")
+                .parse()
+                .map_or_else(|_| self.unknown(n), |f| scalar(Value::Float(f))),
+            "true" => scalar(Value::Bool(true)),
+            "false" => scalar(Value::Bool(false)),
+            "none" => scalar(Value::Null),
+            "unary_operator" => self.negative(n, d),
+            "parenthesized_expression" => match n.named_child(0) {
+                Some(inner) => self.at(inner, d),
+                None => self.unknown(n),
+            },
+            "list" | "tuple" => Val::List(self.items(n, d), self.loc(n)),
+            "dictionary" => self.dictionary(n, d),
+            "identifier" => self.name(n, d),
+            "binary_operator" => self.plus(n, d),
+            "call" => self.call(n, d),
+            _ => self.unknown(n),
+        }
+    }
+
+    fn negative(&self, n: Ts<'a>, d: usize) -> Val {
+        let op = n.child_by_field_name("operator").map(|o| self.text(o));
+        let arg = n.child_by_field_name("argument").map(|a| self.at(a, d));
+        match (op, arg) {
+            (
+                Some("-"),
+                Some(Val::Scalar(Node {
+                    value: Value::Int(i),
+                    ..
+                })),
+            ) => Val::Scalar(Node {
+                value: Value::Int(-i),
+                loc: self.loc(n),
+            }),
+            (
+                Some("-"),
+                Some(Val::Scalar(Node {
+                    value: Value::Float(f),
+                    ..
+                })),
+            ) => Val::Scalar(Node {
+                value: Value::Float(-f),
+                loc: self.loc(n),
+            }),
+            _ => self.unknown(n),
+        }
+    }
+
+    /// Items of a list or tuple; `*xs` of a known list adds its items.
+    fn items(&self, n: Ts<'a>, d: usize) -> Vec<Val> {
+        let mut out = Vec::new();
+        for c in named(n).filter(|c| c.kind() != "comment") {
+            if c.kind() == "list_splat" {
+                match c.named_child(0).map(|x| self.at(x, d)) {
+                    Some(Val::List(items, _)) => out.extend(items),
+                    _ => out.push(Val::Splat(self.text(c).to_string(), self.loc(c))),
+                }
+            } else {
+                out.push(self.at(c, d));
+            }
+        }
+        out
+    }
+
+    fn dictionary(&self, n: Ts<'a>, d: usize) -> Val {
+        let mut out = Vec::new();
+        for pair in named(n) {
+            let (Some(k), Some(v)) = (
+                pair.child_by_field_name("key"),
+                pair.child_by_field_name("value"),
+            ) else {
+                if pair.kind() == "dictionary_splat" {
+                    return self.unknown(n);
+                }
+                continue;
+            };
+            match self.at(k, d) {
+                Val::Str(key) => out.push((key.chars.into_string(), self.loc(k), self.at(v, d))),
+                _ => return self.unknown(n),
+            }
+        }
+        Val::Dict(out, self.loc(n))
+    }
+
+    /// A name bound once in the function that encloses `n` or at module level; a parameter, a
+    /// name bound twice or not at all in this file is unknown.
+    fn name(&self, n: Ts<'a>, d: usize) -> Val {
+        let name = self.text(n);
+        let mut scope = n.parent();
+        while let Some(s) = scope {
+            if s.kind() == "function_definition" {
+                if let Some(v) = self.bound_in(s, name, n, d) {
+                    return v;
+                }
+            }
+            scope = s.parent();
+        }
+        self.bound_in(self.root, name, n, d)
+            .unwrap_or_else(|| self.unknown(n))
+    }
+
+    /// The value `name` is given in `scope` (a function or the module), not looking into nested
+    /// functions or classes; `None` when the scope does not bind it. A list grown after its one
+    /// binding (`x = x + more`, `x += more`, `x.extend(more)`) is that list and then any items.
+    fn bound_in(&self, scope: Ts<'a>, name: &str, at: Ts<'a>, d: usize) -> Option<Val> {
+        if scope.kind() == "function_definition" {
+            let params = scope.child_by_field_name("parameters")?;
+            if binds_param(self, params, name) {
+                return Some(self.unknown(at));
+            }
+        }
+        let (mut values, mut grown) = (Vec::new(), Vec::new());
+        let body = scope.child_by_field_name("body").unwrap_or(scope);
+        let mut stack = vec![body];
+        while let Some(s) = stack.pop() {
+            for c in named(s) {
+                match c.kind() {
+                    "function_definition" | "class_definition" | "decorated_definition" => {}
+                    "assignment" | "augmented_assignment" => {
+                        let left = c.child_by_field_name("left").map(|l| self.text(l));
+                        let right = c.child_by_field_name("right");
+                        let mentions = right.is_some_and(|r| has_word(self.text(r), name));
+                        if left == Some(name) && (mentions || c.kind() != "assignment") {
+                            grown.push(c);
+                        } else if left == Some(name) {
+                            values.push(right);
+                        } else if left.is_some_and(|l| has_word(l, name)) {
+                            values.push(None); // unpacking: not followed
+                        }
+                    }
+                    "for_statement" | "with_statement"
+                        if c.child_by_field_name("left")
+                            .is_some_and(|l| has_word(self.text(l), name)) =>
+                    {
+                        values.push(None)
+                    }
+                    "call" if grows(self.text(c), name) => grown.push(c),
+                    _ if stack.len() < DEPTH => stack.push(c),
+                    _ => {}
+                }
+            }
+        }
+        let value = match values.as_slice() {
+            [] => return None,
+            [Some(v)] => self.at(*v, d),
+            _ => return Some(self.unknown(at)),
+        };
+        match (value, grown.iter().min_by_key(|g| g.start_byte())) {
+            (v, None) => Some(v),
+            (Val::List(mut items, loc), Some(g)) => {
+                items.push(Val::Splat(self.text(*g).to_string(), self.loc(*g)));
+                Some(Val::List(items, loc))
+            }
+            _ => Some(self.unknown(at)),
+        }
+    }
+
+    /// `a + b` of two strings or two lists.
+    fn plus(&self, n: Ts<'a>, d: usize) -> Val {
+        let op = n.child_by_field_name("operator").map(|o| self.text(o));
+        let (Some("+"), Some(l), Some(r)) = (
+            op,
+            n.child_by_field_name("left"),
+            n.child_by_field_name("right"),
+        ) else {
+            return self.unknown(n);
+        };
+        match (self.at(l, d), self.at(r, d)) {
+            (Val::List(mut a, _), Val::List(b, _)) => {
+                a.extend(b);
+                Val::List(a, self.loc(n))
+            }
+            (a @ (Val::Str(_) | Val::Unknown(..)), b @ (Val::Str(_) | Val::Unknown(..))) => {
+                concat_strings(&[a, b], self.loc(n)).unwrap_or_else(|| self.unknown(n))
+            }
+            _ => self.unknown(n),
+        }
+    }
+
+    /// `dict(k=v)`, `str(x)`, `SEP.join(list)`, `shlex.split(s)`; any other call is unknown.
+    fn call(&self, n: Ts<'a>, d: usize) -> Val {
+        let (Some(f), Some(args)) = (
+            n.child_by_field_name("function"),
+            n.child_by_field_name("arguments"),
+        ) else {
+            return self.unknown(n);
+        };
+        let positional: Vec<Ts> = named(args)
+            .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
+            .collect();
+        match (f.kind(), self.text(f)) {
+            ("identifier", "dict") if positional.is_empty() => {
+                let (entries, complete) = self.keywords(args, d);
+                if complete {
+                    Val::Dict(entries, self.loc(n))
+                } else {
+                    self.unknown(n)
+                }
+            }
+            ("identifier", "str" | "list" | "tuple") if positional.len() == 1 => {
+                match self.at(positional[0], d) {
+                    Val::Scalar(s) => Val::Str(MappedWord {
+                        chars: mapped(&s.scalar_text().unwrap_or_default(), s.loc),
+                        loc: s.loc,
+                        unresolved: Vec::new(),
+                    }),
+                    v @ (Val::Str(_) | Val::List(..)) => v,
+                    _ => self.unknown(n),
+                }
+            }
+            ("attribute", text) if text.ends_with(".join") && positional.len() == 1 => {
+                let sep = f.child_by_field_name("object").map(|o| self.at(o, d));
+                match (sep, self.at(positional[0], d)) {
+                    (Some(Val::Str(sep)), Val::List(items, _)) => {
+                        let (kept, dropped) = without_splats(items);
+                        self.dropped.borrow_mut().extend(dropped);
+                        join(&sep, &kept, self.loc(n)).unwrap_or_else(|| self.unknown(n))
+                    }
+                    _ => self.unknown(n),
+                }
+            }
+            ("attribute", "shlex.split") if positional.len() == 1 => {
+                match self.at(positional[0], d) {
+                    Val::Str(w) if w.unresolved.is_empty() => Val::List(
+                        crate::extract::shell::split_words(self.file, &w)
+                            .into_iter()
+                            .map(Val::Str)
+                            .collect(),
+                        self.loc(n),
+                    ),
+                    _ => self.unknown(n),
+                }
+            }
+            _ => self.unknown(n),
+        }
+    }
+
+    /// A call's keyword arguments by name (`**d` of a known dict adds its entries), and whether
+    /// every one is known by name (a `**kw` of an unknown mapping may add any).
+    pub fn keywords(&self, args: Ts<'a>, d: usize) -> (Vec<(String, Loc, Val)>, bool) {
+        let mut out = Vec::new();
+        let mut complete = true;
+        for a in named(args) {
+            match a.kind() {
+                "keyword_argument" => {
+                    let (Some(k), Some(v)) = (
+                        a.child_by_field_name("name"),
+                        a.child_by_field_name("value"),
+                    ) else {
+                        continue;
+                    };
+                    out.push((self.text(k).to_string(), self.loc(k), self.at(v, d)));
+                }
+                "dictionary_splat" => match a.named_child(0).map(|x| self.at(x, d)) {
+                    Some(Val::Dict(entries, _)) => out.extend(entries),
+                    _ => complete = false,
+                },
+                _ => {}
+            }
+        }
+        (out, complete)
+    }
+
+    /// A string literal: plain, raw, or an f-string whose fields are known.
+    fn string(&self, n: Ts<'a>, d: usize) -> Val {
+        let raw = self.text(n);
+        let prefix: String = raw
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if prefix.contains('b') {
+            return self.unknown(n);
+        }
+        let mut parts = Vec::new();
+        for c in named(n) {
+            match c.kind() {
+                "string_content" if !prefix.contains('r') && self.text(c).contains('\\') => {
+                    let text = unescape(self.text(c));
+                    parts.push(Val::Str(MappedWord {
+                        chars: mapped(&text, self.loc(c)),
+                        loc: self.loc(c),
+                        unresolved: Vec::new(),
+                    }))
+                }
+                "string_content" => parts.push(Val::Str(MappedWord {
+                    chars: Chars::verbatim(self.text(c), c.start_byte()),
+                    loc: self.loc(c),
+                    unresolved: Vec::new(),
+                })),
+                "escape_sequence" => {
+                    let text = unescape(self.text(c));
+                    parts.push(Val::Str(MappedWord {
+                        chars: mapped(&text, self.loc(c)),
+                        loc: self.loc(c),
+                        unresolved: Vec::new(),
+                    }))
+                }
+                "interpolation" => {
+                    let plain = c.named_child_count() == 1;
+                    match c.named_child(0).map(|e| self.at(e, d)) {
+                        Some(v @ (Val::Str(_) | Val::Scalar(_))) if plain => parts.push(v),
+                        _ => parts.push(self.unknown(c)),
+                    }
+                }
+                _ => {}
+            }
+        }
+        if parts.is_empty() {
+            return Val::Str(MappedWord {
+                chars: Chars::default(),
+                loc: self.loc(n),
+                unresolved: Vec::new(),
+            });
+        }
+        match concat_strings(&parts, self.loc(n)) {
+            Some(Val::Str(w)) => Val::Str(MappedWord {
+                loc: self.loc(n),
+                ..w
+            }),
+            _ => self.unknown(n),
+        }
+    }
+}
+
+/// Whether `text` holds `name` as a whole word.
+fn has_word(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(i, _)| {
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        let before = text[..i].chars().next_back().is_none_or(|c| !ident(c));
+        let after = text[i + name.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !ident(c));
+        before && after
+    })
+}
+
+/// `name.extend(...)`, `name.append(...)`, `name.insert(...)`.
+fn grows(call: &str, name: &str) -> bool {
+    [".extend(", ".append(", ".insert(", ".__iadd__("]
+        .iter()
+        .any(|m| call.starts_with(&format!("{name}{m}")))
+}
+
+/// An interpreter the file does not fix (`VLLM_PYTHON_BINARY -m vllm.entrypoints...`) runs
+/// the module all the same: it is read as `python`, at its place.
+pub fn interpreter_head(items: &mut [Val]) {
+    let module_flag = matches!(items.get(1), Some(Val::Str(w)) if w.chars.as_str() == "-m");
+    let unknown_head = match items.first() {
+        Some(Val::Unknown(..)) => true,
+        Some(Val::Str(w)) => !w.unresolved.is_empty(),
+        _ => false,
+    };
+    if module_flag && unknown_head {
+        let loc = items[0].loc();
+        items[0] = Val::Str(MappedWord {
+            chars: mapped("python", loc),
+            loc,
+            unresolved: Vec::new(),
+        });
+    }
+}
+
+/// An expression as a finding shows it: one line, at most 60 characters.
+pub fn shown(expr: &str) -> String {
+    let one: String = expr.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &one[..i]),
+        None => one,
+    }
+}
+
+fn binds_param(e: &Eval, params: Ts, name: &str) -> bool {
+    named(params).any(|p| {
+        let id = if p.kind() == "identifier" {
+            Some(p)
+        } else {
+            p.child_by_field_name("name").or_else(|| p.named_child(0))
+        };
+        id.is_some_and(|i| e.text(i) == name)
+    })
+}
+
+/// Named children of `n`, in order.
+pub fn named(n: Ts) -> impl Iterator<Item = Ts> {
+    (0..n.named_child_count()).filter_map(move |i| n.named_child(i as u32))
+}
+
+/// Every character of `text` mapped to all of `at` (text that is not written verbatim).
+fn mapped(text: &str, at: Loc) -> Chars {
+    text.chars().map(|c| (c, at.start, at.end)).collect()
+}
+
+/// A name a shell reads as one variable for what the file does not fix (`self.model` →
+/// `self_model`).
+pub fn shell_name(expr: &str) -> String {
+    let mut out = String::new();
+    for c in expr.chars() {
+        let c = if c.is_ascii_alphanumeric() { c } else { '_' };
+        if !(c == '_' && (out.is_empty() || out.ends_with('_'))) {
+            out.push(c);
+        }
+    }
+    let out: String = out.trim_end_matches('_').chars().take(40).collect();
+    match out.chars().next() {
+        Some(c) if c.is_ascii_alphabetic() => out.to_string(),
+        _ => format!("py_{out}"),
+    }
+}
+
+/// Strings joined end to end; an unknown part becomes `${NAME}` (unresolved) in the result.
+fn concat_strings(parts: &[Val], loc: Loc) -> Option<Val> {
+    let mut chars = Chars::default();
+    let mut unresolved = Vec::new();
+    for p in parts {
+        match p {
+            Val::Str(w) => {
+                for (i, name) in &w.unresolved {
+                    unresolved.push((chars.len() + i, name.clone()));
+                }
+                w.chars.iter().for_each(|c| chars.push(c));
+            }
+            Val::Scalar(s) => {
+                let text = s.scalar_text()?;
+                text.chars()
+                    .for_each(|c| chars.push((c, s.loc.start, s.loc.end)));
+            }
+            Val::Unknown(expr, at) => {
+                let name = shell_name(expr);
+                unresolved.push((chars.len(), name.clone()));
+                format!("${{{name}}}")
+                    .chars()
+                    .for_each(|c| chars.push((c, at.start, at.end)));
+            }
+            _ => return None,
+        }
+    }
+    Some(Val::Str(MappedWord {
+        chars,
+        loc,
+        unresolved,
+    }))
+}
+
+/// The items that are not `*splats` of unknown lists, and those splats (any number of words,
+/// flags among them: they are `INP004` on the launch, not words an engine parser would take
+/// for positionals).
+pub fn without_splats(items: Vec<Val>) -> (Vec<Val>, Vec<(String, Loc)>) {
+    let (splats, kept): (Vec<Val>, Vec<Val>) =
+        items.into_iter().partition(|v| matches!(v, Val::Splat(..)));
+    let splats = splats
+        .into_iter()
+        .filter_map(|v| match v {
+            Val::Splat(expr, at) => Some((expr, at)),
+            _ => None,
+        })
+        .collect();
+    (kept, splats)
+}
+
+/// `SEP.join(items)`.
+fn join(sep: &MappedWord, items: &[Val], loc: Loc) -> Option<Val> {
+    let mut items = items.to_vec();
+    interpreter_head(&mut items);
+    let mut parts = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            parts.push(Val::Str(sep.clone()));
+        }
+        parts.push(item.clone());
+    }
+    concat_strings(&parts, loc)
+}
+
+/// Python's common escapes (`\n`, `\t`, `\\`, quotes); others stay as written.
+fn unescape(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(q @ ('\\' | '\'' | '"')) => out.push(q),
+            Some('\n') => {}
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// A value as a YAML node for a platform's paths, and the unknowns in it, each written as
+/// `$(expr)` (the form `Arg::unresolved` patching looks for).
+pub fn to_node(v: &Val, unknowns: &mut Vec<(Loc, String)>) -> Node {
+    let loc = v.loc();
+    let value = match v {
+        Val::Str(w) if w.unresolved.is_empty() => Value::Str(w.chars.as_str().to_string()),
+        Val::Str(w) => {
+            unknowns.push((loc, shell_name(w.chars.as_str())));
+            Value::Str(w.chars.as_str().to_string())
+        }
+        Val::Scalar(n) => return n.clone(),
+        Val::List(items, _) => Value::Seq(items.iter().map(|i| to_node(i, unknowns)).collect()),
+        Val::Dict(entries, _) => Value::Map(
+            entries
+                .iter()
+                .map(|(k, at, v)| {
+                    let key = Node {
+                        value: Value::Str(k.clone()),
+                        loc: *at,
+                    };
+                    (key, to_node(v, unknowns))
+                })
+                .collect(),
+        ),
+        Val::Unknown(expr, _) | Val::Splat(expr, _) => {
+            unknowns.push((loc, expr.clone()));
+            Value::Str(format!("$({expr})"))
+        }
+    };
+    Node { value, loc }
+}

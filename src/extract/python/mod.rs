@@ -1,0 +1,569 @@
+//! Python launchers → engine launches: argv lists handed to `subprocess` or `os.system` (or
+//! returned, as BentoML's `__command__` does), and the engines' constructors (`vllm.LLM(...)`,
+//! `EngineArgs`, `sglang.Engine`, `ServerArgs`, Ray Serve `LLMConfig`) read as the Python
+//! platforms in `platforms/*.toml` say.
+//!
+//! Parser: tree-sitter with tree-sitter-python (weighed December 2026). It is the
+//! tree-sitter project's own grammar, released with the runtime (0.25, 2025), gives every node
+//! its byte span, recovers from errors (a syntax error is an ERROR node with a place, never a
+//! panic) and parses iteratively. rustpython-parser's last release is 0.4.0 (2024) and its
+//! repository was archived when RustPython moved to ruff's parser; ruff's parser
+//! (`ruff_python_parser`) is not published on crates.io. tree-sitter builds its C runtime with
+//! the `cc` crate, which ring already needs here.
+//!
+//! Only what the file fixes is read (`eval`): a name assigned once in the enclosing function or
+//! at module level is followed; an env read, a parameter, an attribute or another module's value
+//! is unknown, `INP004` where the pool needs it (the engine step sees it as unresolved).
+
+mod eval;
+
+use super::{by_platform, Extracted};
+use crate::finding::Finding;
+use crate::launch::{Launch, ObjectRef};
+use crate::platform::{registry, Platform};
+use crate::source::{FileId, Loc, SourceFile};
+use crate::yaml::{Node, Value};
+use eval::{named, to_node, Eval, Val};
+use std::collections::HashMap;
+use tree_sitter::{Node as Ts, Parser, Tree};
+
+/// The largest Python file read: launcher modules are kilobytes, and the tree holds tens of
+/// bytes per input byte.
+const PYTHON_MAX: usize = 4 << 20;
+
+/// What `object.kind` says for a launch read from an argv (the constructors' launches carry
+/// their platform's title).
+const ARGV_KIND: &str = "Python launcher";
+
+/// Calls that run their first argument as a command: a list is an argv, a string a shell line.
+const RUNS: &[&str] = &[
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "os.system",
+];
+
+/// Whether a file is Python by its name (any case).
+pub fn is_python(name: &str) -> bool {
+    name.to_ascii_lowercase().ends_with(".py")
+}
+
+/// Whether Python text names an engine or a launcher kvlint reads: only such files are parsed.
+pub fn mentions_launcher(text: &str) -> bool {
+    ["vllm", "sglang", "LLMConfig", "tensorrt_llm", "trtllm"]
+        .iter()
+        .any(|w| memchr::memmem::find(text.as_bytes(), w.as_bytes()).is_some())
+}
+
+/// The launches in a Python file, and what could not be read in it.
+pub fn read(file: FileId, src: &SourceFile) -> Extracted {
+    let mut out = Extracted::default();
+    if !mentions_launcher(&src.text) {
+        return out;
+    }
+    if src.text.len() > PYTHON_MAX {
+        let reason = format!(
+            "a Python file of {} MiB is larger than the {} MiB kvlint reads",
+            src.text.len() >> 20,
+            PYTHON_MAX >> 20
+        );
+        out.findings.push(invalid(Loc::new(file, 0..0), reason));
+        return out;
+    }
+    let Some(tree) = parse(&src.text) else {
+        let reason = "the Python parser gave up on this file".to_string();
+        out.findings.push(invalid(Loc::new(file, 0..0), reason));
+        return out;
+    };
+    let root = tree.root_node();
+    if let Some(bad) = first_error(root) {
+        let (line, _) = src.line_col(bad.start_byte());
+        let reason = format!("invalid Python syntax at line {line}");
+        out.findings
+            .push(invalid(Loc::new(file, bad.byte_range()), reason));
+        return out;
+    }
+    let e = Eval {
+        file,
+        src,
+        root,
+        dropped: Default::default(),
+    };
+    let imports = imports(&e, root);
+    let mut doc = Vec::<(String, Vec<Node>)>::new();
+    let mut unknowns = Vec::new();
+    let mut open_kwargs = Vec::new();
+    for n in nodes(root) {
+        match n.kind() {
+            "call" => {
+                let Some(f) = n.child_by_field_name("function") else {
+                    continue;
+                };
+                let name = qualified(&imports, e.text(f));
+                if RUNS.contains(&name.as_str()) {
+                    argv_launch(&e, n, &name, &mut out);
+                } else if let Some(key) = key(&name) {
+                    let (node, complete) = call_node(&e, n, &mut unknowns);
+                    if !complete {
+                        open_kwargs.push(e.loc(n));
+                    }
+                    match doc.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, calls)) => calls.push(node),
+                        None => doc.push((key, vec![node])),
+                    }
+                }
+            }
+            "return_statement" => {
+                if let Some(Val::List(items, _)) = n.named_child(0).map(|v| e.value(v)) {
+                    exec(&e, &items, &mut out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let doc = document(&e, doc);
+    for p in python_platforms(src, &doc) {
+        let mut read = by_platform::read(p, file, src, &doc, None);
+        out.findings.append(&mut read.findings);
+        out.launches.append(&mut read.launches);
+    }
+    finish(&e, &mut out, &unknowns, &open_kwargs);
+    out
+}
+
+fn parse(text: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .ok()?;
+    parser.parse(text, None)
+}
+
+fn invalid(at: Loc, reason: String) -> Finding {
+    Finding::new("INP001", Some(at)).var("reason", reason)
+}
+
+/// Every node of the tree, parents before children, without recursion.
+fn nodes(root: Ts) -> impl Iterator<Item = Ts> {
+    let mut stack = vec![root];
+    std::iter::from_fn(move || {
+        let n = stack.pop()?;
+        let children: Vec<Ts> = named(n).collect();
+        stack.extend(children.into_iter().rev());
+        Some(n)
+    })
+}
+
+/// The first ERROR or MISSING node, where the syntax breaks.
+fn first_error(root: Ts) -> Option<Ts> {
+    if !root.has_error() {
+        return None;
+    }
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.is_error() || n.is_missing() {
+            return Some(n);
+        }
+        let mut c = n.walk();
+        let kids: Vec<Ts> = n.children(&mut c).filter(|k| k.has_error()).collect();
+        stack.extend(kids.into_iter().rev());
+    }
+    Some(root)
+}
+
+/// Local names of imported modules and objects → their dotted path (`sgl` → `sglang`,
+/// `LLM` → `vllm.LLM`), from imports anywhere in the file.
+fn imports(e: &Eval, root: Ts) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for n in nodes(root) {
+        let from = match n.kind() {
+            "import_statement" => None,
+            "import_from_statement" => n.child_by_field_name("module_name").map(|m| e.text(m)),
+            _ => continue,
+        };
+        let mut c = n.walk();
+        for name in n.children_by_field_name("name", &mut c) {
+            let (path, alias) = match name.kind() {
+                "aliased_import" => (
+                    name.child_by_field_name("name").map(|x| e.text(x)),
+                    name.child_by_field_name("alias").map(|x| e.text(x)),
+                ),
+                _ => (Some(e.text(name)), None),
+            };
+            let Some(path) = path else { continue };
+            let full = from.map_or(path.to_string(), |m| format!("{m}.{path}"));
+            let local = alias.unwrap_or_else(|| path.split('.').next().unwrap_or(path));
+            let full = if alias.is_none() && from.is_none() {
+                local.to_string() // `import a.b` binds `a`
+            } else {
+                full
+            };
+            out.insert(local.to_string(), full);
+        }
+    }
+    out
+}
+
+/// A callee's dotted name with its first part as imported (`sgl.Engine` → `sglang.Engine`).
+fn qualified(imports: &HashMap<String, String>, callee: &str) -> String {
+    let (head, rest) = callee.split_once('.').unwrap_or((callee, ""));
+    let head = imports.get(head).map_or(head, String::as_str);
+    if rest.is_empty() {
+        head.to_string()
+    } else {
+        format!("{head}.{rest}")
+    }
+}
+
+/// The document key of a call a platform may name: top package and the callee's last name
+/// (`vllm:LLM`, `ray:LLMConfig`); a name imported from nowhere has none.
+fn key(qualified: &str) -> Option<String> {
+    let (top, _) = qualified.split_once('.')?;
+    let last = qualified.rsplit('.').next()?;
+    Some(format!("{top}:{last}"))
+}
+
+/// A call as `{args: [...], kwargs: {...}}`, and whether every keyword is known by name.
+fn call_node(e: &Eval, call: Ts, unknowns: &mut Vec<(Loc, String)>) -> (Node, bool) {
+    let loc = e.loc(call);
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return (
+            Node {
+                value: Value::Null,
+                loc,
+            },
+            true,
+        );
+    };
+    let positional: Vec<Node> = named(args)
+        .filter(|a| {
+            !matches!(
+                a.kind(),
+                "keyword_argument" | "dictionary_splat" | "comment"
+            )
+        })
+        .map(|a| to_node(&e.value(a), unknowns))
+        .collect();
+    let (keywords, complete) = e.keywords(args, 0);
+    let kwargs = to_node(&Val::Dict(keywords, e.loc(args)), unknowns);
+    let str_key = |k: &str| Node {
+        value: Value::Str(k.into()),
+        loc,
+    };
+    let map = vec![
+        (
+            str_key("args"),
+            Node {
+                value: Value::Seq(positional),
+                loc: e.loc(args),
+            },
+        ),
+        (str_key("kwargs"), kwargs),
+    ];
+    (
+        Node {
+            value: Value::Map(map),
+            loc,
+        },
+        complete,
+    )
+}
+
+/// The file's calls by key, each key's calls in a list.
+fn document(e: &Eval, calls: Vec<(String, Vec<Node>)>) -> Node {
+    let loc = e.loc(e.root);
+    let entries = calls
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                Node {
+                    value: Value::Str(k),
+                    loc,
+                },
+                Node {
+                    value: Value::Seq(v),
+                    loc,
+                },
+            )
+        })
+        .collect();
+    Node {
+        value: Value::Map(entries),
+        loc,
+    }
+}
+
+/// Platforms that read Python files and recognize this one.
+fn python_platforms<'r>(src: &'r SourceFile, doc: &'r Node) -> Vec<&'r Platform> {
+    registry()
+        .plain()
+        .filter(|p| p.recognize.files.iter().any(|g| g.ends_with(".py")))
+        .filter(|p| by_platform::recognizes(p, src, doc))
+        .collect()
+}
+
+/// `subprocess.run([...])`, `Popen("...", shell=True)`, `os.system("...")`.
+fn argv_launch(e: &Eval, call: Ts, name: &str, out: &mut Extracted) {
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return;
+    };
+    let first = named(args).find(|a| !matches!(a.kind(), "keyword_argument" | "comment"));
+    let first = first.or_else(|| {
+        named(args)
+            .filter(|a| a.kind() == "keyword_argument")
+            .find(|a| {
+                a.child_by_field_name("name")
+                    .is_some_and(|k| e.text(k) == "args")
+            })
+            .and_then(|a| a.child_by_field_name("value"))
+    });
+    let Some(first) = first else { return };
+    e.dropped.borrow_mut().clear();
+    match e.value(first) {
+        Val::List(items, _) => exec(e, &items, out),
+        Val::Str(line) if name == "os.system" || shell_true(e, args) => {
+            let word = |t: &str| crate::extract::shell::MappedWord {
+                chars: t
+                    .chars()
+                    .map(|c| (c, line.loc.start, line.loc.start))
+                    .collect(),
+                loc: Loc::new(e.file, line.loc.start..line.loc.start),
+                unresolved: Vec::new(),
+            };
+            let argv = vec![word("sh"), word("-c"), line];
+            let pod = crate::extract::shell::PodEnv {
+                unknown: Vec::new(),
+                any_name: true,
+            };
+            let mut got = crate::extract::shell::container_launches(e.file, argv, &[], &pod);
+            if !got.launches.is_empty() {
+                let dropped = std::mem::take(&mut *e.dropped.borrow_mut());
+                out.findings
+                    .extend(dropped.iter().map(|(x, at)| any_words(x, *at)));
+            }
+            out.launches.append(&mut got.launches);
+            out.findings.append(&mut got.findings);
+        }
+        _ => {}
+    }
+}
+
+fn shell_true(e: &Eval, args: Ts) -> bool {
+    named(args)
+        .filter(|a| a.kind() == "keyword_argument")
+        .any(|a| {
+            a.child_by_field_name("name")
+                .is_some_and(|k| e.text(k) == "shell")
+                && a.child_by_field_name("value")
+                    .is_some_and(|v| e.text(v) == "True")
+        })
+}
+
+/// An argv list run without a shell: its launches, if its words form an engine command.
+fn exec(e: &Eval, items: &[Val], out: &mut Extracted) {
+    let (mut items, splats) = eval::without_splats(items.to_vec());
+    eval::interpreter_head(&mut items);
+    let words = items.iter().map(|v| word(e, v)).collect::<Vec<_>>();
+    let mut got = crate::extract::shell::exec_launches(e.file, words, &[]);
+    for l in &got.launches {
+        // A `*splat` of a list the file does not fix may add any words; a single unknown item
+        // may be a flag where no flag expects a value.
+        let after = splats.iter().filter(|(_, at)| at.start >= l.command.start);
+        out.findings.extend(after.map(|(x, at)| any_words(x, *at)));
+        let said: Vec<Loc> = out.findings.iter().filter_map(|f| f.primary).collect();
+        let more = crate::extract::compose::any_flag(l);
+        out.findings.extend(
+            more.into_iter()
+                .filter(|f| !f.primary.is_some_and(|p| said.contains(&p))),
+        );
+    }
+    out.launches.append(&mut got.launches);
+    out.findings.append(&mut got.findings);
+}
+
+/// `INP004` for a `*splat` the file does not fix: any engine flag may come from it.
+fn any_words(expr: &str, at: Loc) -> Finding {
+    let expr = eval::shown(expr);
+    Finding::new("INP004", Some(at))
+        .var("flag", format!("what `{expr}` adds to the command line"))
+        .var("vars", expr)
+        .label("any engine flag may come from here")
+}
+
+/// One argv item as a word; what the file does not fix is `$(expr)`, unresolved.
+fn word(e: &Eval, v: &Val) -> crate::extract::shell::MappedWord {
+    let loc = v.loc();
+    let unknown = |expr: &str| {
+        let name = eval::shown(expr);
+        crate::extract::shell::MappedWord {
+            chars: format!("$({name})")
+                .chars()
+                .map(|c| (c, loc.start, loc.end))
+                .collect(),
+            loc,
+            unresolved: vec![(0, name)],
+        }
+    };
+    match v {
+        Val::Str(w) if w.unresolved.is_empty() => w.clone(),
+        Val::Str(w) => unknown(w.chars.as_str()),
+        Val::Scalar(n) => crate::extract::shell::MappedWord {
+            chars: n
+                .scalar_text()
+                .unwrap_or_default()
+                .chars()
+                .map(|c| (c, loc.start, loc.end))
+                .collect(),
+            loc,
+            unresolved: Vec::new(),
+        },
+        Val::Unknown(expr, _) | Val::Splat(expr, _) => unknown(expr),
+        Val::List(..) | Val::Dict(..) => unknown(e.src.text.get(loc.range()).unwrap_or("")),
+    }
+}
+
+/// Unknown values marked unresolved, `**kwargs` of unknown mappings, GPUs from decorators,
+/// each launch once.
+fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc]) {
+    out.launches.sort_by_key(|l| l.command.start);
+    out.launches.dedup_by_key(|l| l.command);
+    for l in &mut out.launches {
+        let tokens = l
+            .args
+            .iter_mut()
+            .chain(l.kwargs.iter_mut().flat_map(|k| k.tokens.iter_mut()));
+        for a in tokens {
+            if let Some((_, expr)) = unknowns.iter().find(|(at, _)| *at == a.loc) {
+                a.unresolved = vec![eval::shown(expr)];
+            }
+        }
+        if open.contains(&l.command) {
+            out.findings.push(
+                Finding::new("INP004", Some(l.command))
+                    .var("flag", "what `**kwargs` adds to the engine's arguments")
+                    .var("vars", "**kwargs")
+                    .label("any engine option may come from here"),
+            );
+        }
+        if l.object.is_none() {
+            l.object = Some(ObjectRef {
+                kind: ARGV_KIND.into(),
+                namespace: None,
+                name: enclosing_name(e, l.command).unwrap_or_default(),
+                container: None,
+            });
+        }
+        if l.placement.gpu.is_none() {
+            gpu_from_decorators(e, l);
+        }
+    }
+}
+
+/// The node that holds `at`.
+fn node_at<'a>(e: &Eval<'a>, at: Loc) -> Option<Ts<'a>> {
+    e.root
+        .descendant_for_byte_range(at.start, at.end.max(at.start))
+}
+
+/// The function or class a launch is written in (`Decoder.__command__`).
+fn enclosing_name(e: &Eval, at: Loc) -> Option<String> {
+    let mut names = Vec::new();
+    let mut n = node_at(e, at);
+    while let Some(s) = n {
+        if matches!(s.kind(), "function_definition" | "class_definition") {
+            names.extend(s.child_by_field_name("name").map(|x| e.text(x).to_string()));
+        }
+        n = s.parent();
+    }
+    names.reverse();
+    (!names.is_empty()).then(|| names.join("."))
+}
+
+/// The GPU a decorator of the enclosing function or class asks for: Modal's `gpu="H100:8"`
+/// (`@app.function`, `@app.cls`; modal.com/docs/guide/gpu) or `gpu=modal.gpu.H100(count=8)`, and
+/// BentoML's `resources={"gpu": 8, "gpu_type": "nvidia-h100-80gb"}` (`@bentoml.service`;
+/// docs.bentoml.com/en/latest/reference/bentoml/configurations.html#resources).
+fn gpu_from_decorators(e: &Eval, l: &mut Launch) {
+    let mut n = node_at(e, l.command);
+    while let Some(s) = n {
+        n = s.parent();
+        if s.kind() != "decorated_definition" {
+            continue;
+        }
+        for d in named(s).filter(|d| d.kind() == "decorator") {
+            let Some(args) = d
+                .named_child(0)
+                .filter(|c| c.kind() == "call")
+                .and_then(|c| c.child_by_field_name("arguments"))
+            else {
+                continue;
+            };
+            let (keywords, _) = e.keywords(args, 0);
+            for (k, _, v) in keywords {
+                let found = match (k.as_str(), &v) {
+                    ("gpu", Val::Str(w)) => modal_gpu(w.chars.as_str(), w.loc),
+                    ("gpu", _) => modal_gpu_call(e, args),
+                    ("resources", Val::Dict(entries, _)) => bento_gpu(entries),
+                    _ => None,
+                };
+                if let Some((gpu, count)) = found {
+                    l.placement.gpu = gpu;
+                    l.placement.gpus_per_pod = count.or(l.placement.gpus_per_pod);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+type Gpu = (Option<(String, Loc)>, Option<u32>);
+
+/// `"H100"`, `"H100:8"`, `"A100-80GB:2"`.
+fn modal_gpu(text: &str, at: Loc) -> Option<Gpu> {
+    let (name, count) = match text.rsplit_once(':') {
+        Some((n, c)) => (n, Some(c.parse().ok()?)),
+        None => (text, Some(1)),
+    };
+    (!name.is_empty()).then(|| (Some((name.to_string(), at)), count))
+}
+
+/// `gpu=modal.gpu.H100(count=8)`: the class name is the GPU.
+fn modal_gpu_call(e: &Eval, decorator_args: Ts) -> Option<Gpu> {
+    let call = named(decorator_args)
+        .filter(|a| a.kind() == "keyword_argument")
+        .find(|a| {
+            a.child_by_field_name("name")
+                .is_some_and(|k| e.text(k) == "gpu")
+        })?
+        .child_by_field_name("value")
+        .filter(|v| v.kind() == "call")?;
+    let f = call.child_by_field_name("function")?;
+    let name = e.text(f).rsplit('.').next()?.to_string();
+    let (keywords, _) = e.keywords(call.child_by_field_name("arguments")?, 0);
+    let count = keywords
+        .iter()
+        .find(|(k, _, _)| k == "count")
+        .map(|(_, _, v)| v);
+    let count = match count {
+        Some(Val::Scalar(n)) => n.scalar_text().and_then(|t| t.parse().ok()),
+        Some(_) => None,
+        None => Some(1),
+    };
+    Some((Some((name, e.loc(f))), count))
+}
+
+/// `{"gpu": 8, "gpu_type": "nvidia-h100-80gb"}`.
+fn bento_gpu(entries: &[(String, Loc, Val)]) -> Option<Gpu> {
+    let get = |k: &str| entries.iter().find(|(n, _, _)| n == k).map(|(_, _, v)| v);
+    let gpu = match get("gpu_type") {
+        Some(Val::Str(w)) => Some((w.chars.as_str().to_string(), w.loc)),
+        _ => None,
+    };
+    let count = match get("gpu") {
+        Some(Val::Scalar(n)) => n.scalar_text().and_then(|t| t.parse().ok()),
+        _ => None,
+    };
+    (gpu.is_some() || count.is_some()).then_some((gpu, count))
+}

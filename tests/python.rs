@@ -1,0 +1,255 @@
+//! Python launchers (`src/extract/python`): argv lists run through `subprocess`/`os.system`,
+//! Modal and BentoML decorator GPUs, unknown values as INP004 at their span, syntax errors as
+//! INP001 naming the line, bounded reads; and the real Python files of other projects in
+//! `../shared/platforms`. The engines' constructors (`vllm.LLM`, `sglang.Engine`, Ray
+//! `LLMConfig`) are platform files, checked by `tests/platforms.rs` on their fixtures.
+
+mod common;
+
+use common::{kvlint, root};
+use serde_json::Value;
+use std::path::Path;
+
+fn check(path: &Path, extra: &[&str]) -> Value {
+    let file = path.to_string_lossy().into_owned();
+    let mut args = vec!["check", "--format", "json"];
+    args.extend_from_slice(extra);
+    args.push(&file);
+    let run = kvlint(&args);
+    assert!(
+        run.code == 0 || run.code == 1,
+        "{file}: exit {}\n{}",
+        run.code,
+        run.stderr
+    );
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{file}: {e}\n{}", run.stdout))
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    root().join("fixtures/python").join(name)
+}
+
+/// Each launch as a careful reader lists it: `engine= role= tp= context= model= gpu=`.
+fn launches(doc: &Value) -> Vec<String> {
+    let text = |v: &Value| match v {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            format!(
+                "engine={} role={} tp={} context={} model={} gpu={}",
+                text(&l["engine"]),
+                text(&l["role"]),
+                text(&l["tp"]),
+                text(&l["context_length"]),
+                text(&l["model"]),
+                text(&l["gpu"])
+            )
+        })
+        .collect()
+}
+
+/// `(rule, line, column)` of every finding.
+fn findings(doc: &Value) -> Vec<(String, u64, u64)> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+                f["column"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+const VLLM: &[&str] = &["--engine-version", "vllm=0.33.0"];
+const SGLANG: &[&str] = &["--engine-version", "sglang=0.5.23"];
+
+#[test]
+fn modal_function_gpu_string_names_the_gpu_and_its_count() {
+    let doc = check(&fixture("modal-function-gpu.py"), VLLM);
+    assert_eq!(
+        launches(&doc),
+        ["engine=vllm role=unified tp=8 context=32768 model=Qwen/Qwen3-8B gpu=H100-80GB"]
+    );
+    assert_eq!(doc["launches"][0]["object"]["name"], "serve");
+}
+
+#[test]
+fn modal_class_gpu_object_and_a_joined_shell_line_with_a_constant_splat() {
+    let doc = check(&fixture("modal-cls-gpu-object.py"), SGLANG);
+    assert_eq!(
+        launches(&doc),
+        ["engine=sglang role=unified tp=2 context=16384 model=Qwen/Qwen3-8B gpu=A100-40GB"]
+    );
+}
+
+#[test]
+fn bentoml_resources_and_command_argv() {
+    let doc = check(&fixture("bentoml-service.py"), VLLM);
+    assert_eq!(
+        launches(&doc),
+        ["engine=vllm role=unified tp=2 context=8192 model=Qwen/Qwen3-8B gpu=H100-80GB"]
+    );
+    assert_eq!(doc["launches"][0]["object"]["name"], "LLM.__command__");
+}
+
+#[test]
+fn os_system_and_shlex_split_of_constants() {
+    let doc = check(&fixture("os-system-shlex.py"), &[]);
+    assert_eq!(
+        launches(&doc),
+        [
+            "engine=sglang role=unified tp=4 context=8192 model=Qwen/Qwen3-8B gpu=-",
+            "engine=vllm role=unified tp=1 context=4096 model=Qwen/Qwen3-8B gpu=-",
+        ]
+    );
+}
+
+/// A parameter and a splat of a name the file never binds are INP004 where they are written.
+#[test]
+fn parameters_and_unknown_splats_are_inp004_at_their_spans() {
+    let doc = check(&fixture("parameter-unknown.py"), &["--gpu", "H100-80GB"]);
+    let inp004: Vec<_> = findings(&doc)
+        .into_iter()
+        .filter(|(r, _, _)| r == "INP004")
+        .collect();
+    assert_eq!(
+        inp004,
+        [("INP004".into(), 6, 74), ("INP004".into(), 6, 83)],
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn a_syntax_error_is_inp001_naming_the_line() {
+    let doc = check(&fixture("syntax-error.py"), &[]);
+    assert_eq!(findings(&doc), [("INP001".into(), 5, 12)], "{doc:#}");
+    let message = doc["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("invalid Python syntax at line 5"),
+        "{message}"
+    );
+    assert!(doc["launches"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_file_that_names_no_engine_is_not_read() {
+    let doc = check(&fixture("no-launcher.py"), &[]);
+    assert!(doc["launches"].as_array().unwrap().is_empty());
+    assert!(findings(&doc).is_empty(), "{doc:#}");
+}
+
+/// Deep nesting is followed only so far (no stack overflow), and a file over the size cap is
+/// INP001, not read.
+#[test]
+fn deep_nesting_and_oversized_files_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir.path().join("deep.py");
+    let depth = 20_000;
+    let text = format!(
+        "import subprocess\nX = {}{}\nsubprocess.run([\"vllm\", \"serve\", \"m\", *X])\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    std::fs::write(&deep, text).unwrap();
+    let doc = check(&deep, VLLM);
+    assert_eq!(doc["launches"].as_array().unwrap().len(), 1, "{doc:#}");
+
+    let big = dir.path().join("big.py");
+    let text = format!("# vllm\n{}", "x = 1\n".repeat(1 << 20));
+    std::fs::write(&big, text).unwrap();
+    let doc = check(&big, &[]);
+    assert_eq!(findings(&doc), [("INP001".into(), 1, 1)], "{doc:#}");
+}
+
+/// A directory walk takes the Python files that name an engine, and only those.
+#[test]
+fn a_directory_walk_reads_python_files_that_name_an_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("os-system-shlex.py"), dir.path().join("launch.py")).unwrap();
+    std::fs::copy(fixture("no-launcher.py"), dir.path().join("util.py")).unwrap();
+    let doc = check(dir.path(), &[]);
+    assert_eq!(doc["files_checked"], 1, "{doc:#}");
+    assert_eq!(doc["launches"].as_array().unwrap().len(), 2);
+}
+
+/// The Python files of other projects in ../shared/platforms, as a careful reader lists their
+/// launches; what the file does not fix (an env read, `self.model`, a splat of another module's
+/// list) is INP004, never a value.
+#[test]
+#[ignore = "reads ../shared"]
+fn real_python_files_of_other_projects() {
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            "ray-serve-llm-app-deepseek-r1.py",
+            &["engine=vllm role=unified tp=8 context=16384 model=deepseek-ai/DeepSeek-R1 gpu=H100-80GB"],
+            &[],
+        ),
+        (
+            // Two LLMConfig branches chosen by env GPT_OSS_SIZE: both are listed.
+            "ray-serve-llm-app-gpt-oss.py",
+            &[
+                "engine=vllm role=unified tp=1 context=32768 model=openai/gpt-oss-20b gpu=L4",
+                "engine=vllm role=unified tp=2 context=32768 model=openai/gpt-oss-120b gpu=L40S",
+            ],
+            &[],
+        ),
+        (
+            // The model is `self.hf`, TP is in `*bento_args.additional_cli_args`.
+            "bentovllm-service.py",
+            &["engine=vllm role=unified tp=1 context=- model=- gpu=-"],
+            &["INP004"],
+        ),
+        (
+            "bentovllm-pd-decode.py",
+            &["engine=vllm role=decode tp=1 context=- model=- gpu=-"],
+            &["INP004"],
+        ),
+        (
+            "modal-stopwatch-sglang.py",
+            &["engine=sglang role=unified tp=1 context=- model=- gpu=-"],
+            &["INP004"],
+        ),
+        (
+            // kv_role kv_both on both: neither is a prefill or decode role to vLLM.
+            "modal-stopwatch-vllm-pd.py",
+            &[
+                "engine=vllm role=unified tp=1 context=- model=- gpu=-",
+                "engine=vllm role=unified tp=1 context=- model=- gpu=-",
+            ],
+            &["INP004"],
+        ),
+        (
+            // Every flag but host and port is appended from env vars in a loop.
+            "runpod-worker-sglang-engine.py",
+            &["engine=sglang role=unified tp=1 context=- model=- gpu=-"],
+            &["INP004"],
+        ),
+        (
+            // model_id and tp_size come from env reads.
+            "kempner-vllm-llm-kwargs.py",
+            &["engine=vllm role=unified tp=- context=2048 model=- gpu=-"],
+            &["INP004"],
+        ),
+    ];
+    for (file, want, rules) in cases {
+        let doc = check(&root().join("../shared/platforms").join(file), &[]);
+        assert_eq!(&launches(&doc), want, "{file}");
+        let got = common::rules(&doc);
+        for r in *rules {
+            assert!(got.contains(r), "{file}: no {r} in {got:?}");
+        }
+        assert!(!got.contains(&"CFG001"), "{file}: {got:?}");
+        assert!(!got.contains(&"CFG004"), "{file}: {got:?}");
+        assert!(!got.contains(&"INP006"), "{file}: {got:?}");
+    }
+}
