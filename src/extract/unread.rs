@@ -220,6 +220,20 @@ pub fn engines_in(text: &str) -> Vec<(Range<usize>, &'static str)> {
     found
 }
 
+/// The first engine a script's code names anywhere, even where it only mentions it (`pkill -f
+/// trtllm-serve`): comments aside, such a mention says what the script is about.
+pub fn named_in_code(text: &str) -> Option<&'static str> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .map(|l| l.find(" #").map_or(l, |n| &l[..n]))
+        .find_map(|code| {
+            ENGINES
+                .iter()
+                .find(|(p, _)| find_words(code, p).is_some())
+                .map(|(_, what)| *what)
+        })
+}
+
 /// Where each pattern occurs outside comments, first occurrence per line.
 fn mentions(text: &str, patterns: &[(&str, &'static str)]) -> Vec<(Range<usize>, &'static str)> {
     let mut out = Vec::new();
