@@ -49,7 +49,8 @@ pub fn read_each(
     jobs: usize,
     mut each: impl FnMut(Launch),
 ) -> Vec<Finding> {
-    if let Some(out) = unread::helm_template(file, src) {
+    if let Some(out) = unread::helm_template(file, src).or_else(|| unread::kustomization(file, src))
+    {
         out.launches.into_iter().for_each(each);
         return out.findings;
     }
@@ -95,6 +96,7 @@ fn by_kind(
     match kind(&src.name, &src.text) {
         Kind::Yaml | Kind::Json => yaml_input(file, src, jobs, each),
         Kind::Dockerfile => hand_on(shell::dockerfile(file, &src.text), each),
+        Kind::Apptainer => hand_on(shell::apptainer::read(file, &src.text), each),
         Kind::Shell => hand_on(shell::script(file, &src.text), each),
         Kind::Unknown if looks_like_yaml(file, src) => yaml_input(file, src, jobs, each),
         Kind::Unknown => hand_on(shell::script(file, &src.text), each),
@@ -108,6 +110,8 @@ pub enum Kind {
     /// A JSON document (`kubectl get -o json`, an AdmissionReview); read as YAML.
     Json,
     Dockerfile,
+    /// An Apptainer/Singularity definition file.
+    Apptainer,
     Shell,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
     Unknown,
@@ -118,6 +122,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Yaml
     } else if shell::is_dockerfile(name, text) {
         Kind::Dockerfile
+    } else if shell::apptainer::is_definition(name, text) {
+        Kind::Apptainer
     } else if is_shell_name(name) || shebang_shell(text) {
         Kind::Shell
     } else if serde_json::from_str::<serde_json::Value>(text)
@@ -136,14 +142,19 @@ pub fn is_input_file(path: &std::path::Path) -> bool {
     if is_yaml_name(name) || is_shell_name(name) || shell::is_dockerfile(name, "") {
         return true;
     }
-    if name.contains('.') {
+    let definition = name.to_ascii_lowercase().ends_with(".def");
+    if name.contains('.') && !definition {
         return false;
     }
     let mut head = [0u8; 128];
     let read = std::fs::File::open(path)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .unwrap_or(0);
-    shebang_shell(&String::from_utf8_lossy(&head[..read]))
+    let head = String::from_utf8_lossy(&head[..read]);
+    if definition {
+        return shell::apptainer::is_definition("", &head);
+    }
+    shebang_shell(&head)
 }
 
 /// `#!/bin/bash`, `#!/usr/bin/env -S bash -e`, `#!/bin/sh`.
@@ -195,7 +206,7 @@ fn is_yaml_name(name: &str) -> bool {
 
 fn is_shell_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    [".sh", ".bash", ".zsh", ".ksh"]
+    [".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch"]
         .iter()
         .any(|ext| lower.ends_with(ext))
 }
@@ -255,6 +266,7 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
     };
     match doc {
         Ok(node) if k8s::is_object(&node) => both(k8s::read(file, src, &node)),
+        Ok(node) if shell::actions::is_workflow(&node) => shell::actions::read(file, src, &node),
         Ok(node) if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
         Ok(node) if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
         Ok(node) if srt_slurm::is_recipe(&node) => both(srt_slurm::read(&node)),

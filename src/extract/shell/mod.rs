@@ -25,6 +25,8 @@
 //! `"$@"`, `"${ARR[@]}"` of an unknown array and an unset `$EXTRA_ARGS` expanded as whole words
 //! may add any flag, and are `INP004` on the launch.
 
+pub mod actions;
+pub mod apptainer;
 mod arith;
 mod budget;
 mod chars;
