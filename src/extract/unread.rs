@@ -167,6 +167,27 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
                 .var("help", help.clone()),
         );
     }
+    // Still silent: a document that sets an engine's sizing option but gave no launch.
+    for (i, doc) in docs.iter().enumerate() {
+        let said = |at: &Range<usize>| skipped.iter().any(|s| s.contains(&at.start));
+        if covered[i] || named[i] || kustomize.is_some() {
+            continue;
+        }
+        let Some((at, flag)) = engine_option(&src.text[doc.clone()]) else {
+            continue;
+        };
+        let at = doc.start + at.start..doc.start + at.end;
+        if said(&at) {
+            continue;
+        }
+        named[i] = true;
+        out.findings.push(
+            Finding::new("INP006", Some(Loc::new(file, at)))
+                .var("engine", format!("an engine option ({flag})"))
+                .var("reason", "no launch was found in this document")
+                .var("help", help.clone()),
+        );
+    }
     // A part of a Kustomize build that gave no launch: a patch or a base, whole only once built.
     // One that sets an engine's sizing options is an engine's settings kvlint did not check.
     if kustomize.is_some() && out.launches.is_empty() && !named.contains(&true) {
@@ -273,11 +294,18 @@ fn is_template(file: FileId, src: &SourceFile) -> bool {
     };
     // `.Values`/`.Release` references are Helm's alone, even where the YAML parses (a quoted
     // `"{{ .Values.model }}"`); `{{- ` alone may be a Jinja chat template in a ConfigMap.
-    let helm_refs = ["{{ .Values", "{{ .Release", "{{ include \""]
-        .iter()
-        .any(|d| text.contains(d));
+    // Only where every document is templated: a manifest with one broken document among
+    // whole ones is an INP001 in that document.
+    let helm_refs = || {
+        ["{{ .Values", "{{ .Release", "{{ include \""]
+            .iter()
+            .any(|d| text.contains(d))
+            && crate::yaml::document_ranges(src)
+                .iter()
+                .all(|r| text[r.clone()].contains("{{"))
+    };
     yaml && text.contains("{{")
-        && (in_templates || lower.ends_with(".tpl") || helm_refs || (directives && unparsed()))
+        && (in_templates || lower.ends_with(".tpl") || helm_refs() || (directives && unparsed()))
 }
 
 /// A Kustomize kustomization (`kustomization.yaml`, `kind: Kustomization`): it names resources
