@@ -83,9 +83,22 @@ pub struct Launch {
     pub group: Option<String>,
     /// The engine release the container image's tag names, with where the image is written.
     pub engine_version: Option<(String, Loc)>,
+    /// Settings given as keyword arguments of the engine's args dataclass (an option map such as
+    /// Ray Serve `engine_kwargs`): the engine parser checks each key against that release's fields
+    /// (an unknown one is CFG001, never an abbreviation) and then reads its tokens.
+    pub kwargs: Vec<Kwarg>,
     /// Files the launch names that its input itself provides (ConfigMap keys mounted into the
     /// container), or says it cannot; a path not listed is read beside the input.
     pub files: Vec<LaunchFile>,
+}
+
+/// One keyword argument: the field name as written, and the option tokens it stands for
+/// (`--max-model-len 8192`), each with the span of its key or value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kwarg {
+    pub key: String,
+    pub loc: Loc,
+    pub tokens: Vec<Arg>,
 }
 
 /// A file named in a launch's argv, as the input provides it.
@@ -111,6 +124,7 @@ impl Launch {
             role_hint: None,
             group: None,
             engine_version: None,
+            kwargs: Vec::new(),
             files: Vec::new(),
         }
     }

@@ -19,6 +19,7 @@ pub mod outcome;
 pub mod parallel;
 pub mod pipeline;
 pub mod plan;
+pub mod platform;
 pub mod probe;
 pub mod report;
 pub mod rules;

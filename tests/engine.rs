@@ -31,6 +31,7 @@ fn launch(sources: &mut Sources, engine: Engine, line: &str) -> Launch {
         group: None,
         engine_version: None,
         placement: Placement::default(),
+        kwargs: Vec::new(),
         files: Vec::new(),
     }
 }

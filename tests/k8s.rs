@@ -60,6 +60,9 @@ fn summary(s: &Sources, out: &Extracted) -> String {
                 &["--mem-fraction-static", "--mem-frac"][..],
             ),
         };
+        // Keyword arguments (Ray Serve `engine_kwargs`) are options too.
+        let kwargs = l.kwargs.iter().flat_map(|k| k.tokens.iter().cloned());
+        let args: Vec<_> = l.args.iter().cloned().chain(kwargs).collect();
         let o = l.object.as_ref();
         let p = &l.placement;
         let show = |v: Option<String>| v.unwrap_or_else(|| "-".into());
@@ -75,9 +78,9 @@ fn summary(s: &Sources, out: &Extracted) -> String {
             show(o.and_then(|o| o.container.clone())),
             show(l.role_hint.clone()),
             show(model(l)),
-            show(flag(&l.args, tp)),
-            show(flag(&l.args, ctx)),
-            show(flag(&l.args, mem)),
+            show(flag(&args, tp)),
+            show(flag(&args, ctx)),
+            show(flag(&args, mem)),
             show(p.gpus_per_pod.map(|n| n.to_string())),
             show(p.pods.map(|n| n.to_string())),
             show(p.gpu.as_ref().map(|g| g.0.clone())),
@@ -214,8 +217,13 @@ fn serving_resources_built_by_their_controllers() {
     // The KAITO flags are the ConfigMap's, with spans in this file (line 32 is in its data).
     let kaito = arg(&out.launches[1], "--max-model-len");
     assert_eq!((s.text(kaito.loc), pos(&s, kaito.loc).0), ("16384", 32));
-    // The Ray Serve engine_kwargs are read out of the serveConfigV2 string (line 61).
-    let ray = arg(&out.launches[2], "--max_model_len");
+    // The Ray Serve engine_kwargs are read out of the serveConfigV2 string (line 61), as
+    // keyword arguments.
+    let kwarg = out.launches[2]
+        .kwargs
+        .iter()
+        .find(|k| k.key == "max_model_len");
+    let ray = &kwarg.expect("max_model_len").tokens[1];
     assert_eq!((s.text(ray.loc), pos(&s, ray.loc).0), ("8192", 61));
 }
 

@@ -103,6 +103,7 @@ pub struct Parsed {
 pub mod argparse;
 pub mod config_file;
 pub mod dynamo;
+pub mod kwargs;
 pub mod pynum;
 pub mod releases;
 pub mod sglang;
@@ -201,6 +202,9 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
     let release = version
         .cloned()
         .unwrap_or_else(|| supported(launch.engine).1);
+    // Keyword arguments are checked as the dataclass checks them, then read as options.
+    let (with_kwargs, kwarg_findings) = kwargs::apply(launch, &release).unzip();
+    let launch = with_kwargs.as_ref().unwrap_or(launch);
     let mut parsed = match launch.engine {
         Engine::Sglang => sglang::parse(launch, release, cx),
         Engine::Vllm => vllm::parse(launch, release, cx),
@@ -210,6 +214,18 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
         releases::unknown(launch.engine, &mut parsed);
     }
     parsed
+        .findings
+        .splice(0..0, kwarg_findings.unwrap_or_default());
+    parsed
+}
+
+/// The option table of `engine` at `version`, if it has one.
+fn flag_spec(engine: Engine, version: Version) -> Option<argparse::Spec<'static>> {
+    match engine {
+        Engine::Sglang => sglang::spec(version),
+        Engine::Vllm => vllm::spec(version),
+        Engine::Trtllm => None,
+    }
 }
 
 /// The command words that select the engine (`vllm serve`, `python3 -m sglang.launch_server`).

@@ -88,6 +88,7 @@ fn model_launch(src: &SourceFile, m: &Node) -> Option<Launch> {
         role_hint: role,
         group: Some("vllm-stack".into()),
         engine_version,
+        kwargs: Vec::new(),
         files: Vec::new(),
     })
 }

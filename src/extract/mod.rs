@@ -1,9 +1,11 @@
 //! Finding engine launches in inputs. One submodule per input kind; `extract` picks by content.
 
+pub mod by_platform;
 pub mod compose;
 pub mod engine_config;
 pub mod helm_values;
 pub mod k8s;
+pub mod option_map;
 mod roles;
 pub mod shell;
 pub mod skypilot;
@@ -264,9 +266,14 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
         launches: Vec::new(),
         findings: vec![Finding::new("INP001", Some(at)).var("reason", reason)],
     };
+    let platform =
+        |node: &yaml::Node| by_platform::find(crate::platform::registry().plain(), src, node);
     match doc {
         Ok(node) if k8s::is_object(&node) => both(k8s::read(file, src, &node)),
-        Ok(node) if shell::actions::is_workflow(&node) => shell::actions::read(file, src, &node),
+        Ok(node) if platform(&node).is_some() => match platform(&node) {
+            Some(p) => by_platform::read(p, file, src, &node, None),
+            None => Extracted::default(),
+        },
         Ok(node) if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
         Ok(node) if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
         Ok(node) if srt_slurm::is_recipe(&node) => both(srt_slurm::read(&node)),

@@ -115,8 +115,14 @@ impl<'a> Cx<'a> {
                 self.list(doc);
                 return false;
             }
-            _ if self.serving(doc) => {}
-            _ => self.crd(spec),
+            _ => {
+                // A platform file and the kind's own reader may both read parts of it (a
+                // RayService's Ray Serve config and its Ray cluster).
+                let by_data = self.platforms(doc);
+                if !self.serving(doc) && !by_data {
+                    self.crd(spec);
+                }
+            }
         }
         // Pod templates the kind's reader did not take, wherever the object keeps them.
         self.templates(doc);

@@ -6,6 +6,7 @@
 
 use super::placement::{count_of, items};
 use super::{arg_of, instances, mounts, scalar, Cx, Group};
+use crate::extract::by_platform;
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
 use crate::source::{Loc, SourceFile};
@@ -24,7 +25,11 @@ impl Cx<'_> {
                     self.nested(obj);
                 }
             }
-            ("RayService", Some(s)) => self.ray_service(s),
+            ("RayService", Some(s)) => {
+                if let Some(c) = s.get("rayClusterConfig") {
+                    self.ray_started(c);
+                }
+            }
             ("RayClusterFleet", Some(s)) => {
                 self.ray_cluster(s.get("template").and_then(|t| t.get("spec")))
             }
@@ -117,66 +122,53 @@ impl Cx<'_> {
         self.push(launch, None);
     }
 
-    /// KubeRay `RayService` running Ray Serve LLM: `serveConfigV2` (a YAML string) lists
-    /// `applications[].args.llm_configs[]`, each a vLLM engine built from `engine_kwargs`
-    /// (ray python/ray/llm/_internal/serve/configs/server_models.py `LLMConfig`); a replica takes
-    /// `tensor_parallel_size × pipeline_parallel_size` GPUs of the worker group.
-    fn ray_service(&mut self, spec: &Node) {
-        let Some((key, _)) = super::entries(Some(spec))
-            .iter()
-            .find(|(k, _)| k.as_str() == Some("serveConfigV2"))
-        else {
-            return;
-        };
-        let root = match self.block_yaml(key.loc) {
-            Ok(root) => root,
-            Err(why) => return self.not_read(key.loc, "Ray Serve config", &why),
-        };
-        let cluster = spec.get("rayClusterConfig");
-        if let Some(c) = cluster {
-            self.ray_started(c);
+    /// Objects a platform file reads (`platforms/*.toml`): by kind, or a document held in one of
+    /// the object's strings (KubeRay `RayService` `spec.serveConfigV2`, a Ray Serve config).
+    /// `false` when no platform knows the kind.
+    pub(super) fn platforms(&mut self, doc: &Node) -> bool {
+        let registry = crate::platform::registry();
+        if !registry.knows_kind(&self.kind) {
+            return false;
         }
-        let workers = cluster.and_then(|c| c.get("workerGroupSpecs"));
-        let pod = items(workers)
-            .filter_map(|w| w.get("template").and_then(|t| t.get("spec")))
-            .next();
-        for app in items(root.get("applications")) {
-            let configs = app.get("args").and_then(|a| a.get("llm_configs"));
-            for llm in items(configs) {
-                self.ray_llm(llm, pod);
+        let kind = self.kind.clone();
+        let direct = registry.for_kind(&kind);
+        if let Some(p) = by_platform::find(direct, self.src, doc) {
+            let out = by_platform::read(p, self.file, self.src, doc, None);
+            self.take(out);
+        }
+        for p in registry.embedded_in(&kind) {
+            let Some(held) = p.recognize.embedded_in.as_ref() else {
+                continue;
+            };
+            let Some(key) = key_at(doc, &held.path) else {
+                continue;
+            };
+            let inner = match self.block_yaml(key.loc) {
+                Ok(inner) => inner,
+                Err(why) => {
+                    self.not_read(key.loc, &p.title, &why);
+                    continue;
+                }
+            };
+            if by_platform::recognizes(p, self.src, &inner) {
+                let out = by_platform::read(p, self.file, self.src, &inner, Some(doc));
+                self.take(out);
             }
         }
+        true
     }
 
-    fn ray_llm(&mut self, llm: &Node, pod: Option<&Node>) {
-        let loading = llm.get("model_loading_config");
-        let model = loading.and_then(|l| l.get("model_source").or_else(|| l.get("model_id")));
-        let mut args = Vec::new();
-        if let Some(m) = model {
-            args.push(Arg::new("--model", m.loc));
-            args.push(Arg::new(m.scalar_text().unwrap_or_default(), m.loc));
+    /// Launches a platform read, as this object's.
+    fn take(&mut self, out: crate::extract::Extracted) {
+        self.findings.extend(out.findings);
+        for mut launch in out.launches {
+            let name = launch
+                .object
+                .take()
+                .map(|o| o.name)
+                .filter(|n| !n.is_empty());
+            self.push(launch, name);
         }
-        let kwargs = llm.get("engine_kwargs");
-        if let Some(k) = kwargs {
-            match crate::engine::config_file_args(Engine::Vllm, k) {
-                Ok(a) => args.extend(a),
-                Err(why) => return self.not_read(k.loc, "Ray Serve engine_kwargs", &why),
-            }
-        }
-        let size = |key: &str| {
-            kwargs
-                .and_then(|k| k.get(key))
-                .and_then(count_of)
-                .unwrap_or(1)
-        };
-        let mut launch = Launch::new(Engine::Vllm, llm.loc, args);
-        launch.placement.gpus_per_pod =
-            Some(size("tensor_parallel_size") * size("pipeline_parallel_size"));
-        launch.placement.gpu = llm
-            .get("accelerator_type")
-            .and_then(|a| Some((a.as_str()?.to_string(), a.loc)))
-            .or_else(|| pod.and_then(super::placement::gpu_type));
-        self.push(launch, None);
     }
 
     /// A RayCluster spec: the head runs the engine command; every worker host is a pod of it.
@@ -271,6 +263,18 @@ impl Cx<'_> {
         let at = mounts::configmap_key(self.file, self.src, name, key)?;
         self.block_yaml(at)
     }
+}
+
+/// The key node of the entry at `path` (`spec.serveConfigV2`).
+fn key_at<'n>(doc: &'n Node, path: &str) -> Option<&'n Node> {
+    let (parent, last) = path.rsplit_once('.').unwrap_or(("", path));
+    let parent = crate::platform::path::Path::parse(parent)
+        .ok()?
+        .first(doc, doc)?;
+    super::entries(Some(parent))
+        .iter()
+        .find(|(k, _)| k.as_str() == Some(last))
+        .map(|(k, _)| k)
 }
 
 #[cfg(test)]

@@ -15,26 +15,13 @@ use super::{expand::Value, walk::Walker, Budget, MappedWord};
 use crate::extract::k8s::{placement, scalar};
 use crate::extract::Extracted;
 use crate::gpu::catalog;
+use crate::platform::Reader;
 use crate::source::{FileId, SourceFile};
 use crate::yaml::{Node, Value as Y};
 
 /// Matrix combinations a step is read with; a step using more is read once, its matrix values
 /// unknown.
 const MAX_COMBINATIONS: usize = 16;
-
-/// A workflow (`jobs` whose entries have `steps` or `runs-on`) or a composite action.
-pub fn is_workflow(doc: &Node) -> bool {
-    let jobs = match doc.get("jobs").map(|j| &j.value) {
-        Some(Y::Map(jobs)) => jobs
-            .iter()
-            .any(|(_, j)| j.get("steps").is_some() || j.get("runs-on").is_some()),
-        _ => false,
-    };
-    let composite = doc
-        .get("runs")
-        .is_some_and(|r| r.get("using").and_then(Node::as_str) == Some("composite"));
-    doc.get("kind").is_none() && (jobs || composite)
-}
 
 /// An `env:` entry as the step sees it.
 #[derive(Clone)]
@@ -57,11 +44,16 @@ pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
             shell: shell.clone(),
         };
         job.steps(file, src, runs.get("steps"), &mut out);
+        let name = doc
+            .get("name")
+            .and_then(Node::scalar_text)
+            .unwrap_or_default();
+        super::titled(Reader::GithubActions, &mut out.launches, &name, None);
     }
     let Some(Y::Map(jobs)) = doc.get("jobs").map(|j| &j.value) else {
         return out;
     };
-    for (_, node) in jobs {
+    for (node_name, node) in jobs {
         let first = out.launches.len();
         let matrix = matrix(node);
         let mut env = top.clone();
@@ -81,6 +73,8 @@ pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
             shell: default_shell(node).or_else(|| shell.clone()),
         };
         job.steps(file, src, node.get("steps"), &mut out);
+        let id = node_name.scalar_text().unwrap_or_default();
+        super::titled(Reader::GithubActions, &mut out.launches[first..], &id, None);
         let gpu = runs_on_gpu(node);
         for l in &mut out.launches[first..] {
             if let Some(i) = image {

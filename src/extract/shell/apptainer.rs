@@ -10,6 +10,7 @@ use super::walk::Walker;
 use super::{extracted, Budget};
 use crate::extract::k8s::placement;
 use crate::extract::Extracted;
+use crate::platform::Reader;
 use crate::source::FileId;
 
 /// Whether a file is a definition file: named `*.def`, or its first line that is not a comment
@@ -49,7 +50,8 @@ pub fn read(file: FileId, text: &str) -> Extracted {
             walker.findings.clear();
         }
         walker.script(lex::chars_of(&text[body.clone()], body.start));
-        let out = extracted(walker);
+        let mut out = extracted(walker);
+        super::titled(Reader::Apptainer, &mut out.launches, name, None);
         launches.extend(out.launches);
         for f in out.findings {
             if !findings.contains(&f) {

@@ -46,7 +46,8 @@ pub use dockerfile::is_dockerfile;
 
 use crate::extract::Extracted;
 use crate::finding::Finding;
-use crate::launch::Launch;
+use crate::launch::{Launch, ObjectRef};
+use crate::platform::Reader;
 use crate::source::{FileId, Loc};
 use budget::Budget;
 use expand::Field;
@@ -88,6 +89,7 @@ pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
     if job.is_batch {
         let mut launches = std::mem::take(&mut walker.launches);
         job.place(&walker, &mut launches);
+        titled(Reader::Slurm, &mut launches, job.name(), None);
         walker.launches = launches;
     }
     elsewhere(&mut walker, text);
@@ -119,6 +121,35 @@ fn elsewhere(walker: &mut Walker, text: &str) {
                 "check the scripts it runs too (`kvlint check` each of them, with the variables this script passes)",
             ),
     );
+}
+
+/// The launches of a YAML document read by the built-in reader its platform file names.
+pub fn platform_reader(
+    reader: Reader,
+    file: FileId,
+    src: &crate::source::SourceFile,
+    doc: &crate::yaml::Node,
+) -> Extracted {
+    match reader {
+        Reader::GithubActions => actions::read(file, src, doc),
+        // Scripts, not YAML: read by file kind (`extract::kind`).
+        Reader::Slurm | Reader::Apptainer => Extracted::default(),
+    }
+}
+
+/// Gives launches the object their platform's file names (`kind` = its title), named `name`.
+fn titled(reader: Reader, launches: &mut [Launch], name: &str, container: Option<&str>) {
+    let Some(p) = crate::platform::registry().by_reader(reader) else {
+        return;
+    };
+    for l in launches.iter_mut().filter(|l| l.object.is_none()) {
+        l.object = Some(ObjectRef {
+            kind: p.title.clone(),
+            namespace: None,
+            name: name.to_string(),
+            container: container.map(str::to_string),
+        });
+    }
 }
 
 /// Launches in a shell script or a one-line command, findings left out (a command line given to

@@ -24,6 +24,7 @@ pub struct Job {
     /// `--constraint=TYPE`.
     gpu: Option<(String, (usize, usize))>,
     partition: Option<(String, (usize, usize))>,
+    job_name: Option<String>,
     /// Whether the script has any directive at all (an sbatch script).
     pub is_batch: bool,
 }
@@ -103,6 +104,8 @@ impl Job {
                     | "-p"
                     | "--constraint"
                     | "-C"
+                    | "--job-name"
+                    | "-J"
             );
             let value = match value {
                 Some(v) => v,
@@ -127,6 +130,7 @@ impl Job {
             "--ntasks-per-node" => self.ntasks_per_node = count(value),
             "--ntasks" | "-n" => self.ntasks = count(value),
             "--partition" | "-p" => self.partition = Some((value.to_string(), span)),
+            "--job-name" | "-J" => self.job_name = Some(value.to_string()),
             "--gpus-per-node" => self.gpus_per_node = self.typed(value, span),
             "--gpus" | "-G" => self.gpus = self.typed(value, span),
             "--gres" => {
@@ -155,6 +159,11 @@ impl Job {
             self.gpu = Some((kind.to_string(), span));
         }
         n.parse().ok().map(|n| (n, span))
+    }
+
+    /// The job's name (`--job-name`), else what sbatch names it after: the script.
+    pub fn name(&self) -> &str {
+        self.job_name.as_deref().unwrap_or("batch script")
     }
 
     /// The GPUs on each node of the job, when the directives fix them.

@@ -1,0 +1,346 @@
+//! Platforms as data: one `platforms/<name>.toml` per platform (Ray Serve LLM, a Helm chart's
+//! values, a serving CRD) says how to recognize its files and where each engine launch's settings,
+//! model, GPUs, role and image are. The files are compiled in (build.rs), as rules are; a site adds
+//! its own in `kvlint.toml` (`[[platform]]`, the same schema). `extract::by_platform` applies them;
+//! no reader knows a platform by name. The schema is described for authors in
+//! `docs/src/platforms.md`.
+
+pub mod path;
+
+use crate::launch::Engine;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+include!(concat!(env!("OUT_DIR"), "/platform_files.rs"));
+
+/// One platform file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Platform {
+    /// The file's name without `.toml`: `kvlint platforms NAME`.
+    pub name: String,
+    /// What the launches' `object.kind` says (`Ray Serve LLM config`).
+    pub title: String,
+    /// The engine every launch runs, unless `engine_from` reads it from the file.
+    #[serde(default)]
+    pub engine: Option<EngineName>,
+    #[serde(default)]
+    pub engine_from: Option<EngineFrom>,
+    pub recognize: Recognize,
+    /// A built-in reader for a platform whose launch sites are scripts (a Slurm batch script, a
+    /// workflow's `run:` steps): the engine and the launches come from the commands it reads, so
+    /// such a platform gives no `engine` and no `[[launch]]`.
+    #[serde(default)]
+    pub reader: Option<Reader>,
+    /// Where the launches are: one entry per kind of launch site (a PD config has two).
+    #[serde(rename = "launch", default)]
+    pub launches: Vec<Site>,
+    pub docs: Docs,
+}
+
+/// An engine by its name in platform files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineName {
+    Vllm,
+    Sglang,
+    Trtllm,
+}
+
+impl From<EngineName> for Engine {
+    fn from(e: EngineName) -> Engine {
+        match e {
+            EngineName::Vllm => Engine::Vllm,
+            EngineName::Sglang => Engine::Sglang,
+            EngineName::Trtllm => Engine::Trtllm,
+        }
+    }
+}
+
+/// The built-in readers a platform file may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reader {
+    /// A shell script with `#SBATCH` directives (`extract::shell`, `shell/slurm.rs`).
+    Slurm,
+    /// `run:` steps of a workflow or composite action (`extract::shell::actions`).
+    GithubActions,
+    /// `%runscript`/`%startscript`/`%apprun` of a definition file (`extract::shell::apptainer`).
+    Apptainer,
+}
+
+/// The engine named by a value in the file (`backend.type: sglang`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineFrom {
+    /// Path (from the launch site, or `/` from the document) to the value.
+    pub path: String,
+    /// Value as written → engine. A value not listed is INP006 at the value.
+    pub values: HashMap<String, EngineName>,
+}
+
+/// How a document is told to be this platform's. Every given test must hold.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recognize {
+    /// Kubernetes kinds (the document has `apiVersion` and `kind`). Empty: not a Kubernetes
+    /// object, and a document with `apiVersion`+`kind` never matches.
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// `apiVersion` prefixes (`ray.io/`), when `kinds` is given.
+    #[serde(default)]
+    pub api_versions: Vec<String>,
+    /// File name globs (`model.json`, `*.properties`); empty: any name.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Key paths that must exist (`applications[].args`).
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// Key paths that must not exist.
+    #[serde(default)]
+    pub absent: Vec<String>,
+    /// The document is YAML held in a string of a Kubernetes object (KubeRay `RayService`
+    /// `spec.serveConfigV2`); `paths` and the sites apply to it, `/`-paths of `pod` to the object.
+    #[serde(default)]
+    pub embedded_in: Option<Embedded>,
+}
+
+/// A Kubernetes kind and the path of the string that holds the platform's document.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Embedded {
+    pub kinds: Vec<String>,
+    pub path: String,
+}
+
+/// How an option map's keys become engine options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Keys {
+    /// Keyword arguments of the engine's args dataclass (vLLM `EngineArgs`, SGLang `ServerArgs`):
+    /// exact field names only; an unknown key is a TypeError at startup (CFG001 at the key).
+    Kwargs,
+    /// Option names without their dashes (`max-model-len`, `max_model_len`), read as the engine
+    /// reads its `--config` file: argparse semantics.
+    Flags,
+    /// camelCase names (`maxModelLen`) that the platform renders as `--max-model-len`.
+    Camel,
+}
+
+/// One kind of launch site.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Site {
+    /// Path to each site (`applications[].args.llm_configs[]`). Empty: the document itself.
+    #[serde(default)]
+    pub at: String,
+    /// The role every launch here plays (`prefill`, `decode`).
+    #[serde(default)]
+    pub role: Option<String>,
+    /// The option map (path from the site).
+    #[serde(default)]
+    pub options: Option<String>,
+    #[serde(default = "default_keys")]
+    pub keys: Keys,
+    /// Only these keys of the option map, each to the flag it renders (`maxModelLen =
+    /// "--max-model-len"`): charts that render a fixed list. Other keys are not the engine's.
+    #[serde(default)]
+    pub flag_names: HashMap<String, String>,
+    /// An argv list (or a string split as a shell splits it) appended to the launch.
+    #[serde(default)]
+    pub argv: Vec<String>,
+    /// The model: first path that exists.
+    #[serde(default)]
+    pub model: Vec<String>,
+    /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
+    #[serde(default)]
+    pub gpu_type: Vec<String>,
+    /// GPUs per replica: first alternative whose paths exist; `a * b` multiplies (a missing
+    /// factor is 1 when another exists).
+    #[serde(default)]
+    pub gpu_count: Vec<String>,
+    /// GPUs per replica when `gpu_count` finds nothing (Ray Serve places one GPU per worker).
+    #[serde(default)]
+    pub gpu_count_default: Option<u32>,
+    /// A pod spec whose node selector or affinity names the GPU type.
+    #[serde(default)]
+    pub pod: Vec<String>,
+    /// Container image: a path to `repo:tag`, or `repository` + `tag` paths joined.
+    #[serde(default)]
+    pub image: Vec<String>,
+    #[serde(default)]
+    pub image_tag: Vec<String>,
+    /// The launch's name in `object.name`.
+    #[serde(default)]
+    pub name: Vec<String>,
+}
+
+fn default_keys() -> Keys {
+    Keys::Kwargs
+}
+
+/// What `kvlint platforms` and the book say about a platform.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Docs {
+    /// What the platform is, in one sentence.
+    pub what: String,
+    /// Where its engine settings are written.
+    pub settings: String,
+    /// The platform's own documentation or source.
+    pub source: String,
+    /// Public example files this data was checked against.
+    #[serde(default)]
+    pub examples: Vec<String>,
+}
+
+/// A platform file that does not hold the schema.
+#[derive(Debug, thiserror::Error)]
+#[error("platform {name}: {reason}")]
+pub struct PlatformError {
+    pub name: String,
+    pub reason: String,
+}
+
+/// Reads one platform file's text.
+pub fn parse(name: &str, text: &str) -> Result<Platform, PlatformError> {
+    let err = |reason: String| PlatformError {
+        name: name.to_string(),
+        reason,
+    };
+    let p: Platform = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+    check(&p).map_err(err)?;
+    Ok(p)
+}
+
+/// What serde cannot say: an engine from exactly one place, at least one site, paths that parse.
+pub fn check(p: &Platform) -> Result<(), String> {
+    if p.reader.is_some() {
+        if p.engine.is_some() || p.engine_from.is_some() || !p.launches.is_empty() {
+            return Err(
+                "a platform with a `reader` takes its engine and launches from the commands it \
+                 reads: no `engine`, `engine_from` or [[launch]]"
+                    .into(),
+            );
+        }
+    } else if p.engine.is_some() == p.engine_from.is_some() {
+        return Err("give exactly one of `engine` and `engine_from`".into());
+    } else if p.launches.is_empty() {
+        return Err("no [[launch]] site".into());
+    }
+    let r = &p.recognize;
+    if r.kinds.is_empty() && r.paths.is_empty() && r.files.is_empty() && r.embedded_in.is_none() {
+        return Err("[recognize] needs kinds, paths or files".into());
+    }
+    let sites = p.launches.iter();
+    let all = sites
+        .flat_map(|s| {
+            let one = [s.at.as_str()].into_iter().chain(s.options.as_deref());
+            one.chain(s.argv.iter().map(String::as_str))
+                .chain(s.model.iter().map(String::as_str))
+                .chain(s.gpu_type.iter().map(String::as_str))
+                .chain(s.pod.iter().map(String::as_str))
+                .chain(s.image.iter().map(String::as_str))
+                .chain(s.name.iter().map(String::as_str))
+                .chain(s.gpu_count.iter().flat_map(|g| g.split('*')))
+                .collect::<Vec<_>>()
+        })
+        .chain(r.paths.iter().map(String::as_str));
+    for text in all {
+        path::Path::parse(text.trim()).map_err(|e| format!("path `{text}`: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The platforms compiled in, by name. A broken file fails the build's tests
+/// (`tests/platforms.rs`), never a run: it is left out here.
+pub fn builtin() -> &'static [Platform] {
+    static ALL: OnceLock<Vec<Platform>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        PLATFORM_FILES
+            .iter()
+            .filter_map(|(file, text)| parse(file.trim_end_matches(".toml"), text).ok())
+            .collect()
+    })
+}
+
+/// Every compiled-in platform file that does not parse, with why.
+pub fn builtin_errors() -> Vec<PlatformError> {
+    PLATFORM_FILES
+        .iter()
+        .filter_map(|(file, text)| parse(file.trim_end_matches(".toml"), text).err())
+        .collect()
+}
+
+/// The compiled-in platforms and the site's own (`kvlint.toml`), site first so that a site can
+/// replace a compiled-in platform of the same name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    site: Vec<Platform>,
+}
+
+impl Registry {
+    pub fn with_site(site: Vec<Platform>) -> Registry {
+        Registry { site }
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Platform> + '_ {
+        let site = &self.site;
+        site.iter().chain(
+            builtin()
+                .iter()
+                .filter(move |b| !site.iter().any(|s| s.name == b.name)),
+        )
+    }
+
+    /// Platforms that may read a Kubernetes object of `kind`.
+    pub fn for_kind<'r>(&'r self, kind: &'r str) -> impl Iterator<Item = &'r Platform> + 'r {
+        self.all()
+            .filter(move |p| p.recognize.kinds.iter().any(|k| k == kind))
+    }
+
+    /// Platforms whose document is held in a string of a Kubernetes object of `kind`.
+    pub fn embedded_in<'r>(&'r self, kind: &'r str) -> impl Iterator<Item = &'r Platform> + 'r {
+        self.all().filter(move |p| {
+            p.recognize
+                .embedded_in
+                .as_ref()
+                .is_some_and(|e| e.kinds.iter().any(|k| k == kind))
+        })
+    }
+
+    /// Whether any platform reads Kubernetes objects of `kind`, directly or embedded.
+    pub fn knows_kind(&self, kind: &str) -> bool {
+        self.for_kind(kind).next().is_some() || self.embedded_in(kind).next().is_some()
+    }
+
+    /// Platforms that read documents that are not Kubernetes objects.
+    pub fn plain(&self) -> impl Iterator<Item = &Platform> + '_ {
+        self.all()
+            .filter(|p| p.recognize.kinds.is_empty() && p.recognize.embedded_in.is_none())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Platform> {
+        self.all().find(|p| p.name == name)
+    }
+
+    /// The platform a built-in reader reads, for the title its launches carry.
+    pub fn by_reader(&self, reader: Reader) -> Option<&Platform> {
+        self.all().find(|p| p.reader == Some(reader))
+    }
+}
+
+/// The registry the readers use: the compiled-in platforms plus those `kvlint.toml` adds
+/// ([`set_site`]).
+pub fn registry() -> &'static Registry {
+    SITE.get_or_init(Registry::default)
+}
+
+static SITE: OnceLock<Registry> = OnceLock::new();
+
+/// Adds a site's platforms (from `kvlint.toml`) for the rest of the run; `false` when the
+/// registry was already in use (it is set once, before any input is read).
+pub fn set_site(site: Vec<Platform>) -> bool {
+    SITE.set(Registry::with_site(site)).is_ok()
+}
