@@ -349,7 +349,12 @@ pub fn kustomization(file: FileId, src: &SourceFile) -> Option<Extracted> {
 
 /// The directory of a kustomization beside `name` (a patch's or base's folder), if any.
 fn kustomize_dir(name: &str) -> Option<String> {
-    let dir = Path::new(name).parent()?;
+    // Only a file on disk has a folder (standard input named `-` or `<stdin>` has none).
+    let path = Path::new(name);
+    if !path.is_file() {
+        return None;
+    }
+    let dir = path.parent()?;
     ["kustomization.yaml", "kustomization.yml", "Kustomization"]
         .iter()
         .any(|k| dir.join(k).is_file())
