@@ -11,7 +11,8 @@
 //! here: `INP004` where the pool needs it. The runner's own environment is open: a variable the
 //! file does not set may come from it or from `$GITHUB_ENV`.
 
-use super::{expand::Value, walk::Walker, Budget, MappedWord};
+use super::expand::{Field, Value};
+use super::{commands, lex, walk::Walker, Budget, MappedWord};
 use crate::extract::k8s::{placement, scalar};
 use crate::extract::Extracted;
 use crate::gpu::catalog;
@@ -73,15 +74,21 @@ pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
             shell: default_shell(node).or_else(|| shell.clone()),
         };
         job.steps(file, src, node.get("steps"), &mut out);
+        services(file, src, node, &mut out);
         let id = node_name.scalar_text().unwrap_or_default();
         super::titled(Reader::GithubActions, &mut out.launches[first..], &id, None);
         let gpu = runs_on_gpu(node);
         for l in &mut out.launches[first..] {
-            if let Some(i) = image {
-                let name = i.as_str().unwrap_or_default();
-                l.placement.image = Some((name.to_string(), i.loc));
-                l.engine_version =
-                    placement::image_version(name, l.engine.name()).map(|v| (v, i.loc));
+            if let Some(i) = image.filter(|_| l.placement.image.is_none()) {
+                in_image(
+                    std::slice::from_mut(l),
+                    i.as_str().unwrap_or_default(),
+                    i.loc,
+                );
+                l.placement.gpus_per_pod = container
+                    .and_then(|c| c.get("options"))
+                    .and_then(Node::as_str)
+                    .and_then(options_gpus);
             }
             if l.placement.gpu.is_none() {
                 l.placement.gpu.clone_from(&gpu);
@@ -104,6 +111,9 @@ impl Job {
             return;
         };
         for step in steps {
+            if let Some(uses) = step.get("uses") {
+                docker_step(file, src, uses, step, &self.env, out);
+            }
             let Some(run) = step.get("run") else { continue };
             let shell = step
                 .get("shell")
@@ -169,6 +179,108 @@ impl Job {
                 .collect();
         }
         combos
+    }
+}
+
+/// `uses: docker://IMAGE`: the image runs `with.entrypoint` (else its own entrypoint) with
+/// `with.args` split as a shell splits them (docs.github.com, "jobs.<job_id>.steps[*].with.args").
+fn docker_step(
+    file: FileId,
+    src: &SourceFile,
+    uses: &Node,
+    step: &Node,
+    env: &EnvList,
+    out: &mut Extracted,
+) {
+    let Some(image) = uses.as_str().and_then(|u| u.strip_prefix("docker://")) else {
+        return;
+    };
+    let with = |key: &str| {
+        step.get("with")?
+            .get(key)
+            .and_then(|n| scalar::word(src, n))
+    };
+    let mut walker = Walker::new(file, false);
+    let mut env = env.clone();
+    env.extend(env_list(src, step.get("env"), &[], &env));
+    let mut fields = Vec::new();
+    if let Some(args) = with("args") {
+        let (args, exprs) = substitute(&args, &[], &env);
+        for (name, why) in exprs {
+            walker.scope.set(&name, Value::Unknown(why), true);
+        }
+        for w in lex::words(&args.field().lexer_chars()) {
+            fields.extend(walker.scope.expand(&w, true));
+        }
+    }
+    match (with("entrypoint"), commands::image_entrypoint(image)) {
+        (Some(ep), _) => {
+            let argv: Vec<Field> = std::iter::once(ep.field()).chain(fields).collect();
+            walker.argv(argv);
+        }
+        (None, Some(engine)) => walker.entrypoint_launch(engine, uses.loc, &fields),
+        (None, None) => return,
+    }
+    let mut found = super::extracted(walker);
+    in_image(&mut found.launches, image, uses.loc);
+    out.launches.extend(found.launches);
+    out.findings.extend(found.findings);
+}
+
+/// `services:` whose image is an engine's: the service runs the image's entrypoint with no
+/// arguments (a service takes no command) and its own `env:`.
+fn services(file: FileId, src: &SourceFile, job: &Node, out: &mut Extracted) {
+    let Some(Y::Map(services)) = job.get("services").map(|s| &s.value) else {
+        return;
+    };
+    for (_, svc) in services {
+        let Some(image) = svc.get("image") else {
+            continue;
+        };
+        let Some(name) = image.as_str() else { continue };
+        let Some(engine) = commands::image_entrypoint(name) else {
+            continue;
+        };
+        let mut walker = Walker::new(file, false);
+        for (k, v) in env_list(src, svc.get("env"), &[], &EnvList::new()) {
+            if let Env::Known(w) = v {
+                walker.export(&k, w.field());
+            }
+        }
+        walker.entrypoint_launch(engine, image.loc, &[]);
+        let mut found = super::extracted(walker);
+        in_image(&mut found.launches, name, image.loc);
+        let gpus = svc
+            .get("options")
+            .and_then(Node::as_str)
+            .and_then(options_gpus);
+        for l in &mut found.launches {
+            l.placement.gpus_per_pod = gpus;
+        }
+        out.launches.extend(found.launches);
+        out.findings.extend(found.findings);
+    }
+}
+
+/// GPUs a container's `options` give it (`--gpus 2`, `--gpus=device=0,1`).
+fn options_gpus(options: &str) -> Option<u32> {
+    let words: Vec<&str> = options.split_whitespace().collect();
+    words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| match w.strip_prefix("--gpus") {
+            Some("") => words.get(i + 1).and_then(|v| commands::docker_gpus(v)),
+            Some(v) => v.strip_prefix('=').and_then(commands::docker_gpus),
+            None => None,
+        })
+}
+
+/// Launches in a container of `image`: its tag names the release.
+fn in_image(launches: &mut [crate::launch::Launch], image: &str, at: crate::source::Loc) {
+    for l in launches {
+        l.placement.image = Some((image.to_string(), at));
+        l.engine_version = placement::image_version(image, l.engine.name()).map(|v| (v, at));
+        l.placement.pods = Some(1);
     }
 }
 
