@@ -400,8 +400,8 @@ fn env_list(
         let Some(word) = scalar::word(src, v) else {
             continue;
         };
-        let all: EnvList = outer.iter().chain(&out).cloned().collect();
-        let (value, exprs) = substitute(&word, combo, &all);
+        // The entries of one `env:` map do not see each other: only the outer levels'.
+        let (value, exprs) = substitute(&word, combo, outer);
         let env = match exprs.first() {
             None => Env::Known(value),
             Some((_, why)) => Env::Unknown(format!("{name}, set from {why}")),
