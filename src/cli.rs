@@ -17,6 +17,7 @@ mod check;
 mod docs;
 mod examples;
 mod plan;
+mod platforms;
 mod serve;
 
 /// Exit codes of the contract.
@@ -108,6 +109,17 @@ pub enum Command {
     Rules {
         #[arg(long, value_enum, default_value_t = ListFormat::Human)]
         format: ListFormat,
+    },
+    /// List the platforms kvlint reads (Ray Serve, chart values, CRDs, ...) with where each keeps
+    /// its engine settings, or print one platform's docs.
+    Platforms {
+        /// Platform name (from the list).
+        name: Option<String>,
+        #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+        format: ListFormat,
+        /// The kvlint.toml whose `[[platform]]` tables to include (default: the nearest one).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
     },
     /// Serve a Kubernetes validating admission webhook (HTTPS, POST /validate).
     Webhook(WebhookArgs),
@@ -366,6 +378,11 @@ pub fn run(cli: Cli) -> i32 {
         Command::Probe(a) => probe(a),
         Command::Explain { rule } => docs::explain(&rule),
         Command::Rules { format } => docs::list_rules(format),
+        Command::Platforms {
+            name,
+            format,
+            config,
+        } => platforms::run(name.as_deref(), format, config.as_deref()),
         Command::Webhook(a) => serve::webhook(a),
         Command::ParseArgs { engine_version } => parse_args(engine_version.as_deref()),
         Command::Verify(a) => verify(a),

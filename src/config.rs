@@ -111,6 +111,11 @@ pub struct File {
     /// Settings of `kvlint webhook`.
     #[serde(default)]
     pub webhook: WebhookTable,
+    /// The site's own platforms (an in-house CRD, a chart), in the schema of kvlint's
+    /// `platforms/*.toml`; one named like a built-in platform replaces it.
+    #[serde(default)]
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub platform: Vec<Spanned<toml::Table>>,
 }
 
 /// `[webhook]`: settings only the admission webhook reads.
@@ -245,6 +250,8 @@ pub struct Config {
     pub selection: Selection,
     /// `[webhook] trusted-controllers`.
     pub trusted_controllers: Vec<String>,
+    /// `[[platform]]`, validated.
+    pub platforms: Vec<crate::platform::Platform>,
     exclude: Option<(PathBuf, GlobSet)>,
 }
 
@@ -408,6 +415,25 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
             gpu_catalog::local_entry(local).map_err(|m| err(Some(k.span()), m))
         })
         .collect::<Result<Vec<_>, ConfigError>>()?;
+    let platforms = file
+        .platform
+        .iter()
+        .map(|p| {
+            let platform = p
+                .get_ref()
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    err(
+                        Some(p.span()),
+                        format!("[[platform]]: {}", e.message().trim()),
+                    )
+                })?;
+            crate::platform::check(&platform)
+                .map_err(|m| err(Some(p.span()), format!("[[platform]]: {m}")))?;
+            Ok(platform)
+        })
+        .collect::<Result<Vec<_>, ConfigError>>()?;
     Ok(Config {
         path: Some(PathBuf::from(name)),
         models,
@@ -418,6 +444,7 @@ pub fn parse(name: &str, text: &str, dir: Option<&Path>) -> Result<Config, Confi
         rules,
         selection,
         trusted_controllers: file.webhook.trusted_controllers,
+        platforms,
         exclude,
     })
 }

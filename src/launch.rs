@@ -99,6 +99,9 @@ pub struct Kwarg {
     pub key: String,
     pub loc: Loc,
     pub tokens: Vec<Arg>,
+    /// Also taken when it is a field of the engine's OpenAI server arguments (vLLM
+    /// `FrontendArgs`): Ray Serve LLM splits `engine_kwargs` between the two.
+    pub frontend: bool,
 }
 
 /// A file named in a launch's argv, as the input provides it.

@@ -88,6 +88,10 @@ const RIGHT: &[(&str, &str, &str)] = &[
         "CFG006",
         "./examples/backends/trtllm/engine_configs/qwen3/agg.yaml",
     ),
+    // `engine_kwargs` are keyword arguments: `device` is no field of vLLM's AsyncEngineArgs or
+    // FrontendArgs in any modelled release, so Ray Serve LLM refuses it ("Unknown engine
+    // argument", ray llm vllm_models.py `from_llm_config`).
+    ("kuberay-rayservice-vllm.yaml", "CFG001", "device"),
 ];
 
 /// Findings on flags or files the engine of that file does accept, that other parts of kvlint

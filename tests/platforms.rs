@@ -2,7 +2,8 @@
 //! must read (`fixtures/platforms/<name>/fire-*`) and fixtures it must not read (`pass-*`), found
 //! by this one harness. A fire fixture lists what a careful reader of the file sees, one
 //! `# expect:` line per launch in order (`engine= role= tp= context= model= gpu=`, `-` for none);
-//! a pass fixture gives no launch of the platform.
+//! a pass fixture gives no launch of the platform. A `# rules: ID...` line names findings the
+//! fixture must give.
 
 mod common;
 
@@ -18,7 +19,7 @@ fn fixtures(name: &str, kind: &str) -> Vec<PathBuf> {
     files.retain(|p| {
         p.file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(kind))
+            .is_some_and(|n| n.starts_with(kind) && !n.ends_with(".expect"))
     });
     files.sort();
     files
@@ -60,9 +61,14 @@ fn seen(launch: &Value, keys: &[&str]) -> String {
         .join(" ")
 }
 
-/// Each `# expect:` line's keys and the line itself, normalized.
+/// Each `# expect:` line's keys and the line itself, normalized: in the fixture, or in
+/// `<fixture>.expect` beside it (a JSON fixture has no comments).
 fn expected(path: &Path) -> Vec<(Vec<String>, String)> {
-    let text = std::fs::read_to_string(path).unwrap();
+    let mut beside = path.as_os_str().to_owned();
+    beside.push(".expect");
+    let text = std::fs::read_to_string(&beside)
+        .or_else(|_| std::fs::read_to_string(path))
+        .unwrap();
     text.lines()
         .filter_map(|l| l.trim_start().strip_prefix("# expect:"))
         .map(|l| {
@@ -73,6 +79,15 @@ fn expected(path: &Path) -> Vec<(Vec<String>, String)> {
                 .collect();
             (keys, pairs.join(" "))
         })
+        .collect()
+}
+
+/// The rules a fixture's `# rules:` lines name.
+fn named_rules(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("# rules:"))
+        .flat_map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .collect()
 }
 
@@ -123,6 +138,14 @@ fn every_platform_reads_its_fire_fixtures_and_not_its_pass_fixtures() {
             let want: Vec<String> = want.into_iter().map(|(_, line)| line).collect();
             assert_eq!(launches.len(), want.len(), "{}: {launches:#?}", f.display());
             assert_eq!(got, want, "{}", f.display());
+            let rules = common::rules(&doc);
+            for id in named_rules(&f) {
+                assert!(
+                    rules.contains(&id.as_str()),
+                    "{}: no {id} in {rules:?}",
+                    f.display()
+                );
+            }
         }
         for f in pass {
             let doc = check(&f);
@@ -162,27 +185,42 @@ fn rayservice_device_is_an_unknown_field_in_every_release() {
     }
 }
 
-/// The real Ray Serve LLM configs in ../shared/platforms, as a careful reader lists them.
+/// Real files of other projects (../shared/platforms, ../shared/manifests), as a careful reader
+/// lists their launches; none of them has an option the platform would refuse (CFG001).
 #[test]
 #[ignore = "reads ../shared"]
-fn ray_serve_configs_of_other_projects() {
-    let dir = root().join("../shared/platforms");
-    let cases: &[(&str, &[&str])] = &[
+fn real_files_of_other_projects() {
+    let cases: &[(&str, &str, &[&str])] = &[
         (
-            "ray-serve-llm-config-kv-router.yaml",
+            "platforms/ray-serve-llm-config-kv-router.yaml",
+            "Ray Serve LLM config",
+            // `default_chat_template_kwargs` is vLLM's FrontendArgs field, which Ray Serve LLM takes.
             &["engine=vllm role=unified tp=1 context=2048 model=Qwen/Qwen3-1.7B gpu=L4"],
         ),
         (
-            "ray-serve-llm-config-pd.yaml",
+            "platforms/ray-serve-llm-config-pd.yaml",
+            "Ray Serve LLM config",
             &[
                 "engine=vllm role=prefill tp=1 context=8192 model=RedHatAI/Qwen3.5-9B-quantized.w4a16 gpu=A10G",
                 "engine=vllm role=decode tp=1 context=8192 model=RedHatAI/Qwen3.5-9B-quantized.w4a16 gpu=A10G",
             ],
         ),
+        (
+            // Chart defaults: the model is left for install time, no GPU is requested.
+            "platforms/castai-chart-values-vllm.yaml",
+            "CAST AI vLLM chart values",
+            &["engine=vllm role=unified tp=1 context=- model=- gpu=-"],
+        ),
+        (
+            // `vllm-release` is the worker's key, not vLLM's; no GPU is named (the endpoint's).
+            "platforms/runpod-worker-vllm-config-gemma4.yaml",
+            "Runpod worker-vllm config",
+            &["engine=vllm role=unified tp=1 context=8192 model=google/gemma-4-31b-it gpu=-"],
+        ),
     ];
-    for (file, want) in cases {
-        let doc = check(&dir.join(file));
-        let launches = of_platform(&doc, "Ray Serve LLM config");
+    for (file, title, want) in cases {
+        let doc = check(&root().join("../shared").join(file));
+        let launches = of_platform(&doc, title);
         let got: Vec<String> = launches
             .iter()
             .zip(want.iter())
@@ -196,5 +234,200 @@ fn ray_serve_configs_of_other_projects() {
             .collect();
         assert_eq!(launches.len(), want.len(), "{file}");
         assert_eq!(&got, want, "{file}");
+        let rules = common::rules(&doc);
+        assert!(!rules.contains(&"CFG001"), "{file}: {rules:?}");
     }
+}
+
+/// `docs/src/platforms.md` and the README's platform table are generated from the platform files;
+/// `KVLINT_UPDATE_BOOK=1` rewrites them.
+#[test]
+fn book_page_and_readme_table_are_current() {
+    let mut all: Vec<kvlint::platform::Platform> = kvlint::platform::builtin().to_vec();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    let update = std::env::var("KVLINT_UPDATE_BOOK").is_ok_and(|v| v == "1");
+    let page_path = root().join("docs/src/platforms.md");
+    let page = kvlint::platform::docs::book_page(&all);
+    let readme_path = root().join("README.md");
+    let readme = std::fs::read_to_string(&readme_path).unwrap();
+    let (head, rest) = readme
+        .split_once("<!-- platforms:start")
+        .expect("start marker");
+    let (marker_rest, _) = rest.split_once("-->").expect("start marker end");
+    let (_, tail) = rest
+        .split_once("<!-- platforms:end -->")
+        .expect("end marker");
+    let table = kvlint::platform::docs::readme_table(&all);
+    let fresh =
+        format!("{head}<!-- platforms:start{marker_rest}-->\n{table}<!-- platforms:end -->{tail}");
+    if update {
+        std::fs::write(&page_path, &page).unwrap();
+        std::fs::write(&readme_path, &fresh).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&page_path).unwrap_or_default();
+    assert!(
+        on_disk == page,
+        "docs/src/platforms.md is stale: KVLINT_UPDATE_BOOK=1 cargo test --test platforms"
+    );
+    assert!(
+        readme == fresh || update,
+        "README.md's platform table is stale: KVLINT_UPDATE_BOOK=1 cargo test --test platforms"
+    );
+}
+
+/// `kvlint platforms` lists every platform; with a name, its docs; an unknown name is exit 2.
+#[test]
+fn platforms_command_lists_and_explains() {
+    let list = kvlint(&["platforms", "--format", "json"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    let doc: Value = serde_json::from_str(&list.stdout).unwrap();
+    let names: Vec<&str> = doc
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"ray-serve-config"), "{names:?}");
+    assert_eq!(names.len(), kvlint::platform::builtin().len());
+    let one = kvlint(&["platforms", "ray-serve-config"]);
+    insta::assert_snapshot!(one.stdout);
+    let none = kvlint(&["platforms", "no-such-platform"]);
+    assert_eq!(none.code, 2);
+    assert!(none.stderr.contains("no platform"), "{}", none.stderr);
+}
+
+/// A site adds its own platform in kvlint.toml (`[[platform]]`, the same schema): an in-house CRD
+/// whose engine settings are an option map.
+#[test]
+fn a_site_adds_its_own_platform_in_kvlint_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kvlint.toml");
+    std::fs::write(
+        &config,
+        r#"
+[[platform]]
+name = "acme-llm"
+title = "Acme LLMServer"
+engine = "vllm"
+recognize = { kinds = ["LLMServer"], api_versions = ["serving.acme.io/"] }
+docs = { what = "Acme's in-house serving CRD.", settings = "`spec.engine` holds vLLM engine arguments.", source = "https://wiki.acme.example/llmserver" }
+
+[[platform.launch]]
+at = "spec"
+options = "engine"
+keys = "kwargs"
+model = ["model"]
+gpu_type = ["gpu.type"]
+gpu_count = ["gpu.count"]
+"#,
+    )
+    .unwrap();
+    let manifest = dir.path().join("server.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: serving.acme.io/v1\nkind: LLMServer\nmetadata: {name: chat}\nspec:\n  model: Qwen/Qwen3-8B\n  gpu: {type: H100, count: 2}\n  engine:\n    tensor_parallel_size: 2\n    max_model_len: 32768\n",
+    )
+    .unwrap();
+    let run = kvlint(&[
+        "check",
+        "--format",
+        "json",
+        "--engine-version",
+        "vllm=0.33.0",
+        "--config",
+        config.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    let doc: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stderr));
+    let launches = of_platform(&doc, "LLMServer");
+    assert_eq!(launches.len(), 1, "{doc:#}");
+    assert_eq!(
+        seen(launches[0], &["engine", "tp", "context", "model", "gpu"]),
+        "engine=vllm tp=2 context=32768 model=Qwen/Qwen3-8B gpu=H100-80GB"
+    );
+    // Without the site's file, the CRD is no launch.
+    let empty = dir.path().join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let bare = kvlint(&[
+        "check",
+        "--format",
+        "json",
+        "--config",
+        empty.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_str(&bare.stdout).unwrap_or_default();
+    assert!(of_platform(&doc, "LLMServer").is_empty());
+    // A broken platform table is a config error, exit 2, naming the line.
+    std::fs::write(&config, "[[platform]]\nname = \"x\"\n").unwrap();
+    let broken = kvlint(&[
+        "check",
+        "--config",
+        config.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    assert_eq!(broken.code, 2, "{}", broken.stderr);
+    assert!(broken.stderr.contains("[[platform]]"), "{}", broken.stderr);
+}
+
+/// Files no platform describes: a mapping whose keys are mostly one engine's options is read as
+/// its settings, a list of words that starts with an engine command as its argv, and engine
+/// options that give no launch are INP006 (fixtures/extract/by-shape, each with its `# expect:`
+/// or `# rules:` lines); a file without any says "no engine launch found".
+#[test]
+fn files_no_platform_describes_are_read_by_their_shape() {
+    let dir = root().join("fixtures/extract/by-shape");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4);
+    for f in files {
+        let doc = check(&f);
+        let launches: Vec<&Value> = doc["launches"].as_array().unwrap().iter().collect();
+        let want = expected(&f);
+        let got: Vec<String> = launches
+            .iter()
+            .zip(&want)
+            .map(|(l, (keys, _))| seen(l, &keys.iter().map(String::as_str).collect::<Vec<_>>()))
+            .collect();
+        let want: Vec<String> = want.into_iter().map(|(_, line)| line).collect();
+        assert_eq!(got, want, "{}", f.display());
+        assert_eq!(launches.len(), want.len(), "{}: {launches:#?}", f.display());
+        let kinds: Vec<&str> = launches
+            .iter()
+            .filter_map(|l| l["object"]["kind"].as_str())
+            .collect();
+        assert!(
+            kinds.iter().all(|k| k.contains("recognized by")),
+            "{}: {kinds:?}",
+            f.display()
+        );
+        let rules = common::rules(&doc);
+        for id in named_rules(&f) {
+            assert!(rules.contains(&id.as_str()), "{}: {rules:?}", f.display());
+        }
+        if want.is_empty() && named_rules(&f).is_empty() {
+            assert!(rules.is_empty(), "{}: {rules:?}", f.display());
+        }
+    }
+}
+
+/// A platform's file given on standard input, with no name to tell its kind, is still read as
+/// the platform's (not as a shell script).
+#[test]
+fn a_platform_file_on_stdin_is_read() {
+    let text =
+        std::fs::read_to_string(root().join("fixtures/platforms/ray-serve-config/fire-pd.yaml"))
+            .unwrap();
+    let run = common::kvlint_stdin(&["check", "--format", "json", "-"], Some(&text));
+    let doc: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stderr));
+    assert_eq!(
+        of_platform(&doc, "Ray Serve LLM config").len(),
+        2,
+        "{doc:#}"
+    );
 }

@@ -100,6 +100,7 @@ fn load_config(a: &CheckArgs) -> Result<Config, UsageError> {
 pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
     let cfg = std::sync::Arc::new(load_config(&a)?);
     gpu::catalog::add_local(cfg.gpus.clone());
+    crate::platform::set_site(cfg.platforms.clone());
     let selection = Selection {
         select: a.select.take(),
         extend_select: std::mem::take(&mut a.extend_select),

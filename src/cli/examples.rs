@@ -47,6 +47,10 @@ const EXAMPLES: &[(&str, &[&str])] = &[
     ("explain", &["kvlint explain KV001", "kvlint explain pool-below-context"]),
     ("rules", &["kvlint rules", "kvlint rules --format json"]),
     (
+        "platforms",
+        &["kvlint platforms", "kvlint platforms ray-serve-config --format json"],
+    ),
+    (
         "webhook",
         &[
             "kvlint webhook --listen 0.0.0.0:8443 --tls-cert tls.crt --tls-key tls.key",

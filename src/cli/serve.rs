@@ -13,6 +13,7 @@ pub(super) fn webhook(mut a: WebhookArgs) -> Run {
         None => Config::default(),
     };
     gpu::catalog::add_local(cfg.gpus.clone());
+    crate::platform::set_site(cfg.platforms.clone());
     a.hardware.gpu_source = gpu::GpuSource::Webhook;
     a.hardware.engine_version = a
         .hardware

@@ -19,6 +19,8 @@ use std::sync::OnceLock;
 struct Fields {
     sglang: EngineFields,
     vllm: EngineFields,
+    /// vLLM's OpenAI server `FrontendArgs`.
+    vllm_frontend: EngineFields,
 }
 
 /// One engine's fields: `versions` inspected, and per field name its release ranges
@@ -36,6 +38,7 @@ fn fields() -> &'static Fields {
         toml::from_str(include_str!("fields.toml")).unwrap_or_else(|_| Fields {
             sglang: EngineFields::empty(),
             vllm: EngineFields::empty(),
+            vllm_frontend: EngineFields::empty(),
         })
     })
 }
@@ -71,10 +74,19 @@ pub fn is_field(engine: Engine, name: &str, version: &Version) -> Option<bool> {
     if newer && engine == Engine::Sglang {
         return spec.map(|s| has_dest(&s, name));
     }
-    let Some(ranges) = table.fields.get(name) else {
-        return Some(false);
-    };
-    Some(ranges.iter().any(|r| in_range(r, &rel)))
+    Some(in_table(table, name, &rel))
+}
+
+/// Whether `name` is a field of vLLM's OpenAI server arguments (`FrontendArgs`) in `version`.
+pub fn is_frontend_field(engine: Engine, name: &str, version: &Version) -> bool {
+    engine == Engine::Vllm && in_table(&fields().vllm_frontend, name, &version.release())
+}
+
+fn in_table(table: &EngineFields, name: &str, rel: &Version) -> bool {
+    table
+        .fields
+        .get(name)
+        .is_some_and(|ranges| ranges.iter().any(|r| in_range(r, rel)))
 }
 
 fn has_dest(spec: &Spec, name: &str) -> bool {
@@ -134,6 +146,7 @@ pub fn tokens(engine: Engine, key: &Node, value: &Node) -> Option<Kwarg> {
         key: name,
         loc: at,
         tokens: out,
+        frontend: false,
     })
 }
 
@@ -147,15 +160,17 @@ pub fn apply(launch: &Launch, version: &Version) -> Option<(Launch, Vec<Finding>
     let spec = super::flag_spec(launch.engine, version.clone());
     let mut args = launch.args.clone();
     let mut findings = Vec::new();
+    // `None` where no release field table applies (an engine without one): kept as written.
     for kw in &launch.kwargs {
+        let frontend = kw.frontend && is_frontend_field(launch.engine, &kw.key, version);
         match is_field(launch.engine, &kw.key, version) {
-            Some(false) => findings.push(
+            Some(false) if !frontend => findings.push(
                 Finding::new("CFG001", Some(kw.loc))
                     .var("flag", &kw.key)
                     .var("engine", launch.engine.name())
                     .var("version", version.to_string())
                     .var("suggestion", suggestion(launch.engine, &kw.key, version))
-                    .label("not a field of the engine's arguments: a TypeError at startup"),
+                    .label("not a field of the engine's arguments: the engine does not start"),
             ),
             _ => {
                 let exposed = kw
@@ -216,6 +231,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(parsed(&fields().vllm), vllm);
+        assert_eq!(parsed(&fields().vllm_frontend), vllm);
         let sglang: Vec<String> = super::super::sglang::table()
             .inspected()
             .iter()
@@ -254,5 +270,10 @@ mod tests {
             Some(true)
         );
         assert_eq!(is_field(Engine::Trtllm, "max_seq_len", &v("1.0.0")), None);
+        // An OpenAI-server argument, not an engine one (vllm entrypoints cli_args.py).
+        let chat = "default_chat_template_kwargs";
+        assert_eq!(is_field(Engine::Vllm, chat, &v("0.33.0")), Some(false));
+        assert!(is_frontend_field(Engine::Vllm, chat, &v("0.33.0")));
+        assert!(!is_frontend_field(Engine::Vllm, chat, &v("0.13.0")));
     }
 }

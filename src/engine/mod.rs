@@ -219,6 +219,20 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
     parsed
 }
 
+/// Whether `flag` (`--max-model-len`; vLLM also takes `--max_model_len`) is an exact option of
+/// the engine's newest modelled release.
+pub fn is_option(engine: Engine, flag: &str) -> bool {
+    let Some(spec) = flag_spec(engine, supported(engine).1) else {
+        return false;
+    };
+    let name = if spec.underscores {
+        flag.replace('_', "-")
+    } else {
+        flag.to_string()
+    };
+    spec.exact(&name).is_some()
+}
+
 /// The option table of `engine` at `version`, if it has one.
 fn flag_spec(engine: Engine, version: Version) -> Option<argparse::Spec<'static>> {
     match engine {

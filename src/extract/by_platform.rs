@@ -20,8 +20,11 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
         || r.files
             .iter()
             .any(|g| globset::Glob::new(g).is_ok_and(|g| g.compile_matcher().is_match(name)));
+    let api = doc.get("apiVersion").and_then(Node::as_str);
+    let api_ok = r.api_versions.is_empty()
+        || api.is_some_and(|a| r.api_versions.iter().any(|v| a.starts_with(v.as_str())));
     let has = |p: &String| Path::parse(p).is_ok_and(|p| p.first(doc, doc).is_some());
-    file_ok && r.paths.iter().all(has) && !r.absent.iter().any(has)
+    file_ok && api_ok && r.paths.iter().all(has) && !r.absent.iter().any(has)
 }
 
 /// The first platform of `candidates` that recognizes the document.
@@ -73,7 +76,10 @@ fn launch(
     let engine = engine(p, doc, node)?;
     let word = |n: &Node| scalar::word(src, n).map(|w| Arg::new(w.chars.as_str(), w.loc));
     let mut args = Vec::new();
-    if let Some(m) = first_of(&site.model, doc, node) {
+    // An empty value (`name:` left for install time) names no model.
+    let named =
+        first_of(&site.model, doc, node).filter(|m| m.scalar_text().is_some_and(|t| !t.is_empty()));
+    if let Some(m) = named {
         match engine {
             Engine::Sglang => args.push(Arg::new("--model-path", m.loc)),
             Engine::Vllm => args.push(Arg::new("--model", m.loc)),
@@ -87,10 +93,12 @@ fn launch(
         .as_deref()
         .and_then(|o| first_of(&[o.into()], doc, node))
     {
-        let read = option_map::read(engine, map, site.keys, &site.flag_names)
-            .map_err(|why| not_read(p, map, &why))?;
+        let read = option_map::read(engine, map, site).map_err(|why| not_read(p, map, &why))?;
         args.extend(read.args);
         kwargs = read.kwargs;
+        for kw in &mut kwargs {
+            kw.frontend = site.frontend_fields;
+        }
     }
     for path in &site.argv {
         if let Some(list) = first_of(std::slice::from_ref(path), doc, node) {
@@ -99,7 +107,11 @@ fn launch(
     }
     let mut l = Launch::new(engine, node.loc, args);
     l.kwargs = kwargs;
-    l.role_hint = site.role.clone();
+    l.role_hint = site.role.clone().or_else(|| {
+        let from = site.role_from.as_ref()?;
+        let value = first_of(std::slice::from_ref(&from.path), doc, node)?.scalar_text()?;
+        from.values.get(&value).cloned()
+    });
     place(&mut l, site, doc, node, outer);
     let name = first_of(&site.name, doc, node)
         .and_then(Node::scalar_text)
@@ -116,8 +128,11 @@ fn launch(
 
 /// GPU type and count, pods, image and the release its tag names.
 fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
-    l.placement.gpu = first_of(&site.gpu_type, doc, node)
-        .and_then(|g| Some((g.scalar_text()?, g.loc)))
+    let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
+    l.placement.gpu = mig
+        .or_else(|| {
+            first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)))
+        })
         .or_else(|| {
             let root = outer.unwrap_or(doc);
             first_of(&site.pod, root, root).and_then(placement::gpu_type)
@@ -126,6 +141,7 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .gpu_count
         .iter()
         .find_map(|alt| product(alt, doc, node))
+        .or(resource_gpus)
         .or(site.gpu_count_default);
     l.placement.pods = Some(1);
     let image = first_of(&site.image, doc, node);

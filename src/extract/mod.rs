@@ -224,6 +224,7 @@ fn looks_like_yaml(file: FileId, src: &SourceFile) -> bool {
                 || helm_values::is_values(&n)
                 || compose::is_compose(&n)
                 || engine_config::detect(&n).is_some()
+                || by_platform::find(crate::platform::registry().plain(), src, &n).is_some()
                 || n.get("kind").is_some())
     })
 }
@@ -266,23 +267,24 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
         launches: Vec::new(),
         findings: vec![Finding::new("INP001", Some(at)).var("reason", reason)],
     };
-    let platform =
-        |node: &yaml::Node| by_platform::find(crate::platform::registry().plain(), src, node);
-    match doc {
-        Ok(node) if k8s::is_object(&node) => both(k8s::read(file, src, &node)),
-        Ok(node) if platform(&node).is_some() => match platform(&node) {
-            Some(p) => by_platform::read(p, file, src, &node, None),
-            None => Extracted::default(),
-        },
-        Ok(node) if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
-        Ok(node) if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
-        Ok(node) if srt_slurm::is_recipe(&node) => both(srt_slurm::read(&node)),
-        Ok(node) if compose::is_compose(&node) => compose::launches(file, src, &node),
-        Ok(node) => match engine_config::launch(src, &node) {
+    let node = match doc {
+        Ok(node) if k8s::is_object(&node) => return both(k8s::read(file, src, &node)),
+        Ok(node) => node,
+        Err(e) => return invalid(e.loc, e.message),
+    };
+    // A platform file (platforms/*.toml, kvlint.toml) first, then the hand-written readers.
+    if let Some(p) = by_platform::find(crate::platform::registry().plain(), src, &node) {
+        return by_platform::read(p, file, src, &node, None);
+    }
+    match node {
+        _ if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
+        _ if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
+        _ if srt_slurm::is_recipe(&node) => both(srt_slurm::read(&node)),
+        _ if compose::is_compose(&node) => compose::launches(file, src, &node),
+        _ => match engine_config::launch(src, &node) {
             Some(Ok(launch)) => launches(vec![launch]),
             Some(Err(reason)) => invalid(node.loc, reason),
-            None => Extracted::default(),
+            None => option_map::by_shape(file, src, &node),
         },
-        Err(e) => invalid(e.loc, e.message),
     }
 }

@@ -1,15 +1,14 @@
 //! Option maps: a mapping of engine option names to values (Ray Serve `engine_kwargs`, a chart's
 //! `vllmConfig`, a Runpod worker config), read by the convention a platform names
 //! (`platform::Keys`); and mappings anywhere in a file recognized as one engine's options by their
-//! keys alone, so that no option map goes unread.
+//! keys alone, and argv lists by their first words, so that no option map goes unread.
 
 use super::k8s::scalar;
 use super::shell;
-use crate::launch::{Arg, Engine, Kwarg};
-use crate::platform::Keys;
+use crate::launch::{Arg, Engine, Kwarg, Launch};
+use crate::platform::{Keys, Site};
 use crate::source::{FileId, SourceFile};
 use crate::yaml::{Node, Value};
-use std::collections::HashMap;
 
 /// What an option map gives a launch: option tokens, and keyword arguments checked per release.
 #[derive(Debug, Default)]
@@ -19,12 +18,8 @@ pub struct Read {
 }
 
 /// Reads `map` with the key convention `keys`; with `flag_names`, only those keys, each to its flag.
-pub fn read(
-    engine: Engine,
-    map: &Node,
-    keys: Keys,
-    flag_names: &HashMap<String, String>,
-) -> Result<Read, String> {
+pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
+    let (keys, flag_names) = (site.keys, &site.flag_names);
     let Value::Map(entries) = &map.value else {
         return Err("the options are not a mapping of names to values".into());
     };
@@ -37,7 +32,21 @@ pub fn read(
                 .collect();
         }
         Keys::Flags if flag_names.is_empty() => {
-            out.args = crate::engine::config_file_args(engine, map)?;
+            let own = |k: &Node| {
+                let key = k.scalar_text().unwrap_or_default();
+                crate::engine::is_option(engine, &format!("--{key}"))
+            };
+            let kept = Node {
+                value: Value::Map(
+                    entries
+                        .iter()
+                        .filter(|(k, _)| !site.only_options || own(k))
+                        .cloned()
+                        .collect(),
+                ),
+                loc: map.loc,
+            };
+            out.args = crate::engine::config_file_args(engine, &kept)?;
         }
         _ => {
             for (k, v) in unique(entries) {
@@ -54,11 +63,15 @@ pub fn read(
     Ok(out)
 }
 
-/// A key a chart renders as `--flag value`: `true` the bare flag, `false` and empty nothing.
+/// A key a chart renders as `--flag value` inside `{{ if .Values.key }}`: `true` the bare flag;
+/// what Go templates take as false (`false`, null, `0`, `""`, an empty list or map) nothing.
 fn rendered(flag: Arg, v: &Node, args: &mut Vec<Arg>) {
     match &v.value {
         Value::Bool(true) => args.push(flag),
-        Value::Bool(false) | Value::Null => {}
+        Value::Bool(false) | Value::Null | Value::Int(0) => {}
+        Value::Str(s) if s.is_empty() => {}
+        Value::Seq(items) if items.is_empty() => {}
+        Value::Map(e) if e.is_empty() => {}
         Value::Seq(items) => {
             args.push(flag);
             args.extend(items.iter().map(|i| {
@@ -121,4 +134,129 @@ pub fn argv(file: FileId, src: &SourceFile, list: &Node) -> Vec<Arg> {
             .map(|w| shell::split_words(file, &w).iter().map(arg).collect())
             .unwrap_or_default(),
     }
+}
+
+/// What an option map or argv found by its shape is called in `object.kind`.
+const BY_KEYS: &str = "engine options (recognized by their keys)";
+const BY_HEAD: &str = "engine argv (recognized by its command)";
+
+/// A document no reader took, searched for what still names an engine: a mapping whose keys are
+/// mostly one engine's options is that engine's settings (a launch, named by its path); a list of
+/// words that starts with an engine command is an argv. A mapping with an engine's option keys
+/// that cannot be read that way is INP006 at it, so that the file is never silently skipped.
+pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted {
+    let mut out = super::Extracted::default();
+    let mut unread: Option<(&Node, String, Engine)> = None;
+    let mut todo: Vec<(&Node, String)> = vec![(doc, String::new())];
+    while let Some((node, path)) = todo.pop() {
+        match &node.value {
+            Value::Map(entries) => {
+                if let Some(engine) = super::engine_config::detect(node) {
+                    match options_launch(engine, node, &path) {
+                        Some(l) => {
+                            out.launches.push(l);
+                            continue;
+                        }
+                        None if unread.is_none() => unread = Some((node, path.clone(), engine)),
+                        None => {}
+                    }
+                }
+                for (k, v) in entries.iter().rev() {
+                    let key = k.scalar_text().unwrap_or_default();
+                    let sub = if path.is_empty() {
+                        key
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    todo.push((v, sub));
+                }
+            }
+            Value::Seq(items) => {
+                let found = argv_launches(file, src, items);
+                if !found.is_empty() {
+                    out.launches
+                        .extend(found.into_iter().map(|l| named(l, BY_HEAD, &path)));
+                    continue;
+                }
+                for (i, v) in items.iter().enumerate().rev() {
+                    todo.push((v, format!("{path}[{i}]")));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let (true, Some((node, path, engine))) = (out.launches.is_empty(), unread) {
+        out.findings.push(
+            crate::finding::Finding::new("INP006", Some(node.loc))
+                .var("engine", format!("{} options at `{path}`", engine_title(engine)))
+                .var(
+                    "reason",
+                    "the mapping holds the engine's option names, but no launch could be built from it",
+                )
+                .var(
+                    "help",
+                    "add a platform for this file in kvlint.toml (`[[platform]]`, see `kvlint platforms`), or check the rendered engine command",
+                ),
+        );
+    }
+    out
+}
+
+fn engine_title(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Sglang => "SGLang",
+        Engine::Vllm => "vLLM",
+        Engine::Trtllm => "TensorRT-LLM",
+    }
+}
+
+/// A mapping whose keys are mostly the engine's options (at least two, and at least half of
+/// its keys), read as the engine reads its config file; the other keys are left out.
+/// TensorRT-LLM's options are no launch of their own (their server takes them as a file).
+fn options_launch(engine: Engine, map: &Node, path: &str) -> Option<Launch> {
+    let Value::Map(entries) = &map.value else {
+        return None;
+    };
+    let own = |k: &Node| {
+        let key = k.scalar_text().unwrap_or_default().replace('_', "-");
+        crate::engine::is_option(engine, &format!("--{key}"))
+    };
+    let kept: Vec<(Node, Node)> = entries.iter().filter(|(k, _)| own(k)).cloned().collect();
+    if engine == Engine::Trtllm || kept.len() < 2 || kept.len() * 2 < entries.len() {
+        return None;
+    }
+    let options = Node {
+        value: Value::Map(kept),
+        loc: map.loc,
+    };
+    let args = crate::engine::config_file_args(engine, &options).ok()?;
+    let at = crate::source::Loc {
+        end: map.loc.start,
+        ..map.loc
+    };
+    Some(named(Launch::new(engine, at, args), BY_KEYS, path))
+}
+
+/// The launches of a list of words that starts with an engine command (`[vllm, serve, ...]`,
+/// `[python3, -m, sglang.launch_server, ...]`).
+fn argv_launches(file: FileId, src: &SourceFile, items: &[Node]) -> Vec<Launch> {
+    let head = items.first().and_then(Node::as_str).unwrap_or_default();
+    let base = head.rsplit('/').next().unwrap_or(head);
+    let engine_head = matches!(base, "vllm" | "sglang" | "trtllm-serve")
+        || (base.starts_with("python") && items.iter().take(3).any(|i| i.as_str() == Some("-m")));
+    if !engine_head || !items.iter().all(|i| i.scalar_text().is_some()) {
+        return Vec::new();
+    }
+    let words = items.iter().filter_map(|n| scalar::word(src, n));
+    shell::exec_launches(file, words, &[]).launches
+}
+
+fn named(mut l: Launch, kind: &str, path: &str) -> Launch {
+    l.object = Some(crate::launch::ObjectRef {
+        kind: kind.into(),
+        namespace: None,
+        name: path.to_string(),
+        container: None,
+    });
+    l
 }

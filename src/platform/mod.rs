@@ -5,6 +5,7 @@
 //! no reader knows a platform by name. The schema is described for authors in
 //! `docs/src/platforms.md`.
 
+pub mod docs;
 pub mod path;
 
 use crate::launch::Engine;
@@ -80,6 +81,14 @@ pub struct EngineFrom {
     pub values: HashMap<String, EngineName>,
 }
 
+/// A role named by a value: value as written → role. Other values leave the role open.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleFrom {
+    pub path: String,
+    pub values: HashMap<String, String>,
+}
+
 /// How a document is told to be this platform's. Every given test must hold.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -143,6 +152,14 @@ pub struct Site {
     pub options: Option<String>,
     #[serde(default = "default_keys")]
     pub keys: Keys,
+    /// With `keys = "kwargs"`: a key that is a field of the engine's OpenAI server arguments
+    /// (vLLM `FrontendArgs`) is taken too (Ray Serve LLM sends it there).
+    #[serde(default)]
+    pub frontend_fields: bool,
+    /// Keys that are no option of the engine are the platform's own and are not passed on
+    /// (Runpod's worker passes only the vLLM flags it knows).
+    #[serde(default)]
+    pub only_options: bool,
     /// Only these keys of the option map, each to the flag it renders (`maxModelLen =
     /// "--max-model-len"`): charts that render a fixed list. Other keys are not the engine's.
     #[serde(default)]
@@ -166,6 +183,13 @@ pub struct Site {
     /// A pod spec whose node selector or affinity names the GPU type.
     #[serde(default)]
     pub pod: Vec<String>,
+    /// A Kubernetes `resources` block (`limits`/`requests`): GPUs per replica from its GPU
+    /// resource, the device from a MIG slice.
+    #[serde(default)]
+    pub resources: Vec<String>,
+    /// The role named by a value in the file (`lmcacheConfig.kvRole: kv_producer` → prefill).
+    #[serde(default)]
+    pub role_from: Option<RoleFrom>,
     /// Container image: a path to `repo:tag`, or `repository` + `tag` paths joined.
     #[serde(default)]
     pub image: Vec<String>,
@@ -241,6 +265,8 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.model.iter().map(String::as_str))
                 .chain(s.gpu_type.iter().map(String::as_str))
                 .chain(s.pod.iter().map(String::as_str))
+                .chain(s.resources.iter().map(String::as_str))
+                .chain(s.role_from.as_ref().map(|r| r.path.as_str()))
                 .chain(s.image.iter().map(String::as_str))
                 .chain(s.name.iter().map(String::as_str))
                 .chain(s.gpu_count.iter().flat_map(|g| g.split('*')))
