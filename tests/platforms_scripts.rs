@@ -197,7 +197,7 @@ fn workflow_steps_read_once_per_matrix_value_with_env_and_container() {
         .filter(|f| f["rule"] == "INP004")
         .collect();
     assert_eq!(inp004.len(), 1, "{doc:#}");
-    assert_eq!(inp004[0]["line"], 43);
+    assert_eq!(inp004[0]["line"], 44);
     let msg = inp004[0]["message"].as_str().unwrap();
     assert!(
         msg.starts_with("--context-length is set from `${{ inputs.context }}`"),
