@@ -46,6 +46,9 @@ pub fn read(
     doc: &Node,
     outer: Option<&Node>,
 ) -> Extracted {
+    if let Some(reader) = p.reader {
+        return super::shell::platform_reader(reader, file, src, doc);
+    }
     let mut out = Extracted::default();
     for site in &p.launches {
         let at = match Path::parse(&site.at) {

@@ -54,7 +54,8 @@ pub fn read_each(
     jobs: usize,
     mut each: impl FnMut(Launch),
 ) -> Vec<Finding> {
-    if let Some(out) = unread::helm_template(file, src) {
+    if let Some(out) = unread::helm_template(file, src).or_else(|| unread::kustomization(file, src))
+    {
         out.launches.into_iter().for_each(each);
         return out.findings;
     }
@@ -100,6 +101,7 @@ fn by_kind(
     match kind(&src.name, &src.text) {
         Kind::Yaml | Kind::Json => yaml_input(file, src, jobs, each),
         Kind::Dockerfile => hand_on(shell::dockerfile(file, &src.text), each),
+        Kind::Apptainer => hand_on(shell::apptainer::read(file, &src.text), each),
         Kind::Shell => hand_on(shell::script(file, &src.text), each),
         Kind::Pbtxt => {
             let tree = pbtxt::parse(file, &src.text).map_err(|e| (e.loc, e.message));
@@ -123,6 +125,8 @@ pub enum Kind {
     /// A JSON document (`kubectl get -o json`, an AdmissionReview); read as YAML.
     Json,
     Dockerfile,
+    /// An Apptainer/Singularity definition file.
+    Apptainer,
     Shell,
     /// Protocol Buffers text format (`config.pbtxt`, `*.textproto`).
     Pbtxt,
@@ -145,6 +149,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Python
     } else if shell::is_dockerfile(name, text) {
         Kind::Dockerfile
+    } else if shell::apptainer::is_definition(name, text) {
+        Kind::Apptainer
     } else if is_shell_name(name) || shebang_shell(text) {
         Kind::Shell
     } else if serde_json::from_str::<serde_json::Value>(text)
@@ -168,14 +174,19 @@ pub fn is_input_file(path: &std::path::Path) -> bool {
         // Read only when it names an engine or a launcher: most Python files in a tree do not.
         return std::fs::read_to_string(path).is_ok_and(|t| python::mentions_launcher(&t));
     }
-    if name.contains('.') {
+    let definition = name.to_ascii_lowercase().ends_with(".def");
+    if name.contains('.') && !definition {
         return false;
     }
     let mut head = [0u8; 128];
     let read = std::fs::File::open(path)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .unwrap_or(0);
-    shebang_shell(&String::from_utf8_lossy(&head[..read]))
+    let head = String::from_utf8_lossy(&head[..read]);
+    if definition {
+        return shell::apptainer::is_definition("", &head);
+    }
+    shebang_shell(&head)
 }
 
 /// `#!/bin/bash`, `#!/usr/bin/env -S bash -e`, `#!/bin/sh`.
@@ -255,7 +266,7 @@ fn tree_input(
 
 fn is_shell_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    [".sh", ".bash", ".zsh", ".ksh"]
+    [".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch"]
         .iter()
         .any(|ext| lower.ends_with(ext))
 }

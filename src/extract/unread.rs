@@ -39,6 +39,25 @@ const NOT_ENGINES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Programs that load an engine in their own process for a fixed benchmark batch and serve no
+/// requests (sglang `bench_one_batch.py`, formerly `bench_latency.py`, builds its `ModelRunner`
+/// from `ServerArgs` in-process; `bench_offline_throughput.py` runs an in-process `Engine`): no
+/// deployment, so said and skipped, like a router.
+const BENCHMARKS: &[(&str, &str)] = &[
+    (
+        "sglang.bench_latency",
+        "SGLang's in-process latency benchmark (sglang.bench_latency)",
+    ),
+    (
+        "sglang.bench_one_batch",
+        "SGLang's in-process one-batch benchmark (sglang.bench_one_batch)",
+    ),
+    (
+        "sglang.bench_offline_throughput",
+        "SGLang's in-process throughput benchmark (sglang.bench_offline_throughput)",
+    ),
+];
+
 /// Lines that mention an engine without starting it.
 const MENTIONS: &[&str] = &[
     "echo ", "printf ", "grep ", "pgrep ", "pkill ", "pip ", "install ",
@@ -57,7 +76,10 @@ pub struct Scan {
 pub fn scan(src: &SourceFile) -> Scan {
     Scan {
         docs: documents(src),
-        routers: mentions(&src.text, NOT_ENGINES),
+        routers: [NOT_ENGINES, BENCHMARKS]
+            .iter()
+            .flat_map(|list| mentions(&src.text, list))
+            .collect(),
         engines: mentions(&src.text, ENGINES),
     }
 }
@@ -82,17 +104,24 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
         if !said.insert((what.to_string(), doc_of(at.start))) {
             continue;
         }
+        let benchmark = BENCHMARKS.iter().any(|(_, w)| *w == what);
+        let (reason, help) = if benchmark {
+            (
+                "it loads the engine in its own process for one benchmark batch and serves no \
+                 requests: it is no server launch",
+                "check the server launch you deploy (`python -m sglang.launch_server` with the same flags)",
+            )
+        } else {
+            (
+                "it routes requests to engines and holds no KV pool",
+                "the engines it routes to are checked where they are launched",
+            )
+        };
         out.findings.push(
             Finding::new("INP007", Some(Loc::new(file, at)))
                 .var("what", what)
-                .var(
-                    "reason",
-                    "it routes requests to engines and holds no KV pool",
-                )
-                .var(
-                    "help",
-                    "the engines it routes to are checked where they are launched",
-                ),
+                .var("reason", reason)
+                .var("help", help),
         );
     }
     let mut covered = vec![false; docs.len()];
@@ -114,6 +143,15 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
         .filter(|f| f.rule == "INP007")
         .filter_map(|f| f.primary.filter(|p| p.file == file).map(|p| p.range()))
         .collect();
+    let kustomize = super::is_yaml_name(&src.name)
+        .then(|| kustomize_dir(&src.name))
+        .flatten();
+    let help = match &kustomize {
+        Some(_) => build_help(&src.name),
+        None => "give the launch in a form kvlint reads: a container command/args, a script \
+                 line, or an engine config file; or check the rendered command"
+            .to_string(),
+    };
     let mut named = vec![false; docs.len()];
     for (at, engine) in scan.engines {
         let Some(i) = doc_of(at.start) else { continue };
@@ -126,13 +164,80 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
             Finding::new("INP006", Some(Loc::new(file, at)))
                 .var("engine", engine)
                 .var("reason", "no launch was found in this document")
-                .var(
-                    "help",
-                    "give the launch in a form kvlint reads: a container command/args, a script \
-                     line, or an engine config file; or check the rendered command",
-                ),
+                .var("help", help.clone()),
         );
     }
+    // Still silent: a document that sets an engine's sizing option but gave no launch.
+    for (i, doc) in docs.iter().enumerate() {
+        let said = |at: &Range<usize>| skipped.iter().any(|s| s.contains(&at.start));
+        if covered[i] || named[i] || kustomize.is_some() {
+            continue;
+        }
+        let Some((at, flag)) = engine_option(&src.text[doc.clone()]) else {
+            continue;
+        };
+        let at = doc.start + at.start..doc.start + at.end;
+        if said(&at) {
+            continue;
+        }
+        named[i] = true;
+        out.findings.push(
+            Finding::new("INP006", Some(Loc::new(file, at)))
+                .var("engine", format!("an engine option ({flag})"))
+                .var("reason", "no launch was found in this document")
+                .var("help", help.clone()),
+        );
+    }
+    // A part of a Kustomize build that gave no launch: a patch or a base, whole only once built.
+    // One that sets an engine's sizing options is an engine's settings kvlint did not check.
+    if kustomize.is_some() && out.launches.is_empty() && !named.contains(&true) {
+        let reason = "it is part of a Kustomize build (a patch or a base): its objects are whole, \
+                      and its patches applied, only once the kustomization is built";
+        let finding = match engine_option(&src.text) {
+            Some((at, flag)) => Finding::new("INP006", Some(Loc::new(file, at)))
+                .var("engine", format!("an engine option ({flag})"))
+                .var("reason", reason),
+            None => Finding::new(
+                "INP007",
+                Some(Loc::new(
+                    file,
+                    0..src.text.find('\n').unwrap_or(src.text.len()),
+                )),
+            )
+            .var("what", "a part of a Kustomize build (a patch or a base)")
+            .var("reason", reason),
+        };
+        out.findings.push(finding.var("help", help));
+    }
+}
+
+/// Options that size an engine's KV pool, in the engines' own spellings: a file that sets one is
+/// about an engine even where it names none.
+const SIZING_OPTIONS: &[&str] = &[
+    "--max-model-len",
+    "--context-length",
+    "--max_seq_len",
+    "--max-seq-len",
+    "--gpu-memory-utilization",
+    "--mem-fraction-static",
+    "--kv-cache-dtype",
+    "--tensor-parallel-size",
+    "--kv_cache_free_gpu_memory_fraction",
+];
+
+/// The first sizing option set outside comments, and where.
+fn engine_option(text: &str) -> Option<(Range<usize>, &'static str)> {
+    SIZING_OPTIONS
+        .iter()
+        .filter_map(|flag| {
+            memchr::memmem::find_iter(text.as_bytes(), flag.as_bytes())
+                .find(|&at| {
+                    let line = text[..at].rfind('\n').map_or(0, |n| n + 1);
+                    !text[line..at].contains('#')
+                })
+                .map(|at| (at..at + flag.len(), *flag))
+        })
+        .min_by_key(|(at, _)| at.start)
 }
 
 /// A Helm chart template (a `templates/` file, or one that uses `.Values`/`.Release`): not YAML
@@ -187,8 +292,84 @@ fn is_template(file: FileId, src: &SourceFile) -> bool {
             .iter()
             .all(Result::is_err)
     };
+    // `.Values`/`.Release` references are Helm's alone, even where the YAML parses (a quoted
+    // `"{{ .Values.model }}"`); `{{- ` alone may be a Jinja chat template in a ConfigMap.
+    // Only where every document is templated: a manifest with one broken document among
+    // whole ones is an INP001 in that document.
+    let helm_refs = || {
+        ["{{ .Values", "{{ .Release", "{{ include \""]
+            .iter()
+            .any(|d| text.contains(d))
+            && crate::yaml::document_ranges(src)
+                .iter()
+                .all(|r| text[r.clone()].contains("{{"))
+    };
     yaml && text.contains("{{")
-        && (in_templates || lower.ends_with(".tpl") || (directives && unparsed()))
+        && (in_templates || lower.ends_with(".tpl") || helm_refs() || (directives && unparsed()))
+}
+
+/// A Kustomize kustomization (`kustomization.yaml`, `kind: Kustomization`): it names resources
+/// and patches, and the objects it builds are whole only once built. INP006 where it names an
+/// engine (an inline patch), INP007 where it does not; either way, the command that builds it.
+pub fn kustomization(file: FileId, src: &SourceFile) -> Option<Extracted> {
+    let base = Path::new(&src.name)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let named = matches!(
+        base,
+        "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+    );
+    let kind = src.text.contains("kustomize.config.k8s.io/")
+        && (src.text.contains("kind: Kustomization") || src.text.contains("kind: Component"));
+    if !named && !kind {
+        return None;
+    }
+    let at = Loc::new(file, 0..src.text.find('\n').unwrap_or(src.text.len()));
+    let help = build_help(&src.name);
+    let finding = match engines_in(&src.text).into_iter().next() {
+        Some((range, engine)) => Finding::new("INP006", Some(Loc::new(file, range)))
+            .var("engine", engine)
+            .var(
+                "reason",
+                "it is a Kustomize kustomization, whose patches apply only when it is built",
+            ),
+        None => Finding::new("INP007", Some(at))
+            .var("what", "a Kustomize kustomization")
+            .var(
+                "reason",
+                "it lists resources and patches; the objects it makes are whole only once built",
+            ),
+    };
+    Some(Extracted {
+        launches: Vec::new(),
+        findings: vec![finding.var("help", help)],
+    })
+}
+
+/// The directory of a kustomization beside `name` (a patch's or base's folder), if any.
+fn kustomize_dir(name: &str) -> Option<String> {
+    // Only a file on disk has a folder (standard input named `-` or `<stdin>` has none).
+    let path = Path::new(name);
+    if !path.is_file() {
+        return None;
+    }
+    let dir = path.parent()?;
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+        .iter()
+        .any(|k| dir.join(k).is_file())
+        .then(|| match dir.display().to_string() {
+            d if d.is_empty() => ".".to_string(),
+            d => d,
+        })
+}
+
+/// How to check what a kustomization builds.
+fn build_help(name: &str) -> String {
+    let dir = kustomize_dir(name).unwrap_or_else(|| "DIR".to_string());
+    format!(
+        "build it and check the result: `kustomize build {dir} | kvlint check -` (or `kubectl kustomize {dir} | kvlint check -`)"
+    )
 }
 
 /// How to check the rendered chart: the exact `helm template` command when `helm` is on PATH and
@@ -218,6 +399,20 @@ pub fn engines_in(text: &str) -> Vec<(Range<usize>, &'static str)> {
     let mut found = mentions(text, ENGINES);
     found.retain(|(at, _)| !routes(text, at));
     found
+}
+
+/// The first engine a script's code names anywhere, even where it only mentions it (`pkill -f
+/// trtllm-serve`): comments aside, such a mention says what the script is about.
+pub fn named_in_code(text: &str) -> Option<&'static str> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .map(|l| l.find(" #").map_or(l, |n| &l[..n]))
+        .find_map(|code| {
+            ENGINES
+                .iter()
+                .find(|(p, _)| find_words(code, p).is_some())
+                .map(|(_, what)| *what)
+        })
 }
 
 /// Where each pattern occurs outside comments, first occurrence per line.

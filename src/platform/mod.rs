@@ -29,8 +29,13 @@ pub struct Platform {
     #[serde(default)]
     pub engine_from: Option<EngineFrom>,
     pub recognize: Recognize,
+    /// A built-in reader for a platform whose launch sites are scripts (a Slurm batch script, a
+    /// workflow's `run:` steps): the engine and the launches come from the commands it reads, so
+    /// such a platform gives no `engine` and no `[[launch]]`.
+    #[serde(default)]
+    pub reader: Option<Reader>,
     /// Where the launches are: one entry per kind of launch site (a PD config has two).
-    #[serde(rename = "launch")]
+    #[serde(rename = "launch", default)]
     pub launches: Vec<Site>,
     pub docs: Docs,
 }
@@ -52,6 +57,18 @@ impl From<EngineName> for Engine {
             EngineName::Trtllm => Engine::Trtllm,
         }
     }
+}
+
+/// The built-in readers a platform file may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reader {
+    /// A shell script with `#SBATCH` directives (`extract::shell`, `shell/slurm.rs`).
+    Slurm,
+    /// `run:` steps of a workflow or composite action (`extract::shell::actions`).
+    GithubActions,
+    /// `%runscript`/`%startscript`/`%apprun` of a definition file (`extract::shell::apptainer`).
+    Apptainer,
 }
 
 /// The engine named by a value in the file (`backend.type: sglang`).
@@ -244,10 +261,17 @@ pub fn parse(name: &str, text: &str) -> Result<Platform, PlatformError> {
 
 /// What serde cannot say: an engine from exactly one place, at least one site, paths that parse.
 pub fn check(p: &Platform) -> Result<(), String> {
-    if p.engine.is_some() == p.engine_from.is_some() {
+    if p.reader.is_some() {
+        if p.engine.is_some() || p.engine_from.is_some() || !p.launches.is_empty() {
+            return Err(
+                "a platform with a `reader` takes its engine and launches from the commands it \
+                 reads: no `engine`, `engine_from` or [[launch]]"
+                    .into(),
+            );
+        }
+    } else if p.engine.is_some() == p.engine_from.is_some() {
         return Err("give exactly one of `engine` and `engine_from`".into());
-    }
-    if p.launches.is_empty() {
+    } else if p.launches.is_empty() {
         return Err("no [[launch]] site".into());
     }
     let r = &p.recognize;
@@ -350,6 +374,11 @@ impl Registry {
 
     pub fn get(&self, name: &str) -> Option<&Platform> {
         self.all().find(|p| p.name == name)
+    }
+
+    /// The platform a built-in reader reads, for the title its launches carry.
+    pub fn by_reader(&self, reader: Reader) -> Option<&Platform> {
+        self.all().find(|p| p.reader == Some(reader))
     }
 }
 

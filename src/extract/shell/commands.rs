@@ -111,6 +111,15 @@ pub fn shell_at(texts: &[&str], j: usize) -> Option<Shell> {
     (k >= texts.len()).then_some(Shell::Stdin)
 }
 
+/// The word naming a script file that the command at `j` runs (`bash start.sh`, `./run.sh`).
+pub fn script_file(texts: &[&str], j: usize) -> Option<usize> {
+    let is_shell = matches!(basename(texts[j]), "sh" | "bash" | "dash" | "zsh" | "ksh");
+    match texts.get(j + 1) {
+        Some(t) if is_shell && !t.starts_with('-') && !t.is_empty() => Some(j + 1),
+        _ => texts[j].ends_with(".sh").then_some(j),
+    }
+}
+
 /// `docker run` / `podman run` at `j`: what it says about the container.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct DockerRun {

@@ -305,13 +305,36 @@ impl Scope {
                     exp.quoted |= *q;
                     self.expand_param(name, op, raw, split && !q, exp, depth);
                 }
-                Part::Subst { raw } => {
-                    push_unresolved(&mut exp.pieces, raw, raw.iter().map(|ch| ch.c).collect())
-                }
+                Part::Subst { raw } => match self.arithmetic(raw) {
+                    Some(n) => {
+                        let (start, end) = part_span(part);
+                        exp.fixed = true;
+                        exp.pieces.extend(n.to_string().chars().map(|c| Piece {
+                            ch: (c, start, end),
+                            split: false,
+                            brk: false,
+                            unresolved: None,
+                        }));
+                    }
+                    None => {
+                        push_unresolved(&mut exp.pieces, raw, raw.iter().map(|ch| ch.c).collect())
+                    }
+                },
                 // An array literal outside an assignment (`f=(a b)` as an argument) is no argv text.
                 Part::Array(_) => {}
             }
         }
+    }
+
+    /// `$((EXPR))` whose variables the script fixes to integers: its value.
+    fn arithmetic(&self, raw: &[Ch]) -> Option<i64> {
+        let text: String = raw.iter().map(|ch| ch.c).collect();
+        let expr = text.strip_prefix("$((")?.strip_suffix("))")?;
+        let var = |name: &str| match &self.var(name)?.value {
+            Value::Scalar(f) if f.names.is_empty() => f.as_str().trim().parse().ok(),
+            _ => None,
+        };
+        super::arith::eval(expr, &var)
     }
 
     /// `$NAME` and `${NAME...}`: the known value, the default word, or the reference as written.

@@ -25,6 +25,9 @@
 //! `"$@"`, `"${ARR[@]}"` of an unknown array and an unset `$EXTRA_ARGS` expanded as whole words
 //! may add any flag, and are `INP004` on the launch.
 
+pub mod actions;
+pub mod apptainer;
+mod arith;
 mod budget;
 mod chars;
 mod commands;
@@ -33,7 +36,9 @@ mod expand;
 mod files;
 mod lex;
 mod rewrites;
+mod slurm;
 mod walk;
+mod wrappers;
 
 pub use budget::{with_stop, Spent, Stop};
 pub use chars::Chars;
@@ -41,7 +46,8 @@ pub use dockerfile::is_dockerfile;
 
 use crate::extract::Extracted;
 use crate::finding::Finding;
-use crate::launch::Launch;
+use crate::launch::{Launch, ObjectRef};
+use crate::platform::Reader;
 use crate::source::{FileId, Loc};
 use budget::Budget;
 use expand::Field;
@@ -75,8 +81,75 @@ pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
     let budget = Budget::for_input(text.len());
     walker.scope.budget = budget.clone();
     walker.newlines = text.match_indices('\n').map(|(i, _)| i).collect();
+    let job = slurm::Job::read(text);
+    if job.is_batch {
+        job.seed(&mut walker);
+    }
     walker.script(lex::chars_of(text, 0));
+    if job.is_batch {
+        let mut launches = std::mem::take(&mut walker.launches);
+        job.place(&walker, &mut launches);
+        titled(Reader::Slurm, &mut launches, job.name(), None);
+        walker.launches = launches;
+    }
+    elsewhere(&mut walker, text);
     (extracted(walker), budget.spent())
+}
+
+/// A script that starts no engine itself but names one and runs other script files: the launch
+/// is in a file kvlint was not given (`srun ... bash start_worker.sh`), which is said, not passed.
+fn elsewhere(walker: &mut Walker, text: &str) {
+    let Some(&at) = walker.scripts_run.first() else {
+        return;
+    };
+    if !walker.launches.is_empty() {
+        return;
+    }
+    let Some(engine) = super::unread::named_in_code(text) else {
+        return;
+    };
+    let path = text.get(at.range()).unwrap_or("the script");
+    walker.findings.push(
+        Finding::new("INP006", Some(at))
+            .var("engine", engine)
+            .var(
+                "reason",
+                format!("this script starts no engine itself; it runs {path}, which kvlint was not given"),
+            )
+            .var(
+                "help",
+                "check the scripts it runs too (`kvlint check` each of them, with the variables this script passes)",
+            ),
+    );
+}
+
+/// The launches of a YAML document read by the built-in reader its platform file names.
+pub fn platform_reader(
+    reader: Reader,
+    file: FileId,
+    src: &crate::source::SourceFile,
+    doc: &crate::yaml::Node,
+) -> Extracted {
+    match reader {
+        Reader::GithubActions => actions::read(file, src, doc),
+        // Scripts, not YAML: read by file kind (`extract::kind`).
+        Reader::Slurm | Reader::Apptainer => Extracted::default(),
+    }
+}
+
+/// Gives launches the object their platform's file names (`kind` = its title), named `name`.
+fn titled(reader: Reader, launches: &mut [Launch], name: &str, container: Option<&str>) {
+    let Some(p) = crate::platform::registry().by_reader(reader) else {
+        return;
+    };
+    for l in launches.iter_mut().filter(|l| l.object.is_none()) {
+        l.object = Some(ObjectRef {
+            kind: p.title.clone(),
+            namespace: None,
+            name: name.to_string(),
+            container: container.map(str::to_string),
+        });
+    }
 }
 
 /// Launches in a shell script or a one-line command, findings left out (a command line given to

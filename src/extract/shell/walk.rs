@@ -5,6 +5,7 @@ use super::commands::{self, Shell};
 use super::expand::{is_identifier, value_len, Field, Scope, Splat, Value, Var};
 use super::files::Written;
 use super::lex::{self, literal_text, Ch, Part, Sep, Tok, Word, MAX_DEPTH};
+use super::wrappers;
 use crate::extract::k8s::placement;
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
@@ -16,7 +17,7 @@ pub struct Walker {
     pub scope: Scope,
     pub launches: Vec<Launch>,
     pub findings: Vec<Finding>,
-    depth: usize,
+    pub(super) depth: usize,
     frames: Vec<Frame>,
     /// Files the script has written so far (`cat > F <<EOF`), which launches after it may read.
     pub(super) files: Vec<Written>,
@@ -24,7 +25,12 @@ pub struct Walker {
     pub(super) newlines: std::rc::Rc<[usize]>,
     /// `cd`s run so far ([`super::files::Written::cwd`]).
     pub(super) cwd_changes: usize,
+    /// Other script files the script runs (`bash start_worker.sh`), which kvlint does not read.
+    pub(super) scripts_run: Vec<Loc>,
 }
+
+/// Script files run by a script that are kept to say where its launches may be.
+const MAX_SCRIPTS_RUN: usize = 16;
 
 /// A compound command whose body may or may not run: `if`, a loop, `case`, or what follows `&&`/`||`.
 struct Frame {
@@ -66,6 +72,7 @@ impl Walker {
             files: Vec::new(),
             newlines: std::rc::Rc::from([]),
             cwd_changes: 0,
+            scripts_run: Vec::new(),
         }
     }
 
@@ -96,6 +103,9 @@ impl Walker {
     fn adopt(&mut self, inner: Walker) {
         // The inner shell started from this one's files: what it wrote is on the same disk.
         self.files = inner.files;
+        let room = MAX_SCRIPTS_RUN.saturating_sub(self.scripts_run.len());
+        self.scripts_run
+            .extend(inner.scripts_run.into_iter().take(room));
         self.launches.extend(inner.launches);
         self.findings.extend(inner.findings);
     }
@@ -385,7 +395,7 @@ impl Walker {
     /// A command's expanded words: enter a nested shell or container, or record an engine launch.
     /// Runs one simple command. Given its fields owned, a launch takes its arguments from them in
     /// place: a padded argv of 120,000 words is then not held twice.
-    fn run(
+    pub(super) fn run(
         &mut self,
         fields: Cow<'_, [Field]>,
         prefix: Vec<(String, Value)>,
@@ -399,7 +409,16 @@ impl Walker {
         if commands::IGNORED_COMMANDS.contains(&commands::basename(texts[first])) {
             return;
         }
+        if let Some(k) = commands::script_file(&texts, first) {
+            if self.scripts_run.len() < MAX_SCRIPTS_RUN {
+                self.scripts_run.push(fields[k].loc);
+            }
+        }
         for j in first..texts.len() {
+            if let Some(w) = wrappers::at(&texts, j) {
+                let env = self.env_of(&fields[first..j], prefix);
+                return self.wrapped(fields, w, env, stdin);
+            }
             if let Some(run) = commands::docker_run(&texts, j) {
                 return self.docker(&fields, &texts, run);
             }
@@ -523,7 +542,11 @@ impl Walker {
     }
 
     /// Exported variables, then `KEY=value` prefixes, then `env KEY=value` words before the command.
-    fn env_of(&self, before: &[Field], prefix: Vec<(String, Value)>) -> Vec<(String, Value)> {
+    pub(super) fn env_of(
+        &self,
+        before: &[Field],
+        prefix: Vec<(String, Value)>,
+    ) -> Vec<(String, Value)> {
         let mut env: Vec<(String, Value)> = self
             .scope
             .vars
