@@ -217,10 +217,11 @@ fn hf_hub_cache_overrides_hf_home() {
 /// layout kvlint does not model cannot be asserted.
 #[test]
 fn an_unmodelled_architecture_is_inp008_until_kvlint_toml_asserts_its_layout() {
+    // DeepSeek-V4 on SGLang 0.5.20: modelled on 0.5.12, 0.5.13 and 0.5.23 only (capacity/sglang/dsv4.rs).
     let tmp = tempfile::tempdir().unwrap();
     let config = std::fs::read(root().join("fixtures/INP008/deepseek-v4-flash.json")).unwrap();
     std::fs::create_dir_all(tmp.path().join("configs")).unwrap();
-    std::fs::write(tmp.path().join("configs/dsv4.json"), config).unwrap();
+    std::fs::write(tmp.path().join("configs/dsv4.json"), &config).unwrap();
     let run_sh = tmp.path().join("run.sh");
     std::fs::write(
         &run_sh,
@@ -230,7 +231,7 @@ fn an_unmodelled_architecture_is_inp008_until_kvlint_toml_asserts_its_layout() {
     let check = |layout: &str| {
         std::fs::write(
             tmp.path().join("kvlint.toml"),
-            format!("gpu = \"h200x8\"\nengine-version = \"0.5.23\"\n[models]\n\"deepseek-ai/DeepSeek-V4-Flash\" = {{ config = \"configs/dsv4.json\"{layout} }}\n"),
+            format!("gpu = \"h200x8\"\nengine-version = \"0.5.20\"\n[models]\n\"deepseek-ai/DeepSeek-V4-Flash\" = {{ config = \"configs/dsv4.json\"{layout} }}\n"),
         )
         .unwrap();
         kvlint_env(
@@ -250,26 +251,28 @@ fn an_unmodelled_architecture_is_inp008_until_kvlint_toml_asserts_its_layout() {
     assert_eq!(inp008.len(), 1, "{}", run.stdout);
     let message = inp008[0]["message"].as_str().unwrap();
     assert!(
-        message.contains("DeepseekV4ForCausalLM") && message.contains("compressed"),
+        message.contains("DeepseekV4ForCausalLM") && message.contains("not 0.5.20"),
         "{message}"
     );
-    assert!(inp008[0]["help"]
-        .as_str()
-        .unwrap()
-        .contains("DSv4 memory calculation"));
     assert_eq!(
         doc["launches"][0]["kv_bytes_per_token"],
         Value::Null,
         "never planned"
     );
 
+    // An architecture outside the table (DeepSeek-V4's config under a made-up name) is planned
+    // from its config.json once kvlint.toml asserts its layout.
+    let renamed = String::from_utf8(config)
+        .unwrap()
+        .replace("DeepseekV4ForCausalLM", "AcmeV4ForCausalLM");
+    std::fs::write(tmp.path().join("configs/dsv4.json"), renamed).unwrap();
     let doc = json_of(&check(", layout = \"standard\""));
     assert!(!doc["findings"].to_string().contains("INP008"), "{doc}");
     let launch = &doc["launches"][0];
     assert_eq!(launch["kv_bytes_per_token"], 88_064);
     let note = launch["model_source"]["note"].as_str().unwrap();
     assert!(
-        note.contains("DeepseekV4ForCausalLM asserted as layout standard in ")
+        note.contains("AcmeV4ForCausalLM asserted as layout standard in ")
             && note.contains("kvlint.toml:4 ("),
         "{note}"
     );
