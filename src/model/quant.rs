@@ -38,6 +38,10 @@ fn group_size(q: &Obj, method: &str) -> Option<u32> {
         }
         "quark" => quark_weight(q).and_then(own).and_then(sized),
         "modelopt" | "modelopt_fp4" => match modelopt_algo(q).as_deref() {
+            Some("MIXED_PRECISION") => mixed_layers(q)
+                .into_iter()
+                .filter(|(bits, _)| *bits == 4)
+                .find_map(|(_, group)| group),
             Some(a) if a.contains("NVFP4") => Some(16),
             Some(_) => q
                 .get("quantization")
@@ -105,9 +109,16 @@ pub(crate) fn weight_bits(q: &Obj, method: &str) -> u32 {
             .and_then(|w| w.get("dtype"))
             .and_then(Value::as_str)
             .map_or(16, dtype_bits),
-        "modelopt" | "modelopt_fp4" => {
-            modelopt_algo(q).map_or(16, |a| if a.contains("FP8") { 8 } else { 4 })
-        }
+        "modelopt" | "modelopt_fp4" => match modelopt_algo(q).as_deref() {
+            Some("MIXED_PRECISION") => mixed_layers(q)
+                .into_iter()
+                .map(|(bits, _)| bits)
+                .min()
+                .unwrap_or(16),
+            Some(a) if a.contains("FP8") => 8,
+            Some(_) => 4,
+            None => 16,
+        },
         "bitsandbytes" => {
             if q.get("load_in_4bit").and_then(Value::as_bool) == Some(true) {
                 4
@@ -117,6 +128,43 @@ pub(crate) fn weight_bits(q: &Obj, method: &str) -> u32 {
         }
         _ => 16,
     }
+}
+
+/// Weight bits and group size of each layer a ModelOpt MIXED_PRECISION checkpoint quantizes:
+/// its `quantized_layers` (NVFP4 group size 16 unless stated, as vLLM 0.24.0 `modelopt.py ::
+/// ModelOptMixedPrecisionConfig._from_config` takes it) or, in a config.json export, its
+/// `config_groups` weight schemes. Algorithms kvlint does not price are left out.
+fn mixed_layers(q: &Obj) -> Vec<(u32, Option<u32>)> {
+    let inner = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .unwrap_or(q);
+    let group = |o: &Obj| {
+        o.get("group_size")
+            .and_then(Value::as_u64)
+            .and_then(|g| u32::try_from(g).ok())
+    };
+    if let Some(layers) = inner.get("quantized_layers").and_then(Value::as_object) {
+        let algo = |l: &Obj| l.get("quant_algo")?.as_str().map(str::to_ascii_uppercase);
+        return layers
+            .values()
+            .filter_map(Value::as_object)
+            .filter_map(|l| match algo(l)?.as_str() {
+                "FP8" => Some((8, None)),
+                "NVFP4" | "W4A16_NVFP4" => Some((4, group(l).or(Some(16)))),
+                _ => None,
+            })
+            .collect();
+    }
+    ct_groups(q)
+        .into_iter()
+        .filter(|(_, w)| w.get("type").and_then(Value::as_str) == Some("float"))
+        .filter_map(|(_, w)| match w.get("num_bits").and_then(Value::as_u64) {
+            Some(8) => Some((8, None)),
+            Some(4) => Some((4, group(w))),
+            _ => None,
+        })
+        .collect()
 }
 
 pub(crate) fn quark_weight(q: &Obj) -> Option<&Obj> {
@@ -200,5 +248,29 @@ mod tests {
             Some(32)
         );
         assert_eq!(group(json!({"load_in_4bit": true})), None);
+    }
+
+    fn bits(q: Value) -> u32 {
+        let q = q.as_object().unwrap();
+        weight_bits(q, &quant_method(q))
+    }
+
+    #[test]
+    fn modelopt_mixed_precision_takes_its_narrowest_layer() {
+        let groups = |w: Value| {
+            json!({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "config_groups": {
+                "a": {"weights": {"num_bits": 8, "type": "float"}, "targets": ["x"]},
+                "b": {"weights": w, "targets": ["y"]}}})
+        };
+        let nvfp4 = groups(json!({"num_bits": 4, "type": "float", "group_size": 16}));
+        assert_eq!((bits(nvfp4.clone()), group(nvfp4)), (4, Some(16)));
+        let fp8 = groups(json!({"num_bits": 8, "type": "float"}));
+        assert_eq!((bits(fp8.clone()), group(fp8)), (8, None));
+        let layers = json!({"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {
+            "e": {"quant_algo": "NVFP4"}, "a": {"quant_algo": "FP8"}}}});
+        assert_eq!((bits(layers.clone()), group(layers)), (4, Some(16)));
+        let unknown = json!({"quant_algo": "MIXED_PRECISION", "quantized_layers": {
+            "a": {"quant_algo": "W4A8_AWQ"}}});
+        assert_eq!(bits(unknown), 16);
     }
 }

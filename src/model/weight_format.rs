@@ -96,6 +96,7 @@ impl WeightFormat {
             }
             "modelopt" | "modelopt_fp4" => {
                 f.rules = match modelopt_algo(q).as_deref() {
+                    Some("MIXED_PRECISION") => modelopt_mixed_rules(q),
                     Some(a) if a.contains("FP8") => all(1.0),
                     // NVFP4: fp8 scale per 16 values.
                     Some(a) if a.contains("NVFP4") => all(0.5 + 1.0 / 16.0),
@@ -107,6 +108,12 @@ impl WeightFormat {
                     .and_then(Value::as_object)
                     .unwrap_or(q);
                 f.skip = hf_patterns(c, inner, &["exclude_modules", "ignore"])?;
+                // MIXED_PRECISION names `lm_head` among its layers when it quantizes it.
+                f.lm_head_quantized = f.rules.iter().any(|(targets, _)| {
+                    targets
+                        .iter()
+                        .any(|t| matches!(t, Pattern::Block(b) if b == "lm_head"))
+                });
             }
             "bitsandbytes" => {
                 // NF4 with an fp32 absmax per 64 values, or int8 rows.
@@ -178,6 +185,73 @@ fn ct_bytes_per_weight(w: &Obj) -> f64 {
     }
 }
 
+/// ModelOpt MIXED_PRECISION: each layer its own algorithm. vLLM 0.24.0
+/// `modelopt.py :: ModelOptMixedPrecisionConfig` reads the `quantized_layers` map (from
+/// `quantization_config`, else from `hf_quant_config.json`: `weight_utils.py ::
+/// get_quant_config`) and leaves every layer it does not name unquantized
+/// (`get_quant_method`: "Layer not in quantized_layers — leave unquantized"). ModelOpt's
+/// `config.json` export writes the same map as `config_groups` with explicit `targets`, which
+/// is what kvlint sees when the checkpoint's config.json is all it has.
+fn modelopt_mixed_rules(q: &Obj) -> Vec<(Vec<Pattern>, f64)> {
+    let inner = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .unwrap_or(q);
+    if let Some(layers) = inner.get("quantized_layers").and_then(Value::as_object) {
+        return layers
+            .iter()
+            .filter_map(|(name, l)| {
+                let l = l.as_object()?;
+                let algo = l.get("quant_algo")?.as_str()?.to_ascii_uppercase();
+                let group = l.get("group_size").and_then(as_uint).unwrap_or(16);
+                Some((vec![block(name)], modelopt_algo_bytes(&algo, group)?))
+            })
+            .collect();
+    }
+    ct_groups(q)
+        .into_iter()
+        .filter_map(|(g, w)| {
+            let targets = list(g, "targets").iter().map(|t| block(t)).collect();
+            Some((targets, modelopt_group_bytes(w)?))
+        })
+        .collect()
+}
+
+/// Bytes per weight of one ModelOpt layer algorithm as vLLM 0.24.0 `modelopt.py` allocates it:
+/// `ModelOptFp8LinearMethod` an fp8 weight and one fp32 scale per tensor;
+/// `ModelOptNvFp4LinearMethod` (NVFP4, W4A16_NVFP4) packed e2m1 pairs and an fp8 e4m3
+/// `weight_scale` per `group_size` inputs. Others are not priced (None: the layer counts dense).
+fn modelopt_algo_bytes(algo: &str, group: u64) -> Option<f64> {
+    match algo {
+        "FP8" => Some(1.0),
+        "NVFP4" | "W4A16_NVFP4" if group > 0 => Some(0.5 + 1.0 / group as f64),
+        _ => None,
+    }
+}
+
+/// A `config_groups` weight scheme of a ModelOpt export: 8-bit floats are FP8, 4-bit floats
+/// with a `group_size` NVFP4.
+fn modelopt_group_bytes(w: &Obj) -> Option<f64> {
+    let float = w.get("type").and_then(Value::as_str) == Some("float");
+    let group = w.get("group_size").and_then(as_uint).unwrap_or(0);
+    match w.get("num_bits").and_then(Value::as_u64) {
+        Some(8) if float => modelopt_algo_bytes("FP8", group),
+        Some(4) if float => modelopt_algo_bytes("NVFP4", group),
+        _ => None,
+    }
+}
+
+/// A ModelOpt layer name, with a multimodal wrapper's `model.language_model.` /
+/// `language_model.model.` prefix taken to the text model's `model.` (vLLM
+/// `ModelOptMixedPrecisionConfig._quantized_layer_prefix_candidates` tries both spellings).
+fn block(name: &str) -> Pattern {
+    let name = ["model.language_model.", "language_model.model."]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .map_or_else(|| name.to_string(), |rest| format!("model.{rest}"));
+    Pattern::Block(name)
+}
+
 /// A module-name pattern from a quantization config.
 enum Pattern {
     /// compressed-tensors target `Linear`: every quantizable module.
@@ -187,6 +261,11 @@ enum Pattern {
     /// `modules_to_not_convert`-style names: a run of whole dotted components.
     Part(String),
     Re(Regex),
+    /// A ModelOpt layer: the module itself, a parent of it (`mlp.experts` for each expert), or a
+    /// sibling projection, since kvlint prices a block's projections under one name
+    /// (`self_attn.q_proj` for q, k, v and o; vLLM fuses them and requires one algorithm
+    /// across the shards: `_resolve_quant_algo`).
+    Block(String),
 }
 
 impl Pattern {
@@ -205,6 +284,16 @@ impl Pattern {
                     && (end == name.len() || name[end..].starts_with('.'))
             }),
             Pattern::Re(r) => r.is_match(name),
+            Pattern::Block(b) => {
+                let parent = |n: &str| n.rsplit_once('.').map(|(p, _)| p.to_string());
+                name == b
+                    || name
+                        .strip_prefix(b.as_str())
+                        .is_some_and(|r| r.starts_with('.'))
+                    || (!b.ends_with(".experts")
+                        && parent(b).is_some()
+                        && parent(b) == parent(name))
+            }
         }
     }
 }
@@ -251,4 +340,74 @@ fn regex(c: &Cfg, re: &str) -> Result<Pattern, ModelError> {
             format!("bad module pattern {re:?} in quantization_config: {e}"),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn format(quantization_config: Value) -> WeightFormat {
+        let json = json!({ "quantization_config": quantization_config });
+        let c = Cfg::new(&json, "config.json").unwrap();
+        WeightFormat::read(&c, Dtype::Bf16).unwrap()
+    }
+
+    /// The shape of nvidia/Qwen3.6-35B-A3B-NVFP4's config.json: FP8 attention, NVFP4 experts,
+    /// shared experts and lm_head, everything else (routers, MTP) bf16.
+    #[test]
+    fn modelopt_mixed_precision_prices_each_layer_by_its_own_group() {
+        let f = format(json!({
+            "quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "ignore": ["mtp*"],
+            "config_groups": {
+                "group_0": {"weights": {"num_bits": 8, "type": "float"}, "targets": [
+                    "model.language_model.layers.3.self_attn.k_proj",
+                    "model.language_model.layers.0.linear_attn.in_proj_qkv"]},
+                "group_1": {"weights": {"num_bits": 4, "type": "float", "group_size": 16},
+                    "targets": ["lm_head", "model.language_model.layers.0.mlp.experts",
+                        "model.language_model.layers.0.mlp.shared_expert.up_proj"]}
+            }
+        }));
+        // A sibling of the listed k_proj, and the fused qkvz kvlint prices for in_proj_qkv.
+        assert_eq!(f.bytes_per_weight("model.layers.3.self_attn.q_proj"), 1.0);
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.linear_attn.in_proj_qkvz"),
+            1.0
+        );
+        // e2m1 pairs and one e4m3 scale per 16: 0.5 + 1/16.
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.mlp.experts.0.gate_proj"),
+            0.5625
+        );
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.mlp.shared_expert.gate_proj"),
+            0.5625
+        );
+        assert_eq!(f.bytes_per_weight("lm_head"), 0.5625);
+        // Layers no group names stay bf16, and `experts` does not reach the dense MLP beside it.
+        assert_eq!(
+            f.bytes_per_weight("model.layers.1.mlp.experts.0.gate_proj"),
+            2.0
+        );
+        assert_eq!(f.bytes_per_weight("model.layers.0.mlp.gate_proj"), 2.0);
+        assert_eq!(f.bytes_per_weight("model.layers.7.self_attn.q_proj"), 2.0);
+    }
+
+    #[test]
+    fn modelopt_mixed_precision_reads_quantized_layers() {
+        let f = format(json!({"quantization": {"quant_algo": "MIXED_PRECISION",
+        "quantized_layers": {
+            "model.layers.0.mlp.experts": {"quant_algo": "NVFP4", "group_size": 32},
+            "model.layers.0.self_attn.o_proj": {"quant_algo": "FP8"},
+            "model.layers.1.self_attn.o_proj": {"quant_algo": "INT8_SQ"}
+        }}}));
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.mlp.experts.5.up_proj"),
+            0.53125
+        );
+        assert_eq!(f.bytes_per_weight("model.layers.0.self_attn.q_proj"), 1.0);
+        // An algorithm kvlint does not price counts unquantized, the larger figure.
+        assert_eq!(f.bytes_per_weight("model.layers.1.self_attn.q_proj"), 2.0);
+        assert_eq!(f.bytes_per_weight("lm_head"), 2.0);
+    }
 }
