@@ -81,6 +81,36 @@ fn utilization(args: &EngineArgs, notes: &mut Notes) -> Estimate {
     e
 }
 
+/// On a unified-memory part vLLM still budgets `total × gpu_memory_utilization` (torch's total,
+/// the system memory), but 0.24.0 `utils/mem_utils.py :: MemorySnapshot.measure` takes the free
+/// figure from `psutil.virtual_memory().available` when `is_integrated_gpu`, and
+/// `v1/worker/utils.py :: request_memory` refuses to start when that is below the request. The
+/// host's MemAvailable at launch is not knowable before it; public DGX Spark launches read
+/// 98.89–102.2 GiB of 121.69 GiB (see sglang/budget.rs :: unified_host_available), so a
+/// fraction above their low end may not start. Recorded, with that reading, in the plan.
+fn unified_startup_check(gpu: &GpuSpec, util: f64, notes: &mut Notes) {
+    if !crate::gpu::catalog::is_unified(&gpu.name) {
+        return;
+    }
+    let total = gpu.cuda_total_bytes as f64;
+    let need = (total * util).ceil();
+    let risk = if util > 0.80 {
+        "above the 80 % that public DGX Spark hosts had available at launch: the start may be refused"
+    } else {
+        "within what public DGX Spark hosts had available at launch (80 % or more)"
+    };
+    notes.exact(
+        "unified_memory_available_needed_bytes",
+        need,
+        format!(
+            "unified memory: vLLM starts only if the host's MemAvailable is at least \
+             {:.2} GiB ({util} of {:.2} GiB), {risk}",
+            need / GIB,
+            total / GIB
+        ),
+    );
+}
+
 /// `get_batch_defaults` for the API server: by GPU memory and whether it is an A100.
 fn batch_defaults(gpu: &GpuSpec) -> (i64, i64) {
     let gib = gpu.cuda_total_bytes as f64 / GIB;
@@ -533,6 +563,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let util = utilization(args, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
+    unified_startup_check(gpu, util.high, &mut notes);
     let w = weights_per_rank(
         m,
         args.text("quantization"),

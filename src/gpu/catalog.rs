@@ -182,6 +182,12 @@ pub fn lookup(name: &str) -> Option<&'static GpuSpec> {
     lookup_entry(name).map(|e| &e.spec)
 }
 
+/// Whether the named GPU shares the host's memory (GB10, Jetson, MI300A): the engines then size
+/// from what the host has free, not from a device total.
+pub fn is_unified(name: &str) -> bool {
+    lookup_entry(name).is_some_and(|e| e.unified)
+}
+
 /// One row of `kvlint gpus --catalog`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Listed {

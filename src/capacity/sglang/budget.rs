@@ -121,7 +121,7 @@ pub(super) fn baseline(
     // of the headroom the fraction leaves, not out of the pool.
     let ar = rocm_allreduce_buffers(gpu, lay, args);
     let fixed = ar.map_or(0.0, |(b, _)| b);
-    let e = Estimate::range(
+    let mut e = Estimate::range(
         total - point * GIB - fixed,
         total - high * GIB - fixed,
         total - low * GIB - fixed,
@@ -130,9 +130,48 @@ pub(super) fn baseline(
     if let Some((b, why)) = ar {
         how += &format!(", {:.2} GiB of {why}", b / GIB);
     }
+    if let Some((u, why)) = unified_host_available(gpu, e) {
+        (e, how) = (u, why);
+    }
     notes.estimate("baseline_free_bytes", e, how);
     e
 }
+
+/// On a unified-memory part SGLang's baseline is not CUDA's total: sglang 0.5.23
+/// `srt/utils/common.py :: get_available_gpu_memory` reads `psutil.virtual_memory().available`
+/// (the host's MemAvailable) when `torch.cuda.get_device_properties(...).is_integrated`, and
+/// `kv_pool_runtime.py` keeps `pre_model_load_memory × (1 − mem_fraction_static)` of that
+/// reading free. What the host holds at launch (OS, desktop, other services, page cache the
+/// kernel will not reclaim) is not knowable before launch, so the baseline is a range: its
+/// high end an idle host (CUDA's total less the context, as on a discrete card), its point and
+/// low end the public DGX Spark readings of 121.69 GiB: 101.3–102.2 GiB free at boot on
+/// headless hosts with caches dropped (github.com/MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks
+/// issue 47), 98.89 GiB MemAvailable with a raised `vm.min_free_kbytes`
+/// (github.com/tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark pull 19).
+fn unified_host_available(gpu: &GpuSpec, discrete: Estimate) -> Option<(Estimate, String)> {
+    if !crate::gpu::catalog::is_unified(&gpu.name) {
+        return None;
+    }
+    let total = gpu.cuda_total_bytes as f64;
+    let (point, low) = (UNIFIED_AVAILABLE.0 * total, UNIFIED_AVAILABLE.1 * total);
+    let how = format!(
+        "unified memory: the host's MemAvailable at launch, which kvlint cannot see; \
+         {:.0}–{:.0} % of the {:.2} GiB total as public DGX Spark launches read it, up to an \
+         idle host's {:.2} GiB (measure it on the node: `kvlint probe`)",
+        UNIFIED_AVAILABLE.1 * 100.0,
+        UNIFIED_AVAILABLE.0 * 100.0,
+        total / GIB,
+        discrete.high / GIB
+    );
+    Some((
+        Estimate::range(point.min(discrete.point), low, discrete.high),
+        how,
+    ))
+}
+
+/// MemAvailable at launch over the torch total on a unified part: (point, low). 102.2 GiB and
+/// 98.89 GiB of 121.69 GiB (see `unified_host_available`), rounded down.
+const UNIFIED_AVAILABLE: (f64, f64) = (0.84, 0.80);
 
 /// Bytes per rank of the custom all-reduce buffers a ROCm TP group allocates in "Init torch
 /// distributed", before the baseline is taken. `parallel_state.py :: GroupCoordinator.__init__`
@@ -273,4 +312,35 @@ pub(super) fn mm_feature_pool(
             "{how}: 1024 MiB (SGLANG_MM_FEATURE_CACHE_MB unread) and the tokenizer's CUDA context on the base GPU"
         ),
     ))
+}
+
+#[cfg(test)]
+mod unified_tests {
+    use super::*;
+    use crate::capacity::testing::args;
+    use crate::launch::Engine;
+
+    fn baseline_of(name: &str) -> (Estimate, f64) {
+        let g = crate::gpu::lookup(name).unwrap().clone();
+        let a = args(Engine::Sglang, "0.5.9", &[]);
+        let lay = super::super::layout(&a);
+        (
+            baseline(&g, &lay, &a, &mut Notes::default()),
+            g.cuda_total_bytes as f64,
+        )
+    }
+
+    /// GB10's 121.63 GiB torch total: the pool starts from MemAvailable, 80–84 % of it as public
+    /// DGX Spark launches read it (102.2 and 98.89 GiB of 121.69), up to an idle host's total
+    /// less the 0.4 GiB low-end context.
+    #[test]
+    fn a_unified_part_starts_from_the_hosts_available_memory() {
+        let (b, total) = baseline_of("GB10");
+        assert_eq!(b.point, 0.84 * total);
+        assert_eq!(b.low, 0.80 * total);
+        assert_eq!(b.high, total - 0.4 * GIB);
+        // A discrete card keeps CUDA's total less the context.
+        let (h, total) = baseline_of("H100-80GB");
+        assert_eq!(h.point, total - 0.7 * GIB);
+    }
 }
