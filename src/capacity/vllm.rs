@@ -111,6 +111,30 @@ fn unified_startup_check(gpu: &GpuSpec, util: f64, notes: &mut Notes) {
     );
 }
 
+/// On a unified part the profile's `non_torch_increase` is the growth of `total − MemAvailable −
+/// torch reserved` (0.24.0 `MemorySnapshot.measure`, `psutil` on integrated GPUs), so host
+/// memory that anything takes during the profile run (torch.compile and Triton JIT workers,
+/// page cache of the checkpoint being read) comes out of the KV budget. It is not knowable
+/// before launch; the low end allows the largest public reading: 31.6 GiB on a DGX Spark
+/// (github.com/eugr/spark-vllm-docker pull 286, the KV cache at 9.5 GiB instead of 40+).
+fn unified_host_growth(gpu: &GpuSpec, other: Estimate, notes: &mut Notes) -> Estimate {
+    if !crate::gpu::catalog::is_unified(&gpu.name) {
+        return other;
+    }
+    let growth = Estimate::range(0.0, 0.0, UNIFIED_PROFILE_GROWTH_GIB * GIB);
+    notes.estimate(
+        "unified_host_growth_bytes",
+        growth,
+        "unified memory: host memory taken during the profile run counts as non-torch memory \
+         (compile workers, page cache); kvlint cannot see it, so the band's low end allows the \
+         largest public reading",
+    );
+    Estimate::range(other.point, other.low, other.high + growth.high)
+}
+
+/// The largest host-memory growth during vLLM's profile run publicly read on a unified part.
+const UNIFIED_PROFILE_GROWTH_GIB: f64 = 31.6;
+
 /// `get_batch_defaults` for the API server: by GPU memory and whether it is an A100.
 fn batch_defaults(gpu: &GpuSpec) -> (i64, i64) {
     let gib = gpu.cuda_total_bytes as f64 / GIB;
@@ -587,6 +611,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         &mut notes,
     );
     let other = non_kv(args, m, gpu, tp, &mut notes);
+    let other = unified_host_growth(gpu, other, &mut notes);
     let fixed = args.int("kv_cache_memory_bytes").map(|b| b as f64);
     let budget = |u: f64, w: f64, o: f64| fixed.unwrap_or_else(|| (total * u).ceil() - w - o);
     let kv = Estimate::range(
