@@ -105,8 +105,8 @@ mod tests {
         );
         // GPU sizes not in the table stay as written (then INP003), CPU sizes name no GPU.
         assert_eq!(
-            gpu("Standard_NC6s_v3"),
-            Some(("Standard_NC6s_v3".into(), None))
+            gpu("Standard_NV12s_v3"),
+            Some(("Standard_NV12s_v3".into(), None))
         );
         assert_eq!(gpu("g7e.2xlarge"), Some(("g7e.2xlarge".into(), None)));
         assert_eq!(gpu("BM.GPU.X99.8"), Some(("BM.GPU.X99.8".into(), None)));
