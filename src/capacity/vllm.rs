@@ -86,8 +86,10 @@ fn utilization(args: &EngineArgs, notes: &mut Notes) -> Estimate {
 /// figure from `psutil.virtual_memory().available` when `is_integrated_gpu`, and
 /// `v1/worker/utils.py :: request_memory` refuses to start when that is below the request. The
 /// host's MemAvailable at launch is not knowable before it; public DGX Spark launches read
-/// 98.89–102.2 GiB of 121.69 GiB (see sglang/budget.rs :: unified_host_available), so a
-/// fraction above their low end may not start. Recorded, with that reading, in the plan.
+/// 98.89–102.2 GiB of 121.69 GiB (see sglang/budget.rs :: unified_host_available), started at
+/// 0.85 and were refused at 0.87 (MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks issue 47) and at
+/// the 0.92 default (vllm-project/recipes pull 632), so a fraction above 0.80 may not start.
+/// Recorded, with that reading, in the plan.
 fn unified_startup_check(gpu: &GpuSpec, util: f64, notes: &mut Notes) {
     if !crate::gpu::catalog::is_unified(&gpu.name) {
         return;
@@ -95,7 +97,7 @@ fn unified_startup_check(gpu: &GpuSpec, util: f64, notes: &mut Notes) {
     let total = gpu.cuda_total_bytes as f64;
     let need = (total * util).ceil();
     let risk = if util > 0.80 {
-        "above the 80 % that public DGX Spark hosts had available at launch: the start may be refused"
+        "above the 80 % that public DGX Spark hosts had available at launch (refused there at 0.87 and 0.92): the start may be refused"
     } else {
         "within what public DGX Spark hosts had available at launch (80 % or more)"
     };
