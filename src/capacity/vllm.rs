@@ -137,8 +137,14 @@ fn unified_host_growth(gpu: &GpuSpec, other: Estimate, notes: &mut Notes) -> Est
 /// The largest host-memory growth during vLLM's profile run publicly read on a unified part.
 const UNIFIED_PROFILE_GROWTH_GIB: f64 = 31.6;
 
-/// `get_batch_defaults` for the API server: by GPU memory and whether it is an A100.
+/// `get_batch_defaults` for the API server: by GPU memory and whether it is an A100. The memory
+/// is NVML's (0.24.0 `platforms/cuda.py :: NvmlCudaPlatform.get_device_total_memory`); where NVML
+/// cannot report it, the `except` branch of `arg_utils.py :: get_batch_defaults` reads 0 bytes
+/// and takes the small defaults.
 fn batch_defaults(gpu: &GpuSpec) -> (i64, i64) {
+    if NVML_MEMORY_UNSUPPORTED.contains(&gpu.name.as_str()) {
+        return (2048, 256);
+    }
     let gib = gpu.cuda_total_bytes as f64 / GIB;
     let a100 = gpu.name.starts_with("A100");
     if gib >= 160.0 {
@@ -149,6 +155,13 @@ fn batch_defaults(gpu: &GpuSpec) -> (i64, i64) {
         (2048, 256)
     }
 }
+
+/// Parts whose `nvmlDeviceGetMemoryInfo` returns NOT_SUPPORTED: GB10 (DGX Spark), read on
+/// driver 580.173.02 (github.com/XuehaiPan/nvitop pull 208) and 595.58.03
+/// (github.com/kubernetes-sigs/dra-driver-nvidia-gpu issue 1073). A public DGX Spark startup log
+/// of vLLM 0.19.2rc1 compiles for (1, 2048) batched tokens with no flag setting them
+/// (djangodevreng/dgx-spark-benchmarks, qwen-3.6-35b-a3b/bf16/_bootlog.txt).
+const NVML_MEMORY_UNSUPPORTED: &[&str] = &["GB10"];
 
 /// KV element type after `resolve_kv_cache_dtype_string` / `kv_cache_dtype_str_to_dtype`.
 fn kv_dtype(args: &EngineArgs, m: &Geometry) -> (String, f64) {

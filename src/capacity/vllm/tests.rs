@@ -314,3 +314,15 @@ fn unified_parts_widen_the_low_end_and_record_the_startup_check() {
     assert_eq!(e.high, 3.0 * GIB);
     assert!(notes.0.is_empty());
 }
+
+/// `get_batch_defaults` takes 8192 tokens / 1024 sequences for a ≥ 70 GiB part, but on GB10 NVML
+/// raises NOT_SUPPORTED for memory and the except branch reads 0 bytes: 2048 / 256, as the public
+/// DGX Spark log's compile range (1, 2048) shows. An H100 keeps the large defaults.
+#[test]
+fn gb10_takes_the_small_batch_defaults_nvml_cannot_size_it() {
+    let gb10 = crate::gpu::lookup("GB10").unwrap();
+    assert!(gb10.cuda_total_bytes as f64 / GIB >= 70.0);
+    assert_eq!(batch_defaults(gb10), (2048, 256));
+    let h100 = crate::gpu::lookup("H100-80GB").unwrap();
+    assert_eq!(batch_defaults(h100), (8192, 1024));
+}
