@@ -370,6 +370,58 @@ fn popular_models_resolve_offline() {
     assert!(share >= POPULAR_FLOOR, "{share:.3} < {POPULAR_FLOOR}");
 }
 
+/// A sample of the popularity list, worked by hand from each id's config.json: the catalog's
+/// geometry and the figures `tools/popular_models.py` wrote into the list must both equal them.
+#[test]
+fn popular_ids_kv_bytes_match_hand_arithmetic() {
+    // (id, full-attention bytes/token, windowed bytes/token), bf16 cache, all layers.
+    let cases: &[(&str, u64, u64)] = &[
+        // 80 layers × 8 KV heads × (8192 / 64 = 128) × 2 (K,V) × 2 bytes.
+        ("meta-llama/Llama-3.3-70B-Instruct", 327_680, 0),
+        // 94 × 4 × 128 (head_dim) × 2 × 2.
+        ("Qwen/Qwen3-235B-A22B", 192_512, 0),
+        // 64 × 8 × 128 × 2 × 2.
+        ("Qwen/Qwen3-32B", 262_144, 0),
+        // 28 × 2 × (1536 / 12 = 128) × 2 × 2.
+        ("Qwen/Qwen2.5-1.5B-Instruct", 28_672, 0),
+        // 40 × 10 × (5120 / 40 = 128) × 2 × 2.
+        ("microsoft/phi-4", 204_800, 0),
+        // 62 × 8 × 128 × 2 × 2.
+        ("MiniMaxAI/MiniMax-M2.5", 253_952, 0),
+        // gpt-oss-20b: layer_types alternate over 24 layers, 12 full and 12 in 128-token
+        // windows; 12 × 8 × 64 × 2 × 2 each.
+        ("openai/gpt-oss-20b", 24_576, 24_576),
+        // Llama 4 Scout: 48 layers, every 4th global (12), the other 36 chunked (8192);
+        // 12 × 8 × 128 × 2 × 2 and 36 × 8 × 128 × 2 × 2.
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", 49_152, 147_456),
+        // Qwen3.5-397B: full_attention_interval 4 over 60 layers, 15 keep KV;
+        // 15 × 2 × 256 × 2 × 2.
+        ("Qwen/Qwen3.5-397B-A17B", 30_720, 0),
+        // MLA: 61 × (kv_lora_rank 512 + qk_rope_head_dim 64) × 2 bytes.
+        ("deepseek-ai/DeepSeek-R1-0528", 70_272, 0),
+        // MLA: 47 × (512 + 64) × 2.
+        ("zai-org/GLM-4.7-Flash", 54_144, 0),
+        // MLA latent (the DSA indexer cache comes on top): 78 × (512 + 64) × 2.
+        ("zai-org/GLM-5", 89_856, 0),
+    ];
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/popular_models.toml");
+    let list: PopularList = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut bad = Vec::new();
+    for (id, full, windowed) in cases {
+        let want = (*full, *windowed);
+        let g = catalog_lookup(id).unwrap_or_else(|| panic!("{id} not in catalog"));
+        if kv_bytes(&g) != want {
+            bad.push(format!("{id}: catalog {:?} vs {want:?}", kv_bytes(&g)));
+        }
+        let listed = list.model.iter().find(|m| m.id == *id);
+        let figures = listed.and_then(|m| m.full.zip(m.windowed));
+        if figures != Some(want) {
+            bad.push(format!("{id}: popular_models.toml {figures:?} vs {want:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
 /// Rows under tools/model_catalog/pending/ are pinned like catalog rows but kept out of
 /// catalog.json because kvlint cannot plan them yet; one that would plan belongs in the catalog.
 #[test]
