@@ -370,6 +370,17 @@ fn popular_models_resolve_offline() {
     assert!(share >= POPULAR_FLOOR, "{share:.3} < {POPULAR_FLOOR}");
 }
 
+/// README.md and the book's introduction state how many models the catalog holds.
+#[test]
+fn readme_and_introduction_state_the_catalog_size() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let claim = format!("an embedded catalog of {} models", models().len());
+    for page in ["README.md", "docs/src/introduction.md"] {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        assert!(text.contains(&claim), "{page} does not say {claim:?}");
+    }
+}
+
 /// A sample of the popularity list, worked by hand from each id's config.json: the catalog's
 /// geometry and the figures `tools/popular_models.py` wrote into the list must both equal them.
 #[test]
