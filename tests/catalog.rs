@@ -370,6 +370,43 @@ fn popular_models_resolve_offline() {
     assert!(share >= POPULAR_FLOOR, "{share:.3} < {POPULAR_FLOOR}");
 }
 
+/// vLLM's own reading of the same checkpoints, transcribed from its
+/// tests/config/model_arch_groundtruth.json (vllm-project/vllm@0a4f4724eff0): layers, attention
+/// heads, KV heads and head size (for MLA, head_size is kv_lora_rank + qk_rope_head_dim).
+#[test]
+fn geometry_matches_vllm_model_arch_groundtruth() {
+    // (id, layers, attention heads, KV heads, head size)
+    let cases: &[(&str, u32, u32, u32, u32)] = &[
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", 48, 16, 2, 256),
+        ("zai-org/GLM-4.5", 92, 96, 8, 128),
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", 48, 40, 8, 128),
+    ];
+    let mut bad = Vec::new();
+    for &(id, layers, heads, kv_heads, head) in cases {
+        let g = catalog_lookup(id).unwrap_or_else(|| panic!("{id} not in catalog"));
+        let got = (
+            g.num_layers,
+            g.num_attention_heads,
+            g.num_kv_heads,
+            g.head_dim,
+        );
+        if got != (layers, heads, kv_heads, head) {
+            bad.push(format!(
+                "{id}: {got:?} vs {:?}",
+                (layers, heads, kv_heads, head)
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+    // MLA: 61 layers, one latent of 576 per layer.
+    let v32 = catalog_lookup("deepseek-ai/DeepSeek-V3.2-Exp").unwrap();
+    let mla = v32.mla.as_ref().expect("DeepSeek-V3.2-Exp is MLA");
+    assert_eq!(
+        (v32.num_layers, mla.kv_lora_rank + mla.qk_rope_head_dim),
+        (61, 576)
+    );
+}
+
 /// README.md and the book's introduction state how many models the catalog holds.
 #[test]
 fn readme_and_introduction_state_the_catalog_size() {
