@@ -372,7 +372,8 @@ fn popular_models_resolve_offline() {
 
 /// vLLM's own reading of the same checkpoints, transcribed from its
 /// tests/config/model_arch_groundtruth.json (vllm-project/vllm@0a4f4724eff0): layers, attention
-/// heads, KV heads and head size (for MLA, head_size is kv_lora_rank + qk_rope_head_dim).
+/// heads, KV heads and head size (for MLA, head_size is kv_lora_rank + qk_rope_head_dim). Five of
+/// its checkpoints are catalogued.
 #[test]
 fn geometry_matches_vllm_model_arch_groundtruth() {
     // (id, layers, attention heads, KV heads, head size)
@@ -380,6 +381,8 @@ fn geometry_matches_vllm_model_arch_groundtruth() {
         ("Qwen/Qwen3-Next-80B-A3B-Instruct", 48, 16, 2, 256),
         ("zai-org/GLM-4.5", 92, 96, 8, 128),
         ("meta-llama/Llama-4-Scout-17B-16E-Instruct", 48, 40, 8, 128),
+        // Nemotron-NAS: no num_key_value_heads; every attention block has n_heads_in_group 8.
+        ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", 80, 64, 8, 128),
     ];
     let mut bad = Vec::new();
     for &(id, layers, heads, kv_heads, head) in cases {

@@ -137,7 +137,10 @@ fn block(
         None
     } else {
         let mult = ffn.get("ffn_mult").and_then(Value::as_f64).ok_or_else(|| {
-            invalid(c.file, format!("`block_configs[{i}].ffn.ffn_mult` is missing"))
+            invalid(
+                c.file,
+                format!("`block_configs[{i}].ffn.ffn_mult` is missing"),
+            )
         })?;
         Some(ffn_intermediate(mult, hidden))
     };
@@ -195,7 +198,10 @@ mod tests {
         let n = nas(json!([lin])).unwrap();
         assert!(n.unmodelled.unwrap().contains("linear layer"));
         let bad = nas(json!([attn(json!(6), false)])).unwrap_err().to_string();
-        assert!(bad.contains("block_configs[0].attention.n_heads_in_group"), "{bad}");
+        assert!(
+            bad.contains("block_configs[0].attention.n_heads_in_group"),
+            "{bad}"
+        );
     }
 
     #[test]
