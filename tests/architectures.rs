@@ -9,7 +9,7 @@ use kvlint::model::architectures::{check, table, MODELLED};
 use kvlint::model::{catalog_ids, catalog_lookup, Geometry, LayerKind};
 
 /// Layouts the table may give (tools/gen_architectures.py `MARKERS` and task layouts).
-const LAYOUTS: [&str; 14] = [
+const LAYOUTS: [&str; 15] = [
     "standard",
     "mla",
     "dsa",
@@ -24,6 +24,7 @@ const LAYOUTS: [&str; 14] = [
     "short_conv",
     "compressed",
     "cross_attention",
+    "nas",
 ];
 
 fn layout(arch: &str) -> Vec<String> {
@@ -40,6 +41,7 @@ fn read_layouts(g: &Geometry) -> Vec<&'static str> {
         (g.dsa.is_some(), "dsa"),
         (g.linear.is_some(), "gdn"),
         (g.compressed.is_some(), "compressed"),
+        (g.nas.is_some(), "nas"),
         (any(|l| matches!(l, LayerKind::Sliding { .. })), "sliding"),
         (any(|l| matches!(l, LayerKind::Chunked { .. })), "chunked"),
         (g.multimodal, "multimodal"),

@@ -106,6 +106,14 @@ REVIEWED = {
                "mark full_attention, Lfm2Attention (GQA) on the others; Lfm2BidirectionalModel "
                "is its pooling twin",
     } for arch in ("Lfm2ForCausalLM", "Lfm2BidirectionalModel")},
+    "DeciLMForCausalLM": {
+        "layout": ["nas", "standard"],
+        "why": "vLLM and SGLang nemotron_nas.py DeciLMDecoderLayer: per-layer block_configs; no-op "
+               "attention layers build no attention, the others num_attention_heads // "
+               "n_heads_in_group KV heads (vLLM keeps KV only for built layers, SGLang sizes its "
+               "pool for every layer with one KV head count); no-op FFNs build no MLP, the others "
+               "ffn_mult widths",
+    },
     "VoxtralForConditionalGeneration": {
         "layout": ["multimodal", "standard"],
         "why": "vLLM voxtral.py imports whisper.py for WhisperEncoder (AttentionType.ENCODER, no KV "

@@ -250,12 +250,19 @@ fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
         .layers
         .iter()
         .copied()
-        .filter(|l| !matches!(l, LayerKind::Full | LayerKind::Linear))
+        .filter(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }))
         .collect();
+    // Nemotron-NAS spreads its attention layers unevenly over the decoder, so the busiest
+    // stage is counted from `get_pp_indices`' split rather than from an even share.
+    let full_on_stage = if m.layers.contains(&LayerKind::NoAttention) {
+        busiest_stage(m, sh.pp, |l| matches!(l, LayerKind::Full))
+    } else {
+        stage(full)
+    };
     if hma && !windowed.is_empty() {
         out.push(LayerGroup {
             kind: LayerKind::Full,
-            layers: stage(full),
+            layers: full_on_stage,
             page,
         });
         out.push(LayerGroup {
@@ -267,7 +274,11 @@ fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
         let attn = full + if hma { 0 } else { windowed.len() as u32 };
         out.push(LayerGroup {
             kind: LayerKind::Full,
-            layers: stage(attn),
+            layers: if windowed.is_empty() {
+                full_on_stage
+            } else {
+                stage(attn)
+            },
             page,
         });
     }
@@ -343,6 +354,7 @@ fn blocks_per_request(
                 // `MambaSpec.max_memory_usage_bytes` (0.30, 0.33): one state block, two in
                 // "align" mode, which prefix caching turns on (a 0.24 Qwen3.6 log: 63 + 3 × 2).
                 LayerKind::Linear => 1 + u64::from(prefix),
+                LayerKind::NoAttention => 0,
             };
             per * u64::from(*n)
         })
@@ -368,6 +380,29 @@ fn tp_comm(gpu: &GpuSpec, tp: u32) -> Estimate {
     }
 }
 
+/// Decoder layers per pipeline stage: `get_pp_indices` (`distributed/utils.py`) gives each
+/// stage `n / pp` and the remainder to the middle stages, one each from the second-to-last.
+fn pp_split(n: u32, pp: u32) -> Vec<u32> {
+    let pp = pp.max(1);
+    let mut layers = vec![n / pp; pp as usize];
+    for i in 2..(n % pp + 2) as usize {
+        layers[pp as usize - i] += 1;
+    }
+    layers
+}
+
+/// The most layers of one kind that any pipeline stage holds.
+fn busiest_stage(m: &Geometry, pp: u32, pred: fn(&LayerKind) -> bool) -> u32 {
+    let mut start = 0;
+    let mut most = 0;
+    for n in pp_split(m.num_layers, pp) {
+        let end = (start + n as usize).min(m.layers.len());
+        most = most.max(m.layers[start..end].iter().filter(|l| pred(l)).count() as u32);
+        start = end;
+    }
+    most
+}
+
 /// Extra weight bytes on the heaviest pipeline stage over an even split: `get_pp_indices`
 /// (`distributed/utils.py`) gives the remainder layers to the middle stages, the first stage
 /// holds the embedding and the last the head and final norm; the pool is sized by the stage
@@ -380,17 +415,21 @@ fn pp_stage_extra(m: &Geometry, tp: u32, pp: u32) -> f64 {
     let parts = &m.weight_parts;
     let per_layer = parts.layers as f64 / f64::from(m.num_layers);
     let rest = (w - parts.layers as f64 - parts.embedding as f64).max(0.0);
-    let mut layers = vec![m.num_layers / pp; pp as usize];
-    for i in 2..(m.num_layers % pp + 2) as usize {
-        layers[pp as usize - i] += 1;
-    }
-    let heaviest = layers
+    let mut start = 0;
+    let heaviest = pp_split(m.num_layers, pp)
         .iter()
         .enumerate()
         .map(|(i, n)| {
             let ends = if i == 0 { parts.embedding as f64 } else { 0.0 }
                 + if i + 1 == pp as usize { rest } else { 0.0 };
-            f64::from(*n) * per_layer + ends
+            let end = (start + *n as usize).min(parts.layer_bytes.len());
+            // Layers of their own sizes (Nemotron-NAS) are summed stage by stage.
+            let layers = match parts.layer_bytes.get(start..end) {
+                Some(own) if !own.is_empty() => own.iter().sum::<u64>() as f64,
+                _ => f64::from(*n) * per_layer,
+            };
+            start += *n as usize;
+            ends + layers
         })
         .fold(0.0, f64::max);
     ((heaviest - w / f64::from(pp)) / f64::from(tp.max(1))).max(0.0)

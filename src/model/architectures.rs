@@ -81,6 +81,7 @@ fn need(layout: &str) -> &'static str {
         "kimi_linear" => "the KimiDeltaAttention state per request",
         "short_conv" => "the short-convolution state per request (LFM2)",
         "cross_attention" => "the encoder-decoder cross-attention cache",
+        "nas" => "Nemotron-NAS `block_configs` with one KV head count over the attention layers and no linear-replaced blocks (model/nas.rs)",
         _ => "a KV layout kvlint's geometry code reads",
     }
 }
@@ -108,10 +109,22 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
                 need: "a reviewed classification in tools/gen_architectures.py `REVIEWED`".into(),
             });
         }
+        // Nemotron-NAS blocks are modelled where nas.rs could plan them from both engines' code.
+        if let Some(why) = g.nas.as_ref().and_then(|n| n.unmodelled.clone()) {
+            return Err(Unmodelled {
+                architecture: arch.clone(),
+                why,
+                need: need("nas").into(),
+            });
+        }
         // Compressed attention is modelled where config.rs read its layout (the DSv4
-        // architectures of SGLang's pool configurator), not for every architecture using it.
-        let modelled =
-            |l: &&str| MODELLED.contains(l) || (*l == "compressed" && g.compressed.is_some());
+        // architectures of SGLang's pool configurator), not for every architecture using it;
+        // NAS blocks where nas.rs read `block_configs`.
+        let modelled = |l: &&str| {
+            MODELLED.contains(l)
+                || (*l == "compressed" && g.compressed.is_some())
+                || (*l == "nas" && g.nas.is_some())
+        };
         let missing: Vec<&str> = row
             .layout
             .iter()

@@ -97,7 +97,13 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         ),
         None => (heads.full_head_dim, heads.full_v_head_dim),
     };
-    let layers = layer_kinds(c, num_layers, &model_type)?;
+    let nas = super::nas::is_nas(&architectures, &model_type)
+        .then(|| super::nas::read(c, num_layers, num_attention_heads, hidden_size))
+        .transpose()?;
+    let layers = match &nas {
+        Some(n) => n.layers(),
+        None => layer_kinds(c, num_layers, &model_type)?,
+    };
     let dsa = dsa(c, &architectures, num_layers)?;
     let compressed = super::compressed::compressed(c, &architectures)?;
     Ok(Geometry {
@@ -114,7 +120,10 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         num_layers,
         hidden_size,
         num_attention_heads,
-        num_kv_heads: heads.full_kv,
+        num_kv_heads: nas
+            .as_ref()
+            .and_then(super::nas::Nas::kv_heads)
+            .unwrap_or(heads.full_kv),
         head_dim,
         v_head_dim,
         mla,
@@ -123,6 +132,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         swa_heads: heads.swa,
         linear: linear(c)?,
         compressed,
+        nas,
         nextn_layers: c.u32(
             "num_nextn_predict_layers",
             c.uint_or("num_nextn_predict_layers", 0)?,

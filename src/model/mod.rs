@@ -13,6 +13,7 @@ mod context;
 mod hub;
 mod load;
 mod memo;
+mod nas;
 mod overrides;
 mod params;
 mod quant;
@@ -27,6 +28,7 @@ pub use context::{derived_context_length_sglang, derived_max_model_len_vllm};
 pub use hub::Hub;
 pub use load::{load_config_file, load_model_dir};
 pub use memo::Memo;
+pub use nas::{Block as NasBlock, Nas};
 pub use overrides::{apply as apply_overrides, Semantics};
 pub use resolve::{ModelSource, ModelTable, Resolver};
 
@@ -94,6 +96,9 @@ pub enum LayerKind {
     Chunked { size: u32 },
     /// Linear attention / SSM (Gated DeltaNet, Mamba): a fixed state per request.
     Linear,
+    /// No attention module (Nemotron-NAS no-op blocks): vLLM keeps no KV for it, SGLang still
+    /// sizes its pool for it (`nas.rs`).
+    NoAttention,
 }
 
 /// KV head layout of sliding-window layers where it differs from the full layers (Gemma 4).
@@ -162,6 +167,10 @@ pub struct WeightParts {
     /// The routed experts' share of `layers` (MoE): the only weights every engine splits over all
     /// ranks (expert parallelism) even where it replicates the rest.
     pub routed_experts: u64,
+    /// Bytes of each decoder layer where layers differ in size (Nemotron-NAS), for the heaviest
+    /// pipeline stage; empty where `layers` splits evenly.
+    #[serde(skip)]
+    pub layer_bytes: Vec<u64>,
 }
 
 /// Where the weight byte count came from.
@@ -212,6 +221,8 @@ pub struct Geometry {
     pub linear: Option<LinearAttn>,
     /// DeepSeek-V4 compressed attention (`compress_ratios`).
     pub compressed: Option<Compressed>,
+    /// Nemotron-NAS per-layer blocks (`block_configs`).
+    pub nas: Option<Nas>,
     /// MTP / NextN layers (`num_nextn_predict_layers`).
     pub nextn_layers: u32,
     /// Context-length keys present in the text config, in file order (`max_position_embeddings`, ...).
@@ -260,10 +271,13 @@ impl Geometry {
     /// KV bytes per token of the whole model at 16-bit KV (the engines' default for BF16 and
     /// FP16 checkpoints), before any TP split: the MLA latent plus its rope key per layer, else K
     /// and V heads per attention layer. Sliding and chunked layers count as full (what an engine
-    /// allocates without a hybrid pool); linear-attention layers hold no per-token KV; the DSA
-    /// indexer keys are left out.
+    /// allocates without a hybrid pool); linear-attention and no-attention layers hold no
+    /// per-token KV; the DSA indexer keys are left out.
     pub fn kv_bytes_per_token(&self) -> u64 {
-        let attention = self.layers.iter().filter(|l| **l != LayerKind::Linear);
+        let attention = self
+            .layers
+            .iter()
+            .filter(|l| !matches!(l, LayerKind::Linear | LayerKind::NoAttention));
         let per_layer = |kind: &LayerKind| -> u64 {
             match (&self.mla, kind, &self.swa_heads) {
                 (Some(m), _, _) => u64::from(m.kv_lora_rank + m.qk_rope_head_dim),

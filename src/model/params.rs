@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::raw::{as_uint, num_experts, Cfg};
 use super::weight_format::WeightFormat;
-use super::{Geometry, LayerKind, ModelError, WeightParts};
+use super::{Geometry, LayerKind, ModelError, NasBlock, WeightParts};
 
 pub(crate) struct Counts {
     pub params: u64,
@@ -26,8 +26,12 @@ pub(crate) fn count(g: &Geometry, c: &Cfg) -> Result<Counts, ModelError> {
     let shape = Shape::read(c, g)?;
     let mut main = Tally::new(&fmt);
     shape.embeddings(c, &mut main)?;
+    let mut layer_bytes = Vec::new();
     for (i, kind) in g.layers.iter().enumerate() {
-        shape.layer(i as u64, *kind, &mut main);
+        match g.nas.as_ref().and_then(|n| n.blocks.get(i)) {
+            Some(b) => layer_bytes.push(shape.nas_layer(i as u64, b, &mut main).ceil() as u64),
+            None => shape.layer(i as u64, *kind, &mut main),
+        }
     }
     main.dense(vision_params(c, g.hidden_size)?);
     let mut mtp = Tally::new(&fmt);
@@ -49,6 +53,7 @@ pub(crate) fn count(g: &Geometry, c: &Cfg) -> Result<Counts, ModelError> {
             layers: main.layers.ceil() as u64,
             attention: main.attention.ceil() as u64,
             routed_experts: main.routed_experts.ceil() as u64,
+            layer_bytes,
         },
     })
 }
@@ -250,6 +255,30 @@ impl Shape {
             self.mlp.layer(&p, i, self.h, t);
         });
         t.layers += bytes;
+    }
+
+    /// A Nemotron-NAS layer: attention with its own KV heads and an MLP of its own width, each
+    /// with its norm, and neither when its block is a no-op (vLLM and SGLang nemotron_nas.py ::
+    /// DeciLMDecoderLayer.__init__).
+    fn nas_layer(&self, i: u64, b: &NasBlock, t: &mut Tally) -> f64 {
+        let (p, h) = (format!("model.layers.{i}"), self.h);
+        let bytes = t.measure(|t| {
+            if let Some(kv) = b.kv_heads {
+                t.dense(h); // input_layernorm
+                let (q, kv) = (self.heads * self.head_dim, u64::from(kv) * self.head_dim);
+                let attn = t.measure(|t| {
+                    t.linear(&format!("{p}.self_attn.q_proj"), 2 * h * q + 2 * h * kv);
+                    t.dense(if self.attn_bias { q + 2 * kv } else { 0 });
+                });
+                t.attention += attn;
+            }
+            if let Some(inter) = b.ffn {
+                t.dense(h); // post_attention_layernorm
+                t.linear(&format!("{p}.mlp.gate_proj"), 3 * h * inter);
+            }
+        });
+        t.layers += bytes;
+        bytes
     }
 
     fn attn(&self, p: &str, kind: LayerKind, t: &mut Tally) {

@@ -314,6 +314,35 @@ pub(super) fn mm_feature_pool(
     ))
 }
 
+/// Weight bytes per rank that the heaviest pipeline stage holds over the even split when the
+/// decoder layers differ in size (Nemotron-NAS `layer_bytes`). `distributed/utils.py ::
+/// get_pp_indices` gives each stage `n / pp` layers and the last `n % pp` stages one more.
+pub(super) fn uneven_stage(m: &Geometry, lay: &Layout) -> Option<(Estimate, String)> {
+    let (pp, sizes) = (lay.pp.max(1) as usize, &m.weight_parts.layer_bytes);
+    if pp == 1 || sizes.len() < pp {
+        return None;
+    }
+    let (base, extra) = (sizes.len() / pp, sizes.len() % pp);
+    let mut start = 0;
+    let mut heaviest = 0;
+    for stage in 0..pp {
+        let len = base + usize::from(stage >= pp - extra);
+        heaviest = heaviest.max(sizes[start..start + len].iter().sum::<u64>());
+        start += len;
+    }
+    let even = sizes.iter().sum::<u64>() as f64 / pp as f64;
+    let x = (heaviest as f64 - even) / f64::from(lay.tp.max(1));
+    (x > 0.0).then(|| {
+        (
+            Estimate::exact(x),
+            format!(
+                "the heaviest pipeline stage's decoder layers ({:.2} GiB; their sizes differ) over an even share",
+                heaviest as f64 / GIB
+            ),
+        )
+    })
+}
+
 #[cfg(test)]
 mod unified_tests {
     use super::*;

@@ -271,6 +271,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let extras = model_code_weights(m, &lay, v, part_scale(m, quant))
         .into_iter()
         .chain(mla_absorbed_copies(m, &lay, gpu))
+        .chain(budget::uneven_stage(m, &lay))
         .chain(nvfp4_moe::swizzled_scale_copies(m, &lay, v, args, gpu))
         .chain(rope_tables(m, rope_elem_bytes(m, gpu)))
         // model_config.py::_get_and_verify_dtype: `--dtype float32` loads weights at 4 bytes.
