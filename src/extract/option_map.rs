@@ -52,15 +52,39 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
             for (k, v) in unique(entries) {
                 let Some(key) = k.as_str() else { continue };
                 let flag = match flag_names.get(key) {
-                    Some(f) => f.clone(),
+                    Some(f) => spelled(engine, f),
                     None if flag_names.is_empty() => format!("--{}", kebab(key)),
                     None => continue,
                 };
+                if site.switches.iter().any(|s| s == key) {
+                    let on = v.scalar_text().unwrap_or_default().to_ascii_lowercase();
+                    if matches!(on.as_str(), "true" | "1" | "yes") {
+                        out.args.push(Arg::new(flag, k.loc));
+                    }
+                    continue;
+                }
                 rendered(Arg::new(flag, k.loc), v, &mut out.args);
             }
         }
     }
     Ok(out)
+}
+
+/// A flag a platform names in vLLM's spelling, as TensorRT-LLM's `trtllm-serve` spells the same
+/// setting (tensorrt_llm/commands/serve.py): a platform that runs either engine by its profile
+/// (NIM) passes one setting to whichever runs.
+fn spelled(engine: Engine, flag: &str) -> String {
+    let trtllm = match flag {
+        "--tensor-parallel-size" => "--tp_size",
+        "--pipeline-parallel-size" => "--pp_size",
+        "--max-model-len" => "--max_seq_len",
+        "--max-num-seqs" => "--max_batch_size",
+        _ => flag,
+    };
+    match engine {
+        Engine::Trtllm => trtllm.to_string(),
+        _ => flag.to_string(),
+    }
 }
 
 /// A key a chart renders as `--flag value` inside `{{ if .Values.key }}`: `true` the bare flag;
