@@ -45,7 +45,7 @@ pub fn container(file: FileId, src: &SourceFile, c: &Node) -> Option<(&'static P
     let p = registry
         .containers()
         .find(|p| image_matches(&p.recognize.images, &image) && runs(p, c))?;
-    let c = &with_env_map(c);
+    let c = &as_container(c);
     Some((p, read(p, file, src, c, None)))
 }
 
@@ -84,16 +84,43 @@ fn runs(p: &Platform, c: &Node) -> bool {
     })
 }
 
-/// The container with its env list (`env`, compose `environment`) as a mapping of names to
-/// values, so that paths reach a variable by its name (`env.HF_MODEL_ID`).
-fn with_env_map(c: &Node) -> Node {
+/// A compose service as a Kubernetes container is read: its `environment` is its `env`.
+fn as_container(c: &Node) -> Node {
     let Value::Map(entries) = &c.value else {
         return c.clone();
     };
     let entries = entries
         .iter()
         .map(|(k, v)| match k.as_str() {
-            Some("env" | "environment") => (k.clone(), env_map(v)),
+            Some("environment") => {
+                let key = Node {
+                    value: Value::Str("env".into()),
+                    loc: k.loc,
+                };
+                (key, v.clone())
+            }
+            _ => (k.clone(), v.clone()),
+        })
+        .collect();
+    Node {
+        value: Value::Map(entries),
+        loc: c.loc,
+    }
+}
+
+/// The site with its `env` list (Kubernetes `- name:`/`value:`, compose `- K=V`) as a mapping of
+/// names to values, so that paths reach a variable by its name (`env.HF_MODEL_ID`).
+fn with_env_map(c: &Node) -> Node {
+    let Value::Map(entries) = &c.value else {
+        return c.clone();
+    };
+    if !entries.iter().any(|(k, _)| k.as_str() == Some("env")) {
+        return c.clone();
+    }
+    let entries = entries
+        .iter()
+        .map(|(k, v)| match k.as_str() {
+            Some("env") => (k.clone(), env_map(v)),
             _ => (k.clone(), v.clone()),
         })
         .collect();
@@ -422,7 +449,11 @@ fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
             own.iter()
                 .any(|(o, _)| o.as_str().is_some() && o.as_str() == k.as_str())
         };
-        entries.extend(more.iter().filter(|(k, _)| !has(k)).cloned());
+        // The shared entries first: where two keys set one flag, the site's own comes later and
+        // wins (a NIMService's NIM_TENSOR_PARALLEL_SIZE over its cache's profile).
+        let mut first: Vec<(Node, Node)> = more.iter().filter(|(k, _)| !has(k)).cloned().collect();
+        first.append(&mut entries);
+        entries = first;
     }
     if let Some(path) = site
         .option_value

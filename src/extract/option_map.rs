@@ -70,21 +70,20 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
     Ok(out)
 }
 
-/// A flag a platform names in vLLM's spelling, as TensorRT-LLM's `trtllm-serve` spells the same
-/// setting (tensorrt_llm/commands/serve.py): a platform that runs either engine by its profile
-/// (NIM) passes one setting to whichever runs.
+/// A flag a platform names in vLLM's spelling, as the engine that runs spells the same setting:
+/// a platform that runs any of them by its profile (NIM) passes one setting to whichever runs.
+/// TensorRT-LLM: tensorrt_llm/commands/serve.py; SGLang: sglang/srt/server_args.py.
 fn spelled(engine: Engine, flag: &str) -> String {
-    let trtllm = match flag {
-        "--tensor-parallel-size" => "--tp_size",
-        "--pipeline-parallel-size" => "--pp_size",
-        "--max-model-len" => "--max_seq_len",
-        "--max-num-seqs" => "--max_batch_size",
+    let other = match (engine, flag) {
+        (Engine::Trtllm, "--tensor-parallel-size") => "--tp_size",
+        (Engine::Trtllm, "--pipeline-parallel-size") => "--pp_size",
+        (Engine::Trtllm, "--max-model-len") => "--max_seq_len",
+        (Engine::Trtllm, "--max-num-seqs") => "--max_batch_size",
+        (Engine::Sglang, "--max-model-len") => "--context-length",
+        (Engine::Sglang, "--max-num-seqs") => "--max-running-requests",
         _ => flag,
     };
-    match engine {
-        Engine::Trtllm => trtllm.to_string(),
-        _ => flag.to_string(),
-    }
+    other.to_string()
 }
 
 /// A key a chart renders as `--flag value` inside `{{ if .Values.key }}`: `true` the bare flag;

@@ -122,8 +122,8 @@ pub struct Recognize {
     pub values: HashMap<String, Vec<String>>,
     /// Container image globs (`nvcr.io/nim/*`): the platform reads a container (of any
     /// Kubernetes workload, or a compose service) that runs such an image and gave no launch of
-    /// its own; its sites' paths start at the container, whose `env`/`environment` list reads as
-    /// a mapping of names to values.
+    /// its own; its sites' paths start at the container, whose `env` list (a compose service's
+    /// `environment`) reads as a mapping of names to values (`env.HF_MODEL_ID`).
     #[serde(default)]
     pub images: Vec<String>,
     /// With `images`: a container that gives a command runs the platform's server only when a
