@@ -294,7 +294,10 @@ fn launches_of_env_and_crd_platform_files() {
 #[test]
 #[ignore = "reads ../shared"]
 fn runpod_sglang_env_reaches_the_engine() {
-    let doc = check(&shared("runpod-worker-sglang-compose.yml"), &["--gpu", "h100"]);
+    let doc = check(
+        &shared("runpod-worker-sglang-compose.yml"),
+        &["--gpu", "h100"],
+    );
     let l = &doc["launches"][0];
     assert_eq!(l["memory_fraction"], 0.5, "{l:#}");
     assert_eq!(l["pool_tokens"], 2048, "{l:#}");

@@ -39,7 +39,11 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
 
 /// The launches of a container (a Kubernetes container, a compose service) that gave none of
 /// its own, read by the first platform that knows its image; `None` when none does.
-pub fn container(file: FileId, src: &SourceFile, c: &Node) -> Option<(&'static Platform, Extracted)> {
+pub fn container(
+    file: FileId,
+    src: &SourceFile,
+    c: &Node,
+) -> Option<(&'static Platform, Extracted)> {
     let image = c.get("image").and_then(Node::scalar_text)?;
     let registry = crate::platform::registry();
     let p = registry
@@ -57,10 +61,30 @@ fn image_matches(globs: &[String], image: &str) -> bool {
         Some((r, tag)) if !tag.contains('/') => r,
         _ => repo,
     };
-    globs.iter().any(|g| {
-        globset::Glob::new(g)
-            .is_ok_and(|g| g.compile_matcher().is_match(image) || g.compile_matcher().is_match(untagged))
-    })
+    globs
+        .iter()
+        .any(|g| wildcard(g, image) || wildcard(g, untagged))
+}
+
+/// `*` matches any run of characters (`/` too); everything else itself. Read for each container
+/// that gave no launch, so no pattern is compiled.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// A container runs the platform's server: it gives no command (the image's own runs), or a
@@ -80,7 +104,11 @@ fn runs(p: &Platform, c: &Node) -> bool {
     }
     lines.iter().any(|l| {
         l.split(|ch: char| ch.is_whitespace() || ch == ';' || ch == '&' || ch == '|')
-            .any(|w| named.iter().any(|n| w.rsplit('/').next() == Some(n.as_str())))
+            .any(|w| {
+                named
+                    .iter()
+                    .any(|n| w.rsplit('/').next() == Some(n.as_str()))
+            })
     })
 }
 
@@ -178,14 +206,22 @@ pub fn read(
 
 /// The site with the object it links to (same input, by kind and name) under the link's key;
 /// the site as it is when the input holds no such object.
-fn linked(link: &crate::platform::Link, file: FileId, src: &SourceFile, doc: &Node, node: &Node) -> Node {
+fn linked(
+    link: &crate::platform::Link,
+    file: FileId,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+) -> Node {
     let name = first_of(std::slice::from_ref(&link.name), doc, node).and_then(Node::scalar_text);
     let Some(name) = name else {
         return node.clone();
     };
     let is_it = |d: &Node| {
         d.get("kind").and_then(Node::as_str) == Some(link.kind.as_str())
-            && d.get("metadata").and_then(|m| m.get("name")).and_then(Node::scalar_text)
+            && d.get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(Node::scalar_text)
                 == Some(name.clone())
     };
     let found = crate::yaml::documents(file, src).flatten().find(is_it);
@@ -352,7 +388,10 @@ fn renamed(argv: Vec<Arg>, names: &std::collections::HashMap<String, String>) ->
             continue;
         };
         let value = match inline {
-            Some(v) => Some(Arg { text: v, ..a.clone() }),
+            Some(v) => Some(Arg {
+                text: v,
+                ..a.clone()
+            }),
             None if words.peek().is_some_and(|n| !n.text.starts_with("--")) => words.next(),
             None => None,
         };
@@ -372,7 +411,11 @@ fn flag_value<'a>(argv: &'a [Arg], flag: &str) -> Option<&'a Arg> {
     for (i, a) in argv.iter().enumerate() {
         if a.text == flag {
             found = argv.get(i + 1);
-        } else if a.text.strip_prefix(flag).is_some_and(|r| r.starts_with('=')) {
+        } else if a
+            .text
+            .strip_prefix(flag)
+            .is_some_and(|r| r.starts_with('='))
+        {
             found = Some(a);
         }
     }
@@ -605,13 +648,21 @@ fn engine(p: &Platform, doc: &Node, node: &Node, argv: &[Arg]) -> Result<Engine,
             return from.default.map(Engine::from).ok_or_else(|| {
                 let what = [from.path.as_str(), from.flag.as_deref().unwrap_or_default()];
                 let what: Vec<&str> = what.into_iter().filter(|w| !w.is_empty()).collect();
-                not_read(p, node.loc, &format!("`{}` is not set", what.join("` or `")))
+                not_read(
+                    p,
+                    node.loc,
+                    &format!("`{}` is not set", what.join("` or `")),
+                )
             });
         }
     };
     let vars = placeholders(&value);
     if !vars.is_empty() {
-        let named = if from.path.is_empty() { from.flag.clone().unwrap_or_default() } else { from.path.clone() };
+        let named = if from.path.is_empty() {
+            from.flag.clone().unwrap_or_default()
+        } else {
+            from.path.clone()
+        };
         return Err(Box::new(
             Finding::new("INP004", Some(loc))
                 .var("flag", format!("the engine (`{named}`)"))
@@ -647,4 +698,74 @@ fn not_read(p: &Platform, at: Loc, reason: &str) -> Box<Finding> {
                 ),
             ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<Arg> {
+        let at = Loc::new(FileId(0), 0..0);
+        words.iter().map(|w| Arg::new(*w, at)).collect()
+    }
+
+    fn texts(args: &[Arg]) -> Vec<&str> {
+        args.iter().map(|a| a.text.as_str()).collect()
+    }
+
+    #[test]
+    fn images_match_with_or_without_their_tag() {
+        let nim = ["nvcr.io/nim/*".to_string()];
+        assert!(image_matches(
+            &nim,
+            "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4"
+        ));
+        assert!(!image_matches(&nim, "docker.io/nvcr.io-mirror/nim:1"));
+        let djl = ["*djl-inference:*lmi*".to_string()];
+        let ecr =
+            "763104351884.dkr.ecr.us-west-2.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128";
+        assert!(image_matches(&djl, ecr));
+        assert!(!image_matches(
+            &djl,
+            "763104351884.dkr.ecr.aws/djl-inference:0.33.0-neuronx"
+        ));
+        let runpod = ["runpod/worker-sglang*".to_string()];
+        assert!(image_matches(&runpod, "runpod/worker-sglang"));
+        assert!(!image_matches(&runpod, "runpod/worker-v1-vllm:v2"));
+    }
+
+    #[test]
+    fn platform_flags_are_renamed_or_dropped_with_their_value() {
+        let names = [
+            ("--model_id", "--model"),
+            ("--model_name", ""),
+            ("--disable_lower_case", ""),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let argv = args(&[
+            "--model_name",
+            "chat",
+            "--model_id=Qwen/Qwen3-8B",
+            "--disable_lower_case",
+            "--enforce-eager",
+        ]);
+        assert_eq!(
+            texts(&renamed(argv, &names)),
+            ["--model", "Qwen/Qwen3-8B", "--enforce-eager"]
+        );
+    }
+
+    #[test]
+    fn the_last_value_of_a_flag_names_the_engine() {
+        let argv = args(&["--backend", "huggingface", "--backend=vllm"]);
+        assert_eq!(
+            flag_value(&argv, "--backend").unwrap().text,
+            "--backend=vllm"
+        );
+        let argv = args(&["--backend=vllm", "--backend", "huggingface"]);
+        assert_eq!(flag_value(&argv, "--backend").unwrap().text, "huggingface");
+        assert!(flag_value(&args(&["--backendx=1"]), "--backend").is_none());
+    }
 }

@@ -45,7 +45,10 @@ pub fn recognition(p: &Platform) -> String {
         parts.push(format!("a container of image {}", r.images.join(" or ")));
     }
     if !r.commands.is_empty() {
-        parts.push(format!("whose command, if any, runs {}", r.commands.join(" or ")));
+        parts.push(format!(
+            "whose command, if any, runs {}",
+            r.commands.join(" or ")
+        ));
     }
     let mut values: Vec<String> = r
         .values

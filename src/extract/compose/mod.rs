@@ -127,7 +127,9 @@ impl<'a> Project<'a> {
         let mut found = shell::exec_launches(self.file, argv, &env);
         // A worker image whose server reads its settings from env (Runpod worker-sglang).
         if found.launches.is_empty() && found.findings.is_empty() {
-            if let Some((_, read)) = crate::extract::by_platform::container(self.file, self.src, svc) {
+            if let Some((_, read)) =
+                crate::extract::by_platform::container(self.file, self.src, svc)
+            {
                 found = read;
             }
         }
