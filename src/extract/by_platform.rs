@@ -187,7 +187,13 @@ pub fn read(
         };
         for node in at {
             let node = &with_env_map(node);
-            let linked = site.link.as_ref().map(|l| linked(l, file, src, doc, node));
+            let (linked, missing) = match &site.link {
+                Some(l) => match linked(l, file, src, doc, node) {
+                    Ok(n) => (Some(n), None),
+                    Err(why) => (None, Some(why)),
+                },
+                None => (None, None),
+            };
             let node = linked.as_ref().unwrap_or(node);
             if !site.command.is_empty() {
                 let found = command(p, site, file, src, doc, node, outer);
@@ -195,9 +201,13 @@ pub fn read(
                 out.findings.extend(found.findings);
                 continue;
             }
-            match launch(p, site, file, src, doc, node, outer) {
-                Ok(l) => out.launches.push(l),
-                Err(f) => out.findings.push(*f),
+            match (launch(p, site, file, src, doc, node, outer), missing) {
+                (Ok(l), _) => out.launches.push(l),
+                // What the platform needed from the linked object is not here: say which.
+                (Err(f), Some(why)) if f.rule == "INP006" => {
+                    out.findings.push(*not_read(p, node.loc, &why))
+                }
+                (Err(f), _) => out.findings.push(*f),
             }
         }
     }
@@ -205,17 +215,20 @@ pub fn read(
 }
 
 /// The site with the object it links to (same input, by kind and name) under the link's key;
-/// the site as it is when the input holds no such object.
+/// why not when the input holds no such object.
 fn linked(
     link: &crate::platform::Link,
     file: FileId,
     src: &SourceFile,
     doc: &Node,
     node: &Node,
-) -> Node {
+) -> Result<Node, String> {
     let name = first_of(std::slice::from_ref(&link.name), doc, node).and_then(Node::scalar_text);
     let Some(name) = name else {
-        return node.clone();
+        let (kind, path) = (&link.kind, &link.name);
+        return Err(format!(
+            "it names no {kind} (`{path}`), and what the launch needs from one is not known here"
+        ));
     };
     let is_it = |d: &Node| {
         d.get("kind").and_then(Node::as_str) == Some(link.kind.as_str())
@@ -225,6 +238,12 @@ fn linked(
                 == Some(name.clone())
     };
     let found = crate::yaml::documents(file, src).flatten().find(is_it);
+    let missing = || {
+        format!(
+            "the {} `{name}` it names (`{}`) is not in this input, and what the launch needs from it is not known here: check both files together",
+            link.kind, link.name
+        )
+    };
     match (found, &node.value) {
         (Some(other), Value::Map(entries)) => {
             let key = Node {
@@ -233,12 +252,12 @@ fn linked(
             };
             let mut entries = entries.clone();
             entries.push((key, other));
-            Node {
+            Ok(Node {
                 value: Value::Map(entries),
                 loc: node.loc,
-            }
+            })
         }
-        _ => node.clone(),
+        _ => Err(missing()),
     }
 }
 
@@ -366,8 +385,25 @@ fn launch(
         from.values.get(&value).cloned()
     });
     place(&mut l, site, doc, node, outer);
+    every_gpu(&mut l, &site.max_gpus);
     name(&mut l, p, site, doc, node);
     Ok(l)
+}
+
+/// `--flag max` for a flag of `max_gpus`: the GPUs the launch is given, else a value kvlint
+/// cannot see.
+fn every_gpu(l: &mut Launch, flags: &[String]) {
+    let gpus = l.placement.gpus_per_pod;
+    let mut after_flag = false;
+    for a in &mut l.args {
+        if after_flag && a.text == "max" {
+            match gpus {
+                Some(n) => a.text = n.to_string(),
+                None => a.unresolved = vec!["max (every GPU of the host)".into()],
+            }
+        }
+        after_flag = flags.contains(&a.text);
+    }
 }
 
 /// An argv with the platform's own flags (`--model_id`, `--model_id=x`) renamed to the engine's

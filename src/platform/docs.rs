@@ -115,6 +115,7 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # argv = ["extraArgs"]               an argv list or string, appended
 # argv_names = { "--model_id" = "--model", "--model_name" = "" }  the platform's flags; "" drops
 # switches = ["TRUST_REMOTE_CODE"]   keys whose true/1/yes gives the bare flag, else nothing
+# max_gpus = ["--tensor-parallel-size"]  `max` there is every GPU the launch is given
 # link = { kind = "NIMCache", name = "storage.nimCache.name", as = "cache" }  another object, by name
 # command = ["docker_server.start_command"]  a whole command line, read as a container's (sh -c too)
 # option_value = "string_value"      path from each option's value to its scalar (Triton parameters)

@@ -217,6 +217,10 @@ pub struct Site {
     /// `flag_names` names it), anything else nothing (an env var a worker reads as a switch).
     #[serde(default)]
     pub switches: Vec<String>,
+    /// Flags whose value `max` means every GPU the launch is given (DJL
+    /// `tensor_parallel_degree=max`): that count, or a value kvlint cannot see (INP004).
+    #[serde(default)]
+    pub max_gpus: Vec<String>,
     /// Another object of the input that this site names (a NIMService's NIMCache): it is read
     /// as if it were held under the key `as` of the site.
     #[serde(default)]
