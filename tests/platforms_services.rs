@@ -341,3 +341,19 @@ fn djl_lmi_env_without_an_engine_is_not_silent() {
         .contains("OPTION_ROLLING_BATCH"));
     assert_eq!(pointed(&path, unread[0]), "name: lmi-leader");
 }
+
+/// DJL's nightly benchmark job file: `[serving_properties]` is read as serving.properties, and
+/// `$ENGINE` takes the one value `[vars]` gives it (vllm). `tensor_parallel_degree=max` is every
+/// GPU of a host the file does not name: TP is not known here.
+#[test]
+#[ignore = "reads ../shared"]
+fn djl_job_file_is_read_with_its_vars() {
+    let doc = check(
+        &shared("djl-lmi-nightly-serving-properties.txt"),
+        &["--gpu", "a10g"],
+    );
+    assert_eq!(
+        listed(&doc),
+        ["engine=vllm role=unified tp=- context=8192 model=NousResearch/Hermes-2-Pro-Mistral-7B gpu=A10G"]
+    );
+}
