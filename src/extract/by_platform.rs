@@ -575,9 +575,13 @@ fn engine(p: &Platform, doc: &Node, node: &Node, argv: &[Arg]) -> Result<Engine,
     let Some(from) = &p.engine_from else {
         return Err(not_read(p, node.loc, "the platform names no engine"));
     };
-    let at = (!from.path.is_empty())
-        .then(|| first_of(std::slice::from_ref(&from.path), doc, node))
-        .flatten();
+    let paths: Vec<String> = [&from.path]
+        .into_iter()
+        .chain(&from.or)
+        .filter(|p| !p.is_empty())
+        .cloned()
+        .collect();
+    let at = first_of(&paths, doc, node);
     let by_flag = from.flag.as_deref().and_then(|f| flag_value(argv, f));
     let (value, loc) = match (at, by_flag) {
         (Some(n), _) => (n.scalar_text().unwrap_or_default(), n.loc),

@@ -13,6 +13,7 @@ pub fn engine(p: &Platform) -> String {
         (None, Some(from)) => {
             let mut at: Vec<String> = Vec::new();
             at.extend((!from.path.is_empty()).then(|| from.path.clone()));
+            at.extend(from.or.iter().cloned());
             at.extend(from.flag.clone());
             let default = from.default.and_then(|d| {
                 let v = serde_json::to_value(d).ok()?;
@@ -95,7 +96,7 @@ read (`tests/platforms.rs` runs them all).
 name = "ray-serve-config"            # kvlint platforms NAME
 title = "Ray Serve LLM config"       # the launches' object kind
 engine = "vllm"                      # or [engine_from] path = "backend.type", values = { vllm = "vllm" }
-                                     # (flag = "--backend", default = "vllm", keys `vllm-*` prefixes)
+                                     # (or = [more paths], flag = "--backend", default = "vllm", keys `vllm-*` prefixes)
 
 [recognize]                          # every test given must hold
 kinds = []                           # Kubernetes kinds; api_versions = ["ray.io/"] prefixes

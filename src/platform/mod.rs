@@ -78,6 +78,9 @@ pub struct EngineFrom {
     /// Path (from the launch site, or `/` from the document) to the value.
     #[serde(default)]
     pub path: String,
+    /// Further paths, tried in order when `path` is not there.
+    #[serde(default)]
+    pub or: Vec<String>,
     /// Or a flag of the site's `argv` whose value names the engine (`--backend=vllm`).
     #[serde(default)]
     pub flag: Option<String>,
@@ -353,7 +356,8 @@ pub fn check(p: &Platform) -> Result<(), String> {
         })
         .chain(r.paths.iter().map(String::as_str))
         .chain(r.values.keys().map(String::as_str))
-        .chain(p.engine_from.iter().map(|e| e.path.as_str()));
+        .chain(p.engine_from.iter().map(|e| e.path.as_str()))
+        .chain(p.engine_from.iter().flat_map(|e| e.or.iter().map(String::as_str)));
     for text in all {
         path::Path::parse(text.trim()).map_err(|e| format!("path `{text}`: {e}"))?;
     }
