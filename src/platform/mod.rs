@@ -357,7 +357,11 @@ pub fn check(p: &Platform) -> Result<(), String> {
         .chain(r.paths.iter().map(String::as_str))
         .chain(r.values.keys().map(String::as_str))
         .chain(p.engine_from.iter().map(|e| e.path.as_str()))
-        .chain(p.engine_from.iter().flat_map(|e| e.or.iter().map(String::as_str)));
+        .chain(
+            p.engine_from
+                .iter()
+                .flat_map(|e| e.or.iter().map(String::as_str)),
+        );
     for text in all {
         path::Path::parse(text.trim()).map_err(|e| format!("path `{text}`: {e}"))?;
     }
