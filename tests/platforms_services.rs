@@ -250,3 +250,110 @@ spec:
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Platforms whose engine settings are env vars and CRD fields, not an argv (NIM Operator,
+/// KServe's Hugging Face server, Runpod's SGLang worker), on their real files: the launch a
+/// careful reader lists from the fields the platform's own code reads.
+#[test]
+#[ignore = "reads ../shared"]
+fn launches_of_env_and_crd_platform_files() {
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            // The NIMCache's selectors (engine "tensorrt", tensorParallelism "1") pick the
+            // profile the NIMService named by `storage.nimCache.name` runs; one GPU; no context.
+            "nim-operator-nimcache-nimservice-kserve.yaml",
+            &["--gpu", "h100"],
+            &["engine=trtllm role=unified tp=1 context=- model=nvcr.io/nim/meta/llama-3.2-1b-instruct gpu=H100-80GB"],
+        ),
+        (
+            // No --backend: `auto`, vLLM on a GPU; --model_id is the model, --model_name only
+            // the served name; --enforce-eager passes through to vLLM. No max length: the
+            // context is the model's own (Qwen2.5-1.5B: 32768).
+            "kserve-isvc-huggingface-vllm-prokube.yaml",
+            &["--gpu", "h100"],
+            &["engine=vllm role=unified tp=1 context=32768 model=Qwen/Qwen2.5-1.5B-Instruct gpu=H100-80GB"],
+        ),
+        (
+            // engine.py maps MODEL_NAME to --model-path and CONTEXT_LENGTH to --context-length;
+            // no TENSOR_PARALLEL_SIZE; `count: all` GPUs is no number.
+            "runpod-worker-sglang-compose.yml",
+            &["--gpu", "h100"],
+            &["engine=sglang role=unified tp=1 context=2048 model=meta-llama/Llama-3.2-1B-Instruct gpu=H100-80GB"],
+        ),
+    ];
+    for (file, extra, want) in cases {
+        let doc = check(&shared(file), extra);
+        assert_eq!(listed(&doc), *want, "{file}");
+        assert!(of_rule(&doc, "CFG001").is_empty(), "{file}: {doc:#}");
+    }
+}
+
+/// The Runpod worker's env reaches SGLang as engine.py passes it: MEM_FRACTION_STATIC 0.5 is the
+/// static fraction, and MAX_TOTAL_TOKENS 2048 caps the pool at 2,048 tokens (SGLang takes the
+/// smaller of the profiled pool and `--max-total-tokens`), which a 1B model on an H100 exceeds.
+#[test]
+#[ignore = "reads ../shared"]
+fn runpod_sglang_env_reaches_the_engine() {
+    let doc = check(
+        &shared("runpod-worker-sglang-compose.yml"),
+        &["--gpu", "h100"],
+    );
+    let l = &doc["launches"][0];
+    assert_eq!(l["memory_fraction"], 0.5, "{l:#}");
+    assert_eq!(l["pool_tokens"], 2048, "{l:#}");
+}
+
+/// The worker's own Python, read as Python: the argv it builds is SGLang's, and every flag it
+/// appends from env is a value kvlint cannot see here (INP004 at the `extend`), never a guess.
+#[test]
+#[ignore = "reads ../shared"]
+fn runpod_sglang_engine_py_leaves_its_env_flags_unresolved() {
+    let path = shared("runpod-worker-sglang-engine.py");
+    let doc = check(&path, &["--gpu", "h100"]);
+    assert_eq!(
+        listed(&doc),
+        ["engine=sglang role=unified tp=1 context=- model=- gpu=H100-80GB"]
+    );
+    let unresolved = of_rule(&doc, "INP004");
+    assert_eq!(unresolved.len(), 1, "{doc:#}");
+    assert_eq!(
+        pointed(&path, unresolved[0]),
+        "command.extend([option, value])"
+    );
+}
+
+/// DJL LMI configured by env in a LeaderWorkerSet: no OPTION_ROLLING_BATCH, so the engine is the
+/// container release's default, which kvlint does not assume. That is INP006 at the leader (a
+/// deny), never "no engine launch found"; the worker, which runs the partition setup, says nothing.
+#[test]
+#[ignore = "reads ../shared"]
+fn djl_lmi_env_without_an_engine_is_not_silent() {
+    let path = shared("djl-lmi-lws-env.yaml");
+    let run = kvlint(&["check", "--format", "json", path.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(doc["launches"].as_array().unwrap().is_empty());
+    let unread = of_rule(&doc, "INP006");
+    assert_eq!(unread.len(), 1, "{doc:#}");
+    assert!(unread[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("OPTION_ROLLING_BATCH"));
+    assert_eq!(pointed(&path, unread[0]), "name: lmi-leader");
+}
+
+/// DJL's nightly benchmark job file: `[serving_properties]` is read as serving.properties, and
+/// `$ENGINE` takes the one value `[vars]` gives it (vllm). `tensor_parallel_degree=max` is every
+/// GPU of a host the file does not name: TP is not known here.
+#[test]
+#[ignore = "reads ../shared"]
+fn djl_job_file_is_read_with_its_vars() {
+    let doc = check(
+        &shared("djl-lmi-nightly-serving-properties.txt"),
+        &["--gpu", "a10g"],
+    );
+    assert_eq!(
+        listed(&doc),
+        ["engine=vllm role=unified tp=- context=8192 model=NousResearch/Hermes-2-Pro-Mistral-7B gpu=A10G"]
+    );
+}

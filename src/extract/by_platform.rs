@@ -2,6 +2,10 @@
 //! where each launch site is, its option map and how its keys map to options, its argv, model,
 //! GPUs, role and image; this reader knows no platform by name.
 
+mod container;
+
+pub use container::container;
+
 use super::k8s::{placement, scalar};
 use super::shell::{self, MappedWord};
 use super::{option_map, Extracted};
@@ -25,7 +29,38 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
     let api_ok = r.api_versions.is_empty()
         || api.is_some_and(|a| r.api_versions.iter().any(|v| a.starts_with(v.as_str())));
     let has = |p: &String| Path::parse(p).is_ok_and(|p| p.first(doc, doc).is_some());
-    file_ok && api_ok && r.paths.iter().all(has) && !r.absent.iter().any(has)
+    let holds = |(path, values): (&String, &Vec<String>)| {
+        let at = Path::parse(path).ok().and_then(|p| p.first(doc, doc));
+        let text = at.and_then(Node::scalar_text).unwrap_or_default();
+        values.iter().any(|v| v.eq_ignore_ascii_case(&text))
+    };
+    file_ok
+        && api_ok
+        && r.paths.iter().all(has)
+        && !r.absent.iter().any(has)
+        && r.values.iter().all(holds)
+}
+
+/// The site with its `env` list (Kubernetes `- name:`/`value:`, compose `- K=V`) as a mapping of
+/// names to values, so that paths reach a variable by its name (`env.HF_MODEL_ID`).
+fn with_env_map(c: &Node) -> Node {
+    let Value::Map(entries) = &c.value else {
+        return c.clone();
+    };
+    if !entries.iter().any(|(k, _)| k.as_str() == Some("env")) {
+        return c.clone();
+    }
+    let entries = entries
+        .iter()
+        .map(|(k, v)| match k.as_str() {
+            Some("env") => (k.clone(), env_map(v)),
+            _ => (k.clone(), v.clone()),
+        })
+        .collect();
+    Node {
+        value: Value::Map(entries),
+        loc: c.loc,
+    }
 }
 
 /// The first platform of `candidates` that recognizes the document.
@@ -56,19 +91,79 @@ pub fn read(
             Err(_) => continue,
         };
         for node in at {
+            let node = &with_env_map(node);
+            let (linked, missing) = match &site.link {
+                Some(l) => match linked(l, file, src, doc, node) {
+                    Ok(n) => (Some(n), None),
+                    Err(why) => (None, Some(why)),
+                },
+                None => (None, None),
+            };
+            let node = linked.as_ref().unwrap_or(node);
             if !site.command.is_empty() {
                 let found = command(p, site, file, src, doc, node, outer);
                 out.launches.extend(found.launches);
                 out.findings.extend(found.findings);
                 continue;
             }
-            match launch(p, site, file, src, doc, node, outer) {
-                Ok(l) => out.launches.push(l),
-                Err(f) => out.findings.push(*f),
+            match (launch(p, site, file, src, doc, node, outer), missing) {
+                (Ok(l), _) => out.launches.push(l),
+                // What the platform needed from the linked object is not here: say which.
+                (Err(f), Some(why)) if f.rule == "INP006" => {
+                    out.findings.push(*not_read(p, node.loc, &why))
+                }
+                (Err(f), _) => out.findings.push(*f),
             }
         }
     }
     out
+}
+
+/// The site with the object it links to (same input, by kind and name) under the link's key;
+/// why not when the input holds no such object.
+fn linked(
+    link: &crate::platform::Link,
+    file: FileId,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+) -> Result<Node, String> {
+    let name = first_of(std::slice::from_ref(&link.name), doc, node).and_then(Node::scalar_text);
+    let Some(name) = name else {
+        let (kind, path) = (&link.kind, &link.name);
+        return Err(format!(
+            "it names no {kind} (`{path}`), and what the launch needs from one is not known here"
+        ));
+    };
+    let is_it = |d: &Node| {
+        d.get("kind").and_then(Node::as_str) == Some(link.kind.as_str())
+            && d.get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(Node::scalar_text)
+                == Some(name.clone())
+    };
+    let found = crate::yaml::documents(file, src).flatten().find(is_it);
+    let missing = || {
+        format!(
+            "the {} `{name}` it names (`{}`) is not in this input, and what the launch needs from it is not known here: check both files together",
+            link.kind, link.name
+        )
+    };
+    match (found, &node.value) {
+        (Some(other), Value::Map(entries)) => {
+            let key = Node {
+                value: Value::Str(link.key.clone()),
+                loc: node.loc,
+            };
+            let mut entries = entries.clone();
+            entries.push((key, other));
+            Ok(Node {
+                value: Value::Map(entries),
+                loc: node.loc,
+            })
+        }
+        _ => Err(missing()),
+    }
 }
 
 /// The launches of a site's command line, read as a container's command is, each placed and
@@ -123,7 +218,14 @@ fn launch(
     node: &Node,
     outer: Option<&Node>,
 ) -> Result<Launch, Box<Finding>> {
-    let engine = engine(p, doc, node)?;
+    let mut argv = Vec::new();
+    for path in &site.argv {
+        if let Some(list) = first_of(std::slice::from_ref(path), doc, node) {
+            argv.extend(option_map::argv(file, src, list));
+        }
+    }
+    let engine = engine(p, doc, node, &argv)?;
+    let argv = renamed(argv, &site.argv_names);
     let word = |n: &Node| scalar::word(src, n).map(|w| Arg::new(w.chars.as_str(), w.loc));
     let mut args = Vec::new();
     // An empty value (`name:` left for install time) names no model.
@@ -138,24 +240,27 @@ fn launch(
         args.extend(word(m));
     }
     let mut kwargs = Vec::new();
-    if let Some(map) = site
+    // Without its own options, a site still takes the shared ones (a NIMService with no `env`
+    // still has its NIMCache's profile).
+    let empty = Node {
+        value: Value::Map(Vec::new()),
+        loc: node.loc,
+    };
+    let shared = site.shared_options.is_some().then_some(&empty);
+    let own = site
         .options
         .as_deref()
-        .and_then(|o| first_of(&[o.into()], doc, node))
-    {
+        .and_then(|o| first_of(&[o.into()], doc, node));
+    if let Some(map) = own.or(shared).filter(|_| site.options.is_some()) {
         let map = &options(site, doc, node, map);
-        let read = option_map::read(engine, map, site).map_err(|why| not_read(p, map, &why))?;
+        let read = option_map::read(engine, map, site).map_err(|why| not_read(p, map.loc, &why))?;
         args.extend(read.args);
         kwargs = read.kwargs;
         for kw in &mut kwargs {
             kw.frontend = site.frontend_fields;
         }
     }
-    for path in &site.argv {
-        if let Some(list) = first_of(std::slice::from_ref(path), doc, node) {
-            args.extend(option_map::argv(file, src, list));
-        }
-    }
+    args.extend(argv);
     let api = site
         .llm_api_options
         .as_deref()
@@ -185,8 +290,77 @@ fn launch(
         from.values.get(&value).cloned()
     });
     place(&mut l, site, doc, node, outer);
+    every_gpu(&mut l, &site.max_gpus);
     name(&mut l, p, site, doc, node);
     Ok(l)
+}
+
+/// `--flag max` for a flag of `max_gpus`: the GPUs the launch is given, else a value kvlint
+/// cannot see.
+fn every_gpu(l: &mut Launch, flags: &[String]) {
+    let gpus = l.placement.gpus_per_pod;
+    let mut after_flag = false;
+    for a in &mut l.args {
+        if after_flag && a.text == "max" {
+            match gpus {
+                Some(n) => a.text = n.to_string(),
+                None => a.unresolved = vec!["max (every GPU of the host)".into()],
+            }
+        }
+        after_flag = flags.contains(&a.text);
+    }
+}
+
+/// An argv with the platform's own flags (`--model_id`, `--model_id=x`) renamed to the engine's
+/// flags they set, and those renamed to `""` dropped with their value.
+fn renamed(argv: Vec<Arg>, names: &std::collections::HashMap<String, String>) -> Vec<Arg> {
+    if names.is_empty() {
+        return argv;
+    }
+    let mut out = Vec::with_capacity(argv.len());
+    let mut words = argv.into_iter().peekable();
+    while let Some(mut a) = words.next() {
+        let (flag, inline) = match a.text.split_once('=') {
+            Some((f, v)) => (f.to_string(), Some(v.to_string())),
+            None => (a.text.clone(), None),
+        };
+        let Some(to) = names.get(&flag) else {
+            out.push(a);
+            continue;
+        };
+        let value = match inline {
+            Some(v) => Some(Arg {
+                text: v,
+                ..a.clone()
+            }),
+            None if words.peek().is_some_and(|n| !n.text.starts_with("--")) => words.next(),
+            None => None,
+        };
+        if to.is_empty() {
+            continue;
+        }
+        a.text = to.clone();
+        out.push(a);
+        out.extend(value);
+    }
+    out
+}
+
+/// The value the argv gives `flag` (`--backend=vllm`, `--backend vllm`), the last one winning.
+fn flag_value<'a>(argv: &'a [Arg], flag: &str) -> Option<&'a Arg> {
+    let mut found = None;
+    for (i, a) in argv.iter().enumerate() {
+        if a.text == flag {
+            found = argv.get(i + 1);
+        } else if a
+            .text
+            .strip_prefix(flag)
+            .is_some_and(|r| r.starts_with('='))
+        {
+            found = Some(a);
+        }
+    }
+    found
 }
 
 /// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the
@@ -259,7 +433,11 @@ fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
             own.iter()
                 .any(|(o, _)| o.as_str().is_some() && o.as_str() == k.as_str())
         };
-        entries.extend(more.iter().filter(|(k, _)| !has(k)).cloned());
+        // The shared entries first: where two keys set one flag, the site's own comes later and
+        // wins (a NIMService's NIM_TENSOR_PARALLEL_SIZE over its cache's profile).
+        let mut first: Vec<(Node, Node)> = more.iter().filter(|(k, _)| !has(k)).cloned().collect();
+        first.append(&mut entries);
+        entries = first;
     }
     if let Some(path) = site
         .option_value
@@ -283,17 +461,29 @@ fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
     }
 }
 
-/// A Kubernetes env list (`- name: K` / `value: V`) as the mapping of names to values it sets;
-/// any other node as it is. An item whose value comes from elsewhere (`valueFrom`) sets nothing
-/// kvlint can see and is left out.
+/// A Kubernetes env list (`- name: K` / `value: V`) or a compose `environment` list
+/// (`- K=V`) as the mapping of names to values it sets; any other node as it is. An item whose
+/// value comes from elsewhere (`valueFrom`, a bare compose `- K`) sets nothing kvlint can see and
+/// is left out.
 fn env_map(node: &Node) -> Node {
     let Value::Seq(items) = &node.value else {
         return node.clone();
     };
-    let pair = |item: &Node| Some((item.get("name")?.clone(), item.get("value")?.clone()));
+    let pair = |item: &Node| match &item.value {
+        Value::Str(text) => {
+            let (k, v) = text.split_once('=')?;
+            let at = |t: &str| Node {
+                value: Value::Str(t.to_string()),
+                loc: item.loc,
+            };
+            Some((at(k), at(v)))
+        }
+        _ => Some((item.get("name")?.clone(), item.get("value")?.clone())),
+    };
+    let bare = |i: &&Node| matches!(&i.value, Value::Str(t) if !t.contains('='));
     let entries: Option<Vec<(Node, Node)>> = items
         .iter()
-        .filter(|i| i.get("valueFrom").is_none())
+        .filter(|i| i.get("valueFrom").is_none() && !bare(i))
         .map(pair)
         .collect();
     match entries {
@@ -376,35 +566,73 @@ fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
         .then(|| counts.iter().map(|c| c.unwrap_or(1)).product())
 }
 
-/// The platform's engine, fixed or named in the file.
-fn engine(p: &Platform, doc: &Node, node: &Node) -> Result<Engine, Box<Finding>> {
+/// The platform's engine, fixed or named in the file (at a path, or by a flag of the argv), else
+/// the platform's default.
+fn engine(p: &Platform, doc: &Node, node: &Node, argv: &[Arg]) -> Result<Engine, Box<Finding>> {
     if let Some(e) = p.engine {
         return Ok(e.into());
     }
     let Some(from) = &p.engine_from else {
-        return Err(not_read(p, node, "the platform names no engine"));
+        return Err(not_read(p, node.loc, "the platform names no engine"));
     };
-    let at = first_of(std::slice::from_ref(&from.path), doc, node)
-        .ok_or_else(|| not_read(p, node, &format!("`{}` is not set", from.path)))?;
-    let value = at.scalar_text().unwrap_or_default();
+    let paths: Vec<String> = [&from.path]
+        .into_iter()
+        .chain(&from.or)
+        .filter(|p| !p.is_empty())
+        .cloned()
+        .collect();
+    let at = first_of(&paths, doc, node);
+    let by_flag = from.flag.as_deref().and_then(|f| flag_value(argv, f));
+    let (value, loc) = match (at, by_flag) {
+        (Some(n), _) => (n.scalar_text().unwrap_or_default(), n.loc),
+        (None, Some(a)) => {
+            let text = a.text.split_once('=').map_or(a.text.as_str(), |(_, v)| v);
+            (text.to_string(), a.loc)
+        }
+        (None, None) => {
+            return from.default.map(Engine::from).ok_or_else(|| {
+                let what = [from.path.as_str(), from.flag.as_deref().unwrap_or_default()];
+                let what: Vec<&str> = what.into_iter().filter(|w| !w.is_empty()).collect();
+                not_read(
+                    p,
+                    node.loc,
+                    &format!("`{}` is not set", what.join("` or `")),
+                )
+            });
+        }
+    };
     let vars = placeholders(&value);
     if !vars.is_empty() {
+        let named = if from.path.is_empty() {
+            from.flag.clone().unwrap_or_default()
+        } else {
+            from.path.clone()
+        };
         return Err(Box::new(
-            Finding::new("INP004", Some(at.loc))
-                .var("flag", format!("the engine (`{}`)", from.path))
+            Finding::new("INP004", Some(loc))
+                .var("flag", format!("the engine (`{named}`)"))
                 .var("vars", vars.join(", ")),
         ));
     }
-    from.values.get(&value).map(|e| (*e).into()).ok_or_else(|| {
+    // The value itself, else the longest prefix that matches it.
+    let prefixed = from
+        .values
+        .iter()
+        .filter_map(|(k, e)| Some((k.strip_suffix('*')?, e)))
+        .filter(|(k, _)| value.starts_with(k))
+        .max_by_key(|(k, _)| k.len())
+        .map(|(_, e)| e);
+    let listed = from.values.get(&value).or(prefixed);
+    listed.map(|e| (*e).into()).ok_or_else(|| {
         let why = format!("kvlint models the vLLM, SGLang and TensorRT-LLM engines, not {value}");
-        not_read(p, at, &why)
+        not_read(p, loc, &why)
     })
 }
 
 /// INP006 at `at`: the platform's launch could not be read.
-fn not_read(p: &Platform, at: &Node, reason: &str) -> Box<Finding> {
+fn not_read(p: &Platform, at: Loc, reason: &str) -> Box<Finding> {
     Box::new(
-        Finding::new("INP006", Some(at.loc))
+        Finding::new("INP006", Some(at))
             .var("engine", &p.title)
             .var("reason", reason)
             .var(
@@ -415,4 +643,53 @@ fn not_read(p: &Platform, at: &Node, reason: &str) -> Box<Finding> {
                 ),
             ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<Arg> {
+        let at = Loc::new(FileId(0), 0..0);
+        words.iter().map(|w| Arg::new(*w, at)).collect()
+    }
+
+    fn texts(args: &[Arg]) -> Vec<&str> {
+        args.iter().map(|a| a.text.as_str()).collect()
+    }
+
+    #[test]
+    fn platform_flags_are_renamed_or_dropped_with_their_value() {
+        let names = [
+            ("--model_id", "--model"),
+            ("--model_name", ""),
+            ("--disable_lower_case", ""),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let argv = args(&[
+            "--model_name",
+            "chat",
+            "--model_id=Qwen/Qwen3-8B",
+            "--disable_lower_case",
+            "--enforce-eager",
+        ]);
+        assert_eq!(
+            texts(&renamed(argv, &names)),
+            ["--model", "Qwen/Qwen3-8B", "--enforce-eager"]
+        );
+    }
+
+    #[test]
+    fn the_last_value_of_a_flag_names_the_engine() {
+        let argv = args(&["--backend", "huggingface", "--backend=vllm"]);
+        assert_eq!(
+            flag_value(&argv, "--backend").unwrap().text,
+            "--backend=vllm"
+        );
+        let argv = args(&["--backend=vllm", "--backend", "huggingface"]);
+        assert_eq!(flag_value(&argv, "--backend").unwrap().text, "huggingface");
+        assert!(flag_value(&args(&["--backendx=1"]), "--backend").is_none());
+    }
 }

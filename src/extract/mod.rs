@@ -108,8 +108,16 @@ fn by_kind(
             hand_on(tree_input(file, src, tree), each)
         }
         Kind::Properties => {
-            let all = 0..src.text.len();
-            let tree = properties::parse(file, &src.text, all).map_err(|e| (e.loc, e.message));
+            // A DJL job file holds its properties in one section, its variables in another.
+            let job = properties::job(&src.text);
+            let range = job
+                .as_ref()
+                .map_or(0..src.text.len(), |j| j.properties.clone());
+            let mut tree =
+                properties::parse(file, &src.text, range).map_err(|e| (e.loc, e.message));
+            if let (Ok(tree), Some(job)) = (tree.as_mut(), &job) {
+                properties::fill(tree, &job.vars);
+            }
             hand_on(tree_input(file, src, tree), each)
         }
         Kind::Python => hand_on(python::read(file, src), each),
@@ -130,7 +138,7 @@ pub enum Kind {
     Shell,
     /// Protocol Buffers text format (`config.pbtxt`, `*.textproto`).
     Pbtxt,
-    /// Java properties (`serving.properties`).
+    /// Java properties (`serving.properties`, a DJL job file's `[serving_properties]`).
     Properties,
     Python,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
@@ -153,6 +161,9 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Apptainer
     } else if is_shell_name(name) || shebang_shell(text) {
         Kind::Shell
+    } else if properties::job(text).is_some() {
+        // A DJL benchmark job file (`*.txt`): its `[serving_properties]` section.
+        Kind::Properties
     } else if serde_json::from_str::<serde_json::Value>(text)
         .is_ok_and(|v| v.is_object() || v.is_array())
     {

@@ -52,15 +52,38 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
             for (k, v) in unique(entries) {
                 let Some(key) = k.as_str() else { continue };
                 let flag = match flag_names.get(key) {
-                    Some(f) => f.clone(),
+                    Some(f) => spelled(engine, f),
                     None if flag_names.is_empty() => format!("--{}", kebab(key)),
                     None => continue,
                 };
+                if site.switches.iter().any(|s| s == key) {
+                    let on = v.scalar_text().unwrap_or_default().to_ascii_lowercase();
+                    if matches!(on.as_str(), "true" | "1" | "yes") {
+                        out.args.push(Arg::new(flag, k.loc));
+                    }
+                    continue;
+                }
                 rendered(Arg::new(flag, k.loc), v, &mut out.args);
             }
         }
     }
     Ok(out)
+}
+
+/// A flag a platform names in vLLM's spelling, as the engine that runs spells the same setting:
+/// a platform that runs any of them by its profile (NIM) passes one setting to whichever runs.
+/// TensorRT-LLM: tensorrt_llm/commands/serve.py; SGLang: sglang/srt/server_args.py.
+fn spelled(engine: Engine, flag: &str) -> String {
+    let other = match (engine, flag) {
+        (Engine::Trtllm, "--tensor-parallel-size") => "--tp_size",
+        (Engine::Trtllm, "--pipeline-parallel-size") => "--pp_size",
+        (Engine::Trtllm, "--max-model-len") => "--max_seq_len",
+        (Engine::Trtllm, "--max-num-seqs") => "--max_batch_size",
+        (Engine::Sglang, "--max-model-len") => "--context-length",
+        (Engine::Sglang, "--max-num-seqs") => "--max-running-requests",
+        _ => flag,
+    };
+    other.to_string()
 }
 
 /// A key a chart renders as `--flag value` inside `{{ if .Values.key }}`: `true` the bare flag;
@@ -259,4 +282,57 @@ fn named(mut l: Launch, kind: &str, path: &str) -> Launch {
         container: None,
     });
     l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_env(engine: Engine, site: &str, env: &str) -> Vec<String> {
+        let site: Site = toml::from_str(site).unwrap();
+        let mut sources = crate::source::Sources::default();
+        let file = sources.add("env.yaml", env);
+        let map = crate::yaml::parse_document(file, sources.get(file)).unwrap();
+        let read = super::read(engine, &map, &site).unwrap();
+        read.args.into_iter().map(|a| a.text).collect()
+    }
+
+    /// Runpod's worker: a switch set to true, 1 or yes is the bare flag; anything else nothing.
+    #[test]
+    fn switches_give_a_bare_flag_or_nothing() {
+        let site = r#"
+keys = "flags"
+flag_names = { TRUST_REMOTE_CODE = "--trust-remote-code", DISABLE_CUDA_GRAPH = "--disable-cuda-graph", CONTEXT_LENGTH = "--context-length" }
+switches = ["TRUST_REMOTE_CODE", "DISABLE_CUDA_GRAPH"]
+"#;
+        let on = "TRUST_REMOTE_CODE: 'YES'\nDISABLE_CUDA_GRAPH: 'false'\nCONTEXT_LENGTH: '4096'\n";
+        assert_eq!(
+            read_env(Engine::Sglang, site, on),
+            ["--trust-remote-code", "--context-length", "4096"]
+        );
+    }
+
+    /// One setting in vLLM's spelling reaches each engine under its own flag name.
+    #[test]
+    fn vllm_spelled_settings_reach_each_engine_by_its_name() {
+        let site = r#"
+keys = "flags"
+flag_names = { NIM_MAX_MODEL_LEN = "--max-model-len", NIM_TENSOR_PARALLEL_SIZE = "--tensor-parallel-size" }
+"#;
+        let env = "NIM_MAX_MODEL_LEN: '8192'\nNIM_TENSOR_PARALLEL_SIZE: '2'\n";
+        let want: [(Engine, [&str; 4]); 3] = [
+            (
+                Engine::Vllm,
+                ["--max-model-len", "8192", "--tensor-parallel-size", "2"],
+            ),
+            (
+                Engine::Sglang,
+                ["--context-length", "8192", "--tensor-parallel-size", "2"],
+            ),
+            (Engine::Trtllm, ["--max_seq_len", "8192", "--tp_size", "2"]),
+        ];
+        for (engine, flags) in want {
+            assert_eq!(read_env(engine, site, env), flags, "{engine:?}");
+        }
+    }
 }

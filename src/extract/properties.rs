@@ -70,6 +70,83 @@ pub fn parse(file: FileId, text: &str, range: Range<usize>) -> Result<Node, Prop
     Ok(root.node(Loc::new(file, range)))
 }
 
+/// A DJL instant-benchmark job file (djl-serving tests/integration/benchmark): `[name]` section
+/// headers, the model's properties under `[serving_properties]`, and `[vars]` lines
+/// `NAME={a,b}` whose values the job runs once each, filling `$NAME` in the other sections.
+pub struct Job {
+    /// The `[serving_properties]` lines.
+    pub properties: Range<usize>,
+    /// Each `[vars]` name with its values.
+    pub vars: Vec<(String, Vec<String>)>,
+}
+
+/// The job file's sections, when `text` is one (it has a `[serving_properties]` header line).
+pub fn job(text: &str) -> Option<Job> {
+    let mut sections: Vec<(&str, Range<usize>)> = Vec::new();
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        let header = line
+            .trim()
+            .strip_prefix('[')
+            .and_then(|l| l.strip_suffix(']'));
+        match header {
+            Some(name)
+                if !name.is_empty()
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+            {
+                sections.push((name, pos + line.len()..pos + line.len()))
+            }
+            _ => {
+                if let Some((_, r)) = sections.last_mut() {
+                    r.end = pos + line.len();
+                }
+            }
+        }
+        pos += line.len();
+    }
+    let section = |name: &str| {
+        sections
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, r)| r.clone())
+    };
+    let properties = section("serving_properties")?;
+    let vars = section("vars")
+        .map(|r| text[r].lines().filter_map(var).collect())
+        .unwrap_or_default();
+    Some(Job { properties, vars })
+}
+
+/// `NAME={a,b}` or `NAME=a`.
+fn var(line: &str) -> Option<(String, Vec<String>)> {
+    let (name, values) = line.trim().split_once('=')?;
+    let values = values.trim();
+    let inner = values
+        .strip_prefix('{')
+        .and_then(|v| v.strip_suffix('}'))
+        .unwrap_or(values);
+    let list = inner.split(',').map(|v| v.trim().to_string()).collect();
+    Some((name.trim().to_string(), list))
+}
+
+/// Fills `$NAME` and `${NAME}` in the tree's values with the job's variables that have one value;
+/// a variable the job runs with several values stays, one run per value being no one launch.
+pub fn fill(node: &mut Node, vars: &[(String, Vec<String>)]) {
+    match &mut node.value {
+        Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| fill(v, vars)),
+        Value::Str(text) => {
+            for (name, values) in vars {
+                if let [one] = values.as_slice() {
+                    *text = text
+                        .replace(&format!("${{{name}}}"), one)
+                        .replace(&format!("${name}"), one);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A mapping being built: entries in first-seen order, each key's place by name.
 #[derive(Default)]
 struct Tree {
@@ -368,5 +445,28 @@ mod tests {
         let e = entries(f, text, 0..text.len()).expect_err("malformed");
         assert_eq!(e.message, "malformed \\uxxxx encoding");
         assert_eq!(&text[e.loc.range()], "\\u");
+    }
+
+    /// A job file's properties are its `[serving_properties]` lines only; a variable with one
+    /// value fills `$NAME`, one with several stays.
+    #[test]
+    fn a_job_file_gives_its_properties_section_with_its_vars_filled() {
+        let text = "[vars]\nENGINE={vllm}\nTP={1, 2}\n[serving_properties]\noption.rolling_batch=$ENGINE\noption.tensor_parallel_degree=${TP}\n[aws_curl]\n./awscurl -c 1\n";
+        let job = job(text).expect("a job file");
+        assert_eq!(
+            &text[job.properties.clone()],
+            "option.rolling_batch=$ENGINE\noption.tensor_parallel_degree=${TP}\n"
+        );
+        assert_eq!(
+            job.vars[1],
+            ("TP".to_string(), vec!["1".to_string(), "2".to_string()])
+        );
+        let mut tree = parse(crate::source::FileId(0), text, job.properties).unwrap();
+        fill(&mut tree, &job.vars);
+        let option = tree.get("option").unwrap();
+        let value = |k: &str| option.get(k).and_then(Node::as_str).unwrap().to_string();
+        assert_eq!(value("rolling_batch"), "vllm");
+        assert_eq!(value("tensor_parallel_degree"), "${TP}");
+        assert!(super::job("option.rolling_batch=vllm\n").is_none());
     }
 }

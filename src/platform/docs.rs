@@ -10,7 +10,17 @@ pub fn engine(p: &Platform) -> String {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default(),
-        (None, Some(from)) => format!("from {}", from.path),
+        (None, Some(from)) => {
+            let mut at: Vec<String> = Vec::new();
+            at.extend((!from.path.is_empty()).then(|| from.path.clone()));
+            at.extend(from.or.iter().cloned());
+            at.extend(from.flag.clone());
+            let default = from.default.and_then(|d| {
+                let v = serde_json::to_value(d).ok()?;
+                Some(format!(", else {}", v.as_str()?))
+            });
+            format!("from {}{}", at.join(" or "), default.unwrap_or_default())
+        }
         (None, None) => String::new(),
     }
 }
@@ -31,6 +41,24 @@ pub fn recognition(p: &Platform) -> String {
     }
     if !r.files.is_empty() {
         parts.push(format!("file named {}", r.files.join(" or ")));
+    }
+    if !r.images.is_empty() {
+        parts.push(format!("a container of image {}", r.images.join(" or ")));
+    }
+    if !r.commands.is_empty() {
+        parts.push(format!(
+            "whose command, if any, runs {}",
+            r.commands.join(" or ")
+        ));
+    }
+    let mut values: Vec<String> = r
+        .values
+        .iter()
+        .map(|(k, v)| format!("`{k}` {}", v.join(" or ")))
+        .collect();
+    values.sort();
+    if !values.is_empty() {
+        parts.push(format!("where {}", values.join(", ")));
     }
     if !r.paths.is_empty() {
         let paths: Vec<String> = r.paths.iter().map(|p| format!("`{p}`")).collect();
@@ -68,12 +96,15 @@ read (`tests/platforms.rs` runs them all).
 name = "ray-serve-config"            # kvlint platforms NAME
 title = "Ray Serve LLM config"       # the launches' object kind
 engine = "vllm"                      # or [engine_from] path = "backend.type", values = { vllm = "vllm" }
+                                     # (or = [more paths], flag = "--backend", default = "vllm", keys `vllm-*` prefixes)
 
 [recognize]                          # every test given must hold
 kinds = []                           # Kubernetes kinds; api_versions = ["ray.io/"] prefixes
 files = []                           # file-name globs (model.json)
 paths = ["applications[].args"]      # key paths that must exist; absent = [...] must not
 # embedded_in = { kinds = ["RayService"], path = "spec.serveConfigV2" }  # YAML held in a string
+# values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value
+# images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
 
 [[launch]]                           # one per kind of launch site
 at = "applications[].args.llm_configs[]"   # `[]` each item, `*` each value, `/` from the document
@@ -83,6 +114,10 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # flag_names = { maxModelLen = "--max-model-len" }   only these keys, each to its flag
 # only_options = true                keys that are no engine option are the platform's own
 # argv = ["extraArgs"]               an argv list or string, appended
+# argv_names = { "--model_id" = "--model", "--model_name" = "" }  the platform's flags; "" drops
+# switches = ["TRUST_REMOTE_CODE"]   keys whose true/1/yes gives the bare flag, else nothing
+# max_gpus = ["--tensor-parallel-size"]  `max` there is every GPU the launch is given
+# link = { kind = "NIMCache", name = "storage.nimCache.name", as = "cache" }  another object, by name
 # command = ["docker_server.start_command"]  a whole command line, read as a container's (sh -c too)
 # option_value = "string_value"      path from each option's value to its scalar (Triton parameters)
 # shared_options = "/"               a mapping whose keys apply where options lack them

@@ -76,9 +76,20 @@ pub enum Reader {
 #[serde(deny_unknown_fields)]
 pub struct EngineFrom {
     /// Path (from the launch site, or `/` from the document) to the value.
+    #[serde(default)]
     pub path: String,
-    /// Value as written → engine. A value not listed is INP006 at the value.
+    /// Further paths, tried in order when `path` is not there.
+    #[serde(default)]
+    pub or: Vec<String>,
+    /// Or a flag of the site's `argv` whose value names the engine (`--backend=vllm`).
+    #[serde(default)]
+    pub flag: Option<String>,
+    /// Value as written → engine; a key ending in `*` matches values that start with the rest
+    /// (`vllm-*`: NIM profile names). A value not listed is INP006 at the value.
     pub values: HashMap<String, EngineName>,
+    /// The engine when neither the path nor the flag is given (the platform's own default).
+    #[serde(default)]
+    pub default: Option<EngineName>,
 }
 
 /// A role named by a value: value as written → role. Other values leave the role open.
@@ -109,6 +120,19 @@ pub struct Recognize {
     /// Key paths that must not exist.
     #[serde(default)]
     pub absent: Vec<String>,
+    /// Key paths that must hold one of the listed values (ASCII case ignored).
+    #[serde(default)]
+    pub values: HashMap<String, Vec<String>>,
+    /// Container image globs (`nvcr.io/nim/*`): the platform reads a container (of any
+    /// Kubernetes workload, or a compose service) that runs such an image and gave no launch of
+    /// its own; its sites' paths start at the container, whose `env` list (a compose service's
+    /// `environment`) reads as a mapping of names to values (`env.HF_MODEL_ID`).
+    #[serde(default)]
+    pub images: Vec<String>,
+    /// With `images`: a container that gives a command runs the platform's server only when a
+    /// word of it is one of these (`djl-serving`); one without a command runs the image's own.
+    #[serde(default)]
+    pub commands: Vec<String>,
     /// The document is YAML held in a string of a Kubernetes object (KubeRay `RayService`
     /// `spec.serveConfigV2`); `paths` and the sites apply to it, `/`-paths of `pod` to the object.
     #[serde(default)]
@@ -188,6 +212,22 @@ pub struct Site {
     /// An argv list (or a string split as a shell splits it) appended to the launch.
     #[serde(default)]
     pub argv: Vec<String>,
+    /// The platform's own flags in that argv, each to the engine's flag it sets (`--model_id =
+    /// "--model"`); `""` drops a flag that is no engine option, with its value.
+    #[serde(default)]
+    pub argv_names: HashMap<String, String>,
+    /// Option keys whose value turns a bare flag on: `true`, `1` or `yes` give the flag (as
+    /// `flag_names` names it), anything else nothing (an env var a worker reads as a switch).
+    #[serde(default)]
+    pub switches: Vec<String>,
+    /// Flags whose value `max` means every GPU the launch is given (DJL
+    /// `tensor_parallel_degree=max`): that count, or a value kvlint cannot see (INP004).
+    #[serde(default)]
+    pub max_gpus: Vec<String>,
+    /// Another object of the input that this site names (a NIMService's NIMCache): it is read
+    /// as if it were held under the key `as` of the site.
+    #[serde(default)]
+    pub link: Option<Link>,
     /// The model: first path that exists.
     #[serde(default)]
     pub model: Vec<String>,
@@ -219,6 +259,16 @@ pub struct Site {
     /// The launch's name in `object.name`.
     #[serde(default)]
     pub name: Vec<String>,
+}
+
+/// An object of the same input, found by its kind and the name a path from the site gives.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    pub kind: String,
+    pub name: String,
+    #[serde(rename = "as")]
+    pub key: String,
 }
 
 fn default_keys() -> Keys {
@@ -275,8 +325,14 @@ pub fn check(p: &Platform) -> Result<(), String> {
         return Err("no [[launch]] site".into());
     }
     let r = &p.recognize;
-    if r.kinds.is_empty() && r.paths.is_empty() && r.files.is_empty() && r.embedded_in.is_none() {
-        return Err("[recognize] needs kinds, paths or files".into());
+    let named = !(r.paths.is_empty() && r.files.is_empty() && r.images.is_empty());
+    if r.kinds.is_empty() && !named && r.embedded_in.is_none() {
+        return Err("[recognize] needs kinds, paths, files or images".into());
+    }
+    if let Some(from) = &p.engine_from {
+        if from.path.is_empty() && from.flag.is_none() && from.default.is_none() {
+            return Err("`engine_from` needs a path, a flag or a default".into());
+        }
     }
     let sites = p.launches.iter();
     let all = sites
@@ -292,12 +348,20 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.llm_api_options.as_deref())
                 .chain(s.command.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))
+                .chain(s.link.as_ref().map(|l| l.name.as_str()))
                 .chain(s.image.iter().map(String::as_str))
                 .chain(s.name.iter().map(String::as_str))
                 .chain(s.gpu_count.iter().flat_map(|g| g.split('*')))
                 .collect::<Vec<_>>()
         })
-        .chain(r.paths.iter().map(String::as_str));
+        .chain(r.paths.iter().map(String::as_str))
+        .chain(r.values.keys().map(String::as_str))
+        .chain(p.engine_from.iter().map(|e| e.path.as_str()))
+        .chain(
+            p.engine_from
+                .iter()
+                .flat_map(|e| e.or.iter().map(String::as_str)),
+        );
     for text in all {
         path::Path::parse(text.trim()).map_err(|e| format!("path `{text}`: {e}"))?;
     }
@@ -368,8 +432,15 @@ impl Registry {
 
     /// Platforms that read documents that are not Kubernetes objects.
     pub fn plain(&self) -> impl Iterator<Item = &Platform> + '_ {
-        self.all()
-            .filter(|p| p.recognize.kinds.is_empty() && p.recognize.embedded_in.is_none())
+        self.all().filter(|p| {
+            let r = &p.recognize;
+            r.kinds.is_empty() && r.embedded_in.is_none() && r.images.is_empty()
+        })
+    }
+
+    /// Platforms that read a container by its image.
+    pub fn containers(&self) -> impl Iterator<Item = &Platform> + '_ {
+        self.all().filter(|p| !p.recognize.images.is_empty())
     }
 
     pub fn get(&self, name: &str) -> Option<&Platform> {

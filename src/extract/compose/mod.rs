@@ -46,8 +46,9 @@ pub fn launches(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
         let found = project.service(svc);
         out.findings.extend(found.findings);
         for mut l in found.launches {
+            let by_platform = l.object.take().map(|o| o.kind);
             l.object = Some(ObjectRef {
-                kind: "ComposeService".into(),
+                kind: by_platform.unwrap_or_else(|| "ComposeService".into()),
                 namespace: None,
                 name: name.clone(),
                 container: None,
@@ -124,6 +125,14 @@ impl<'a> Project<'a> {
         }
         let env = self.environment(svc, &argv, &mut findings);
         let mut found = shell::exec_launches(self.file, argv, &env);
+        // A worker image whose server reads its settings from env (Runpod worker-sglang).
+        if found.launches.is_empty() && found.findings.is_empty() {
+            if let Some((_, read)) =
+                crate::extract::by_platform::container(self.file, self.src, svc)
+            {
+                found = read;
+            }
+        }
         for l in &mut found.launches {
             findings.extend(any_flag(l));
             l.placement.gpus_per_pod = self.reserved_gpus(svc);

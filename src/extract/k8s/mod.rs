@@ -194,7 +194,22 @@ impl<'a> Cx<'a> {
         let (env, pod_env) = (self.env(c), pod_env(c));
         let found = shell::container_launches(self.file, self.argv(c, &env), &env, &pod_env);
         if found.launches.is_empty() && found.findings.is_empty() {
-            self.engine_not_read(c);
+            // A container whose server reads its settings from env (NIM, DJL LMI): a platform
+            // file that knows its image reads them.
+            match crate::extract::by_platform::container(self.file, self.src, c) {
+                Some((p, read)) => {
+                    self.findings.extend(read.findings);
+                    for l in read.launches {
+                        let mut l = self.finish(l, c, pod, g);
+                        if let Some(o) = l.object.as_mut() {
+                            o.kind = p.title.clone();
+                        }
+                        self.out.push(l);
+                    }
+                    return;
+                }
+                None => self.engine_not_read(c),
+            }
         }
         self.findings.extend(found.findings);
         for launch in found.launches {

@@ -124,7 +124,8 @@ impl Cx<'_> {
 
     /// Objects a platform file reads (`platforms/*.toml`): by kind, or a document held in one of
     /// the object's strings (KubeRay `RayService` `spec.serveConfigV2`, a Ray Serve config).
-    /// `false` when no platform knows the kind.
+    /// `false` when no platform knows the kind, or none of those that read it directly
+    /// recognizes this object (a KServe InferenceService of another model format).
     pub(super) fn platforms(&mut self, doc: &Node) -> bool {
         let registry = crate::platform::registry();
         if !registry.knows_kind(&self.kind) {
@@ -132,9 +133,11 @@ impl Cx<'_> {
         }
         let kind = self.kind.clone();
         let direct = registry.for_kind(&kind);
+        let mut read = registry.embedded_in(&kind).next().is_some();
         if let Some(p) = by_platform::find(direct, self.src, doc) {
             let out = by_platform::read(p, self.file, self.src, doc, None);
             self.take(out);
+            read = true;
         }
         for p in registry.embedded_in(&kind) {
             let Some(held) = p.recognize.embedded_in.as_ref() else {
@@ -155,7 +158,7 @@ impl Cx<'_> {
                 self.take(out);
             }
         }
-        true
+        read
     }
 
     /// Launches a platform read, as this object's.
