@@ -364,6 +364,43 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .and_then(|(i, at)| Some((placement::image_version(i, l.engine.name())?, *at)));
 }
 
+/// Places a launch another reader found (an argv list in a Python function) as a placing site
+/// says (its decorator's GPU type and count, image, role): what the site finds is set, what it
+/// does not find is left as it was, so nested decorators each add theirs. The launch takes the
+/// platform's title, and the site's name where it gives one.
+pub fn place_found(p: &Platform, site: &Site, doc: &Node, node: &Node, l: &mut Launch) {
+    let mut found = Launch::new(l.engine, l.command, Vec::new());
+    place(&mut found, site, doc, node, None);
+    let (got, have) = (found.placement, &mut l.placement);
+    if got.gpu.is_some()
+        || site
+            .gpu_count
+            .iter()
+            .any(|g| product(g, doc, node).is_some())
+    {
+        have.gpu = got.gpu.or(have.gpu.take());
+        have.gpus_per_pod = got.gpus_per_pod.or(have.gpus_per_pod);
+    }
+    if got.image.is_some() {
+        have.image = got.image;
+        l.engine_version = found.engine_version;
+    }
+    if l.role_hint.is_none() {
+        l.role_hint = site.role.clone();
+    }
+    let named = first_of(&site.name, doc, node).and_then(Node::scalar_text);
+    let object = l.object.get_or_insert_with(|| ObjectRef {
+        kind: String::new(),
+        namespace: None,
+        name: String::new(),
+        container: None,
+    });
+    object.kind = p.title.clone();
+    if let Some(n) = named {
+        object.name = n;
+    }
+}
+
 /// `a * b`: the product of the counts the paths reach, a missing factor 1; `None` when none is there.
 fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
     let counts: Vec<Option<u32>> = expr

@@ -19,8 +19,9 @@ mod eval;
 
 use super::{by_platform, Extracted};
 use crate::finding::Finding;
-use crate::launch::{Launch, ObjectRef};
-use crate::platform::{registry, Platform};
+use crate::launch::{Arg, Launch, ObjectRef};
+use crate::platform::path::Path;
+use crate::platform::{registry, Platform, Reader};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
 use eval::{named, to_node, Eval, Val};
@@ -105,7 +106,10 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
                 if RUNS.contains(&name.as_str()) {
                     argv_launch(&e, n, &name, &mut out);
                 } else if let Some(key) = key(&name) {
-                    let (node, complete) = call_node(&e, n, &mut unknowns);
+                    let (node, complete) = match n.parent().filter(|p| p.kind() == "decorator") {
+                        Some(d) => (decorator_node(&e, n, d, &mut unknowns), true),
+                        None => call_node(&e, n, &mut unknowns),
+                    };
                     if !complete {
                         open_kwargs.push(e.loc(n));
                     }
@@ -130,6 +134,7 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
         out.launches.append(&mut read.launches);
     }
     finish(&e, &mut out, &unknowns, &open_kwargs);
+    place_by_platforms(&e, &doc, &unknowns, &mut out);
     out
 }
 
@@ -203,7 +208,42 @@ fn imports(e: &Eval, root: Ts) -> HashMap<String, String> {
             out.insert(local.to_string(), full);
         }
     }
+    made_by_imports(e, root, &mut out);
     out
+}
+
+/// Module-level names bound once to a call or attribute of an imported name (`app =
+/// modal.App("x")` → `modal.App`, `service = bentoml.service`), so that `@app.function(...)`
+/// reads as `modal.App.function`. A name bound twice, or also imported, is left alone.
+fn made_by_imports(e: &Eval, root: Ts, names: &mut HashMap<String, String>) {
+    let mut bound: HashMap<String, Option<String>> = HashMap::new();
+    for stmt in named(root).filter(|s| s.kind() == "expression_statement") {
+        let Some(a) = stmt.named_child(0).filter(|a| a.kind() == "assignment") else {
+            continue;
+        };
+        let (Some(left), Some(right)) = (
+            a.child_by_field_name("left"),
+            a.child_by_field_name("right"),
+        ) else {
+            continue;
+        };
+        if left.kind() != "identifier" || names.contains_key(e.text(left)) {
+            continue;
+        }
+        let callee = match right.kind() {
+            "call" => right.child_by_field_name("function"),
+            "attribute" => Some(right),
+            _ => None,
+        };
+        let made = callee
+            .map(|c| qualified(names, e.text(c)))
+            .filter(|q| q.contains('.'));
+        bound
+            .entry(e.text(left).to_string())
+            .and_modify(|v| *v = None)
+            .or_insert(made);
+    }
+    names.extend(bound.into_iter().filter_map(|(k, v)| Some((k, v?))));
 }
 
 /// A callee's dotted name with its first part as imported (`sgl.Engine` → `sglang.Engine`).
@@ -271,6 +311,74 @@ fn call_node(e: &Eval, call: Ts, unknowns: &mut Vec<(Loc, String)>) -> (Node, bo
     )
 }
 
+/// A decorator's call as [`call_node`] gives it, with `defines` (the name of the function or class
+/// it decorates, spanning that whole definition: the launches in it are the ones it places) and
+/// each keyword whose value is a call as that call, its callee's last name under `function`
+/// (`gpu=modal.gpu.H100(count=8)` → `{function: H100, kwargs: {count: 8}}`).
+fn decorator_node(e: &Eval, call: Ts, decorator: Ts, unknowns: &mut Vec<(Loc, String)>) -> Node {
+    let (mut node, _) = call_node(e, call, unknowns);
+    let Value::Map(entries) = &mut node.value else {
+        return node;
+    };
+    let str_node = |text: &str, loc: Loc| Node {
+        value: Value::Str(text.into()),
+        loc,
+    };
+    let keywords = call
+        .child_by_field_name("arguments")
+        .into_iter()
+        .flat_map(named)
+        .filter(|a| a.kind() == "keyword_argument");
+    for a in keywords {
+        let (Some(k), Some(v)) = (
+            a.child_by_field_name("name"),
+            a.child_by_field_name("value"),
+        ) else {
+            continue;
+        };
+        let Some(f) = v
+            .child_by_field_name("function")
+            .filter(|_| v.kind() == "call")
+        else {
+            continue;
+        };
+        let (mut inner, _) = call_node(e, v, &mut Vec::new());
+        if let Value::Map(inner_entries) = &mut inner.value {
+            let last = e.text(f).rsplit('.').next().unwrap_or_default();
+            inner_entries.push((str_node("function", e.loc(f)), str_node(last, e.loc(f))));
+        }
+        let kwargs = entries
+            .iter_mut()
+            .find(|(key, _)| key.as_str() == Some("kwargs"));
+        if let Some((
+            _,
+            Node {
+                value: Value::Map(kw),
+                ..
+            },
+        )) = kwargs
+        {
+            if let Some((_, value)) = kw
+                .iter_mut()
+                .find(|(key, _)| key.as_str() == Some(e.text(k)))
+            {
+                *value = inner;
+            }
+        }
+    }
+    if let Some(def) = decorator
+        .parent()
+        .filter(|p| p.kind() == "decorated_definition")
+    {
+        let name = def
+            .child_by_field_name("definition")
+            .and_then(|d| d.child_by_field_name("name"))
+            .map_or("", |n| e.text(n));
+        entries.push((str_node("defines", e.loc(def)), str_node(name, e.loc(def))));
+    }
+    node
+}
+
 /// The file's calls by key, each key's calls in a list.
 fn document(e: &Eval, calls: Vec<(String, Vec<Node>)>) -> Node {
     let loc = e.loc(e.root);
@@ -321,6 +429,70 @@ fn argv_launch(e: &Eval, call: Ts, name: &str, out: &mut Extracted) {
     });
     let Some(first) = first else { return };
     e.dropped.borrow_mut().clear();
+    let before = out.launches.len();
+    run_command(e, args, first, name, out);
+    let env = env_of(e, args);
+    for l in &mut out.launches[before..] {
+        l.env.extend(env.iter().cloned());
+        visible_gpus(l);
+    }
+}
+
+/// The entries of a `subprocess` call's `env={...}` that the file fixes (`**os.environ` and other
+/// splats add what the environment has, which is not read).
+fn env_of(e: &Eval, args: Ts) -> Vec<(String, Arg)> {
+    let dict = named(args)
+        .filter(|a| a.kind() == "keyword_argument")
+        .find(|a| {
+            a.child_by_field_name("name")
+                .is_some_and(|k| e.text(k) == "env")
+        })
+        .and_then(|a| a.child_by_field_name("value"))
+        .filter(|v| v.kind() == "dictionary");
+    let pairs = dict
+        .into_iter()
+        .flat_map(named)
+        .filter(|p| p.kind() == "pair");
+    pairs
+        .filter_map(|p| {
+            let key = match e.value(p.child_by_field_name("key")?) {
+                Val::Str(k) if k.unresolved.is_empty() => k.chars.as_str().to_string(),
+                _ => return None,
+            };
+            let value = p.child_by_field_name("value")?;
+            let arg = match e.value(value) {
+                Val::Str(w) if w.unresolved.is_empty() => Arg::new(w.chars.as_str(), w.loc),
+                Val::Scalar(n) => Arg::new(n.scalar_text()?, n.loc),
+                _ => Arg {
+                    text: e.text(value).to_string(),
+                    loc: e.loc(value),
+                    unresolved: vec![eval::shown(e.text(value))],
+                },
+            };
+            Some((key, arg))
+        })
+        .collect()
+}
+
+/// A launch whose env pins `CUDA_VISIBLE_DEVICES` to GPUs the file names sees only those: two
+/// engines sharing a container's two GPUs each have one.
+fn visible_gpus(l: &mut Launch) {
+    let Some((_, v)) = l
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "CUDA_VISIBLE_DEVICES")
+    else {
+        return;
+    };
+    let ids = v.text.split(',').filter(|g| !g.trim().is_empty()).count();
+    if v.unresolved.is_empty() && ids > 0 {
+        l.placement.gpus_per_pod = u32::try_from(ids).ok();
+    }
+}
+
+/// The command of a `subprocess`/`os.system` call: an argv list, or a shell line.
+fn run_command(e: &Eval, args: Ts, first: Ts, name: &str, out: &mut Extracted) {
     match e.value(first) {
         Val::List(items, _) => exec(e, &items, out),
         Val::Str(line) if name == "os.system" || shell_true(e, args) => {
@@ -424,8 +596,8 @@ fn word(e: &Eval, v: &Val) -> crate::extract::shell::MappedWord {
     }
 }
 
-/// Unknown values marked unresolved, `**kwargs` of unknown mappings, GPUs from decorators,
-/// each launch once.
+/// Unknown values marked unresolved, `**kwargs` of unknown mappings, each launch once and named
+/// by the function or class it is written in.
 fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc]) {
     out.launches.sort_by_key(|l| l.command.start);
     out.launches.dedup_by_key(|l| l.command);
@@ -454,9 +626,64 @@ fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc
                 name: enclosing_name(e, l.command).unwrap_or_default(),
                 container: None,
             });
+            l.role_hint = l.role_hint.take().or_else(|| role_named_in(e, l.command));
         }
-        if l.placement.gpu.is_none() {
-            gpu_from_decorators(e, l);
+    }
+}
+
+/// The role the names in a launch's statement give it, where they name exactly one
+/// (`subprocess.Popen(..., str(PREFILL_PORT)], env={"CUDA_VISIBLE_DEVICES": prefill_devices})`),
+/// as a container's name does in a pod: names of variables, not the words of strings.
+fn role_named_in(e: &Eval, at: Loc) -> Option<String> {
+    let mut n = node_at(e, at);
+    while let Some(s) =
+        n.filter(|s| !matches!(s.kind(), "expression_statement" | "return_statement"))
+    {
+        n = s.parent();
+    }
+    let mut roles: Vec<&str> = nodes(n?)
+        .filter(|i| i.kind() == "identifier")
+        .filter_map(|i| super::roles::named(e.text(i)))
+        .collect();
+    roles.sort_unstable();
+    roles.dedup();
+    match roles[..] {
+        [one] => Some(one.to_string()),
+        _ => None,
+    }
+}
+
+/// The launches each decorator of a `python` platform (`reader = "python"`) encloses, placed as
+/// its site says: Modal's `@app.function(gpu="H100:8")`, BentoML's `@bentoml.service(resources=...)`.
+/// A GPU value the file does not fix is left unset (INP003 says so, or `--gpu` stands in).
+fn place_by_platforms(e: &Eval, doc: &Node, unknowns: &[(Loc, String)], out: &mut Extracted) {
+    let placing = registry()
+        .plain()
+        .filter(|p| p.reader == Some(Reader::Python))
+        .filter(|p| by_platform::recognizes(p, e.src, doc));
+    for p in placing {
+        for site in &p.launches {
+            let Ok(at) = Path::parse(&site.at) else {
+                continue;
+            };
+            for node in at.all(doc, doc) {
+                let Some(span) = node.get("defines").map(|d| d.loc) else {
+                    continue;
+                };
+                let inside = |l: &&mut Launch| {
+                    l.command.file == span.file
+                        && span.start <= l.command.start
+                        && l.command.end <= span.end
+                };
+                for l in out.launches.iter_mut().filter(inside) {
+                    by_platform::place_found(p, site, doc, node, l);
+                    visible_gpus(l);
+                    let unknown = |at: &Loc| unknowns.iter().any(|(u, _)| u == at);
+                    if l.placement.gpu.as_ref().is_some_and(|(_, at)| unknown(at)) {
+                        l.placement.gpu = None;
+                    }
+                }
+            }
         }
     }
 }
@@ -479,91 +706,4 @@ fn enclosing_name(e: &Eval, at: Loc) -> Option<String> {
     }
     names.reverse();
     (!names.is_empty()).then(|| names.join("."))
-}
-
-/// The GPU a decorator of the enclosing function or class asks for: Modal's `gpu="H100:8"`
-/// (`@app.function`, `@app.cls`; modal.com/docs/guide/gpu) or `gpu=modal.gpu.H100(count=8)`, and
-/// BentoML's `resources={"gpu": 8, "gpu_type": "nvidia-h100-80gb"}` (`@bentoml.service`;
-/// docs.bentoml.com/en/latest/reference/bentoml/configurations.html#resources).
-fn gpu_from_decorators(e: &Eval, l: &mut Launch) {
-    let mut n = node_at(e, l.command);
-    while let Some(s) = n {
-        n = s.parent();
-        if s.kind() != "decorated_definition" {
-            continue;
-        }
-        for d in named(s).filter(|d| d.kind() == "decorator") {
-            let Some(args) = d
-                .named_child(0)
-                .filter(|c| c.kind() == "call")
-                .and_then(|c| c.child_by_field_name("arguments"))
-            else {
-                continue;
-            };
-            let (keywords, _) = e.keywords(args, 0);
-            for (k, _, v) in keywords {
-                let found = match (k.as_str(), &v) {
-                    ("gpu", Val::Str(w)) => modal_gpu(w.chars.as_str(), w.loc),
-                    ("gpu", _) => modal_gpu_call(e, args),
-                    ("resources", Val::Dict(entries, _)) => bento_gpu(entries),
-                    _ => None,
-                };
-                if let Some((gpu, count)) = found {
-                    l.placement.gpu = gpu;
-                    l.placement.gpus_per_pod = count.or(l.placement.gpus_per_pod);
-                    return;
-                }
-            }
-        }
-    }
-}
-
-type Gpu = (Option<(String, Loc)>, Option<u32>);
-
-/// `"H100"`, `"H100:8"`, `"A100-80GB:2"`.
-fn modal_gpu(text: &str, at: Loc) -> Option<Gpu> {
-    let (name, count) = match text.rsplit_once(':') {
-        Some((n, c)) => (n, Some(c.parse().ok()?)),
-        None => (text, Some(1)),
-    };
-    (!name.is_empty()).then(|| (Some((name.to_string(), at)), count))
-}
-
-/// `gpu=modal.gpu.H100(count=8)`: the class name is the GPU.
-fn modal_gpu_call(e: &Eval, decorator_args: Ts) -> Option<Gpu> {
-    let call = named(decorator_args)
-        .filter(|a| a.kind() == "keyword_argument")
-        .find(|a| {
-            a.child_by_field_name("name")
-                .is_some_and(|k| e.text(k) == "gpu")
-        })?
-        .child_by_field_name("value")
-        .filter(|v| v.kind() == "call")?;
-    let f = call.child_by_field_name("function")?;
-    let name = e.text(f).rsplit('.').next()?.to_string();
-    let (keywords, _) = e.keywords(call.child_by_field_name("arguments")?, 0);
-    let count = keywords
-        .iter()
-        .find(|(k, _, _)| k == "count")
-        .map(|(_, _, v)| v);
-    let count = match count {
-        Some(Val::Scalar(n)) => n.scalar_text().and_then(|t| t.parse().ok()),
-        Some(_) => None,
-        None => Some(1),
-    };
-    Some((Some((name, e.loc(f))), count))
-}
-
-/// `{"gpu": 8, "gpu_type": "nvidia-h100-80gb"}`.
-fn bento_gpu(entries: &[(String, Loc, Val)]) -> Option<Gpu> {
-    let get = |k: &str| entries.iter().find(|(n, _, _)| n == k).map(|(_, _, v)| v);
-    let gpu = match get("gpu_type") {
-        Some(Val::Str(w)) => Some((w.chars.as_str().to_string(), w.loc)),
-        _ => None,
-    };
-    let count = match get("gpu") {
-        Some(Val::Scalar(n)) => n.scalar_text().and_then(|t| t.parse().ok()),
-        _ => None,
-    };
-    (gpu.is_some() || count.is_some()).then_some((gpu, count))
 }
