@@ -327,6 +327,7 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
     let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
     // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
     let named = first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)));
+    let named = named.map(|(text, at)| (without_marks(&text, &site.gpu_marks), at));
     let (named, named_count) = match named {
         Some((text, at)) => match text.rsplit_once(':') {
             Some((kind, n)) if n.parse::<u32>().is_ok() => {
@@ -398,6 +399,21 @@ pub fn place_found(p: &Platform, site: &Site, doc: &Node, node: &Node, l: &mut L
     object.kind = p.title.clone();
     if let Some(n) = named {
         object.name = n;
+    }
+}
+
+/// `H100!:2` → `H100:2`: the platform's marks dropped from the name, the count kept.
+fn without_marks(text: &str, marks: &[String]) -> String {
+    let (name, count) = match text.rsplit_once(':') {
+        Some((n, c)) => (n, Some(c)),
+        None => (text, None),
+    };
+    let name = marks
+        .iter()
+        .fold(name, |n, m| n.strip_suffix(m.as_str()).unwrap_or(n));
+    match count {
+        Some(c) => format!("{name}:{c}"),
+        None => name.to_string(),
     }
 }
 

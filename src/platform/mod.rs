@@ -199,6 +199,10 @@ pub struct Site {
     /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
     #[serde(default)]
     pub gpu_type: Vec<String>,
+    /// Marks the platform writes after a GPU name that leave the GPU the same (Modal's `H100!`,
+    /// an H100 never upgraded to an H200): dropped before the name is looked up.
+    #[serde(default)]
+    pub gpu_marks: Vec<String>,
     /// GPUs per replica: first alternative whose paths exist; `a * b` multiplies (a missing
     /// factor is 1 when another exists).
     #[serde(default)]

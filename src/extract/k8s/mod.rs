@@ -193,8 +193,9 @@ impl<'a> Cx<'a> {
         }
         let (env, pod_env) = (self.env(c), pod_env(c));
         let found = shell::container_launches(self.file, self.argv(c, &env), &env, &pod_env);
-        if found.launches.is_empty() && found.findings.is_empty() {
+        if found.launches.is_empty() && found.findings.is_empty() && !self.not_engine(c) {
             self.engine_not_read(c);
+            self.settings_in_env(c);
         }
         self.findings.extend(found.findings);
         for launch in found.launches {

@@ -93,6 +93,7 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
         dropped: Default::default(),
     };
     let imports = imports(&e, root);
+    let made = launch_objects(&e, &imports);
     let mut doc = Vec::<(String, Vec<Node>)>::new();
     let mut unknowns = Vec::new();
     let mut open_kwargs = Vec::new();
@@ -105,7 +106,7 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
                 let name = qualified(&imports, e.text(f));
                 if RUNS.contains(&name.as_str()) {
                     argv_launch(&e, n, &name, &mut out);
-                } else if let Some(key) = key(&name) {
+                } else if let Some(key) = key(&name).filter(|_| !takes_launch(&e, n, &made)) {
                     let (node, complete) = match n.parent().filter(|p| p.kind() == "decorator") {
                         Some(d) => (decorator_node(&e, n, d, &mut unknowns), true),
                         None => call_node(&e, n, &mut unknowns),
@@ -309,6 +310,60 @@ fn call_node(e: &Eval, call: Ts, unknowns: &mut Vec<(Loc, String)>) -> (Node, bo
         },
         complete,
     )
+}
+
+/// The calls a platform reads as launches (`ServerArgs(...)`, `AsyncEngineArgs(...)`), by where
+/// they start, and the names assigned one.
+struct Made {
+    calls: Vec<usize>,
+    names: Vec<String>,
+}
+
+fn launch_objects(e: &Eval, imports: &HashMap<String, String>) -> Made {
+    let keys: Vec<&str> = registry()
+        .plain()
+        .flat_map(|p| p.launches.iter())
+        .filter_map(|s| s.at.strip_suffix("[]"))
+        .filter(|k| k.contains(':'))
+        .collect();
+    let calls: Vec<usize> = nodes(e.root)
+        .filter(|c| c.kind() == "call")
+        .filter(|c| {
+            c.child_by_field_name("function")
+                .and_then(|f| key(&qualified(imports, e.text(f))))
+                .is_some_and(|k| keys.contains(&k.as_str()))
+        })
+        .map(|c| c.start_byte())
+        .collect();
+    let names = nodes(e.root)
+        .filter(|a| a.kind() == "assignment")
+        .filter(|a| {
+            a.child_by_field_name("right")
+                .is_some_and(|r| calls.contains(&r.start_byte()))
+        })
+        .filter_map(|a| a.child_by_field_name("left"))
+        .filter(|l| l.kind() == "identifier")
+        .map(|l| e.text(l).to_string())
+        .collect();
+    Made { calls, names }
+}
+
+/// A call given another launch's arguments object (`sgl.Engine(server_args=server_args)`,
+/// `AsyncLLMEngine(ServerArgs(...))`) starts that launch: it is no launch of its own.
+fn takes_launch(e: &Eval, call: Ts, made: &Made) -> bool {
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return false;
+    };
+    named(args)
+        .filter_map(|a| match a.kind() {
+            "keyword_argument" => a.child_by_field_name("value"),
+            _ => Some(a),
+        })
+        .any(|v| match v.kind() {
+            "identifier" => made.names.iter().any(|n| n == e.text(v)),
+            "call" => made.calls.contains(&v.start_byte()),
+            _ => false,
+        })
 }
 
 /// A decorator's call as [`call_node`] gives it, with `defines` (the name of the function or class
