@@ -114,6 +114,24 @@ fn os_system_and_shlex_split_of_constants() {
     );
 }
 
+/// A dict of an engine's flag names handed to its argument parser is read by its keys; the model
+/// the environment gives is INP004 at its span.
+#[test]
+fn a_dict_of_engine_flags_is_read_by_its_keys() {
+    let doc = check(&fixture("ray-serve-cli-dict.py"), VLLM);
+    assert_eq!(
+        launches(&doc),
+        ["engine=vllm role=unified tp=2 context=8192 model=- gpu=-"]
+    );
+    let kind = doc["launches"][0]["object"]["kind"].as_str().unwrap();
+    assert!(kind.contains("recognized by their keys"), "{kind}");
+    let inp004: Vec<_> = findings(&doc)
+        .into_iter()
+        .filter(|(r, _, _)| r == "INP004")
+        .collect();
+    assert_eq!(inp004, [("INP004".into(), 19, 27)], "{doc:#}");
+}
+
 /// A parameter and a splat of a name the file never binds are INP004 where they are written.
 #[test]
 fn parameters_and_unknown_splats_are_inp004_at_their_spans() {

@@ -134,6 +134,9 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
         out.findings.append(&mut read.findings);
         out.launches.append(&mut read.launches);
     }
+    if out.launches.is_empty() {
+        by_keys(&e, &mut unknowns, &mut out);
+    }
     finish(&e, &mut out, &unknowns, &open_kwargs);
     place_by_platforms(&e, &doc, &unknowns, &mut out);
     out
@@ -455,6 +458,25 @@ fn document(e: &Eval, calls: Vec<(String, Vec<Node>)>) -> Node {
     Node {
         value: Value::Map(entries),
         loc,
+    }
+}
+
+/// A file that gave no launch otherwise: each outermost dict literal whose keys are mostly one
+/// engine's options is that engine's settings (`build_app({"model": ..., "tensor-parallel-size":
+/// ...})`, handed to the engine's argument parser), as a YAML mapping would be.
+fn by_keys(e: &Eval, unknowns: &mut Vec<(Loc, String)>, out: &mut Extracted) {
+    let mut done: Vec<std::ops::Range<usize>> = Vec::new();
+    for n in nodes(e.root).filter(|n| n.kind() == "dictionary") {
+        if done.iter().any(|r| r.contains(&n.start_byte())) {
+            continue;
+        }
+        done.push(n.byte_range());
+        let Val::Dict(..) = e.value(n) else {
+            continue;
+        };
+        let node = to_node(&e.value(n), unknowns);
+        let mut found = super::option_map::by_shape(e.file, e.src, &node);
+        out.launches.append(&mut found.launches);
     }
 }
 
