@@ -231,6 +231,96 @@ fn kustomize_parts_say_what_they_are_and_how_to_build_them() {
     // A patch that carries an engine command is still read.
     let (_, out) = read("fixtures/platforms/kustomize/overlay/patch-command.yaml");
     assert_eq!(out.launches.len(), 1);
+    // A JSON 6902 patch is a list of operations: the option one of them adds is said, with the
+    // command that builds the object it patches.
+    let (s, out) = read("fixtures/platforms/kustomize/overlay/patch-json6902.yaml");
+    assert!(out.launches.is_empty());
+    assert_eq!(rules_of(&out), ["INP006"]);
+    assert_eq!(s.text(out.findings[0].primary.unwrap()), "--max-model-len");
+    let help = out.findings[0].get("help").unwrap();
+    assert!(
+        help.contains("kustomize build fixtures/platforms/kustomize/overlay"),
+        "{help}"
+    );
+}
+
+/// JobSet keeps each Job's pod template two levels down (`replicatedJobs[].template.spec.template`):
+/// the engine there is read, in a native sidecar (an init container that runs for the pod's life)
+/// as in a container, with the role the replicated job's name gives it.
+#[test]
+fn jobset_pod_templates_and_native_sidecars() {
+    let (code, doc) = check("fixtures/platforms/jobset/engine-sidecar.yaml", &[]);
+    assert_eq!(
+        listed(&doc),
+        ["vllm unified tp=2 dp=1 ctx=32768 model=Qwen/Qwen3-32B gpu=H100-80GBx2"]
+    );
+    assert_eq!(doc["launches"][0]["object"]["container"], "engine");
+    assert_eq!(code, 0, "{doc:#}");
+    let (_, doc) = check(
+        "fixtures/platforms/jobset/prefill-decode.yaml",
+        &["--gpu", "h100"],
+    );
+    assert_eq!(
+        listed(&doc),
+        [
+            "sglang prefill tp=4 dp=1 ctx=16384 model=deepseek-ai/DeepSeek-V2-Lite gpu=H100-80GBx4",
+            "sglang decode tp=4 dp=1 ctx=16384 model=deepseek-ai/DeepSeek-V2-Lite gpu=H100-80GBx4",
+        ]
+    );
+    let (_, out) = read("fixtures/platforms/jobset/training.yaml");
+    assert!(
+        out.launches.is_empty() && out.findings.is_empty(),
+        "{:?}",
+        out.findings
+    );
+}
+
+/// A kustomize base Job whose autotuner container runs a script from a ConfigMap that is not in
+/// the file, with vLLM's sizing options in its env from ConfigMap keys: never "no launch" and
+/// exit 0. The launch it cannot read is INP006 at the command; each sizing value set from the
+/// ConfigMap is INP004 where it is referenced.
+#[test]
+#[ignore = "reads ../shared"]
+fn a_job_with_engine_settings_from_config_maps() {
+    let path = shared("gke-job-vllm-autotuning.yaml");
+    let (code, doc) = check(&path, &[]);
+    assert_eq!(code, 1);
+    assert!(listed(&doc).is_empty());
+    assert_eq!(findings(&doc), ["INP004 86", "INP004 103", "INP006 126"]);
+    let messages: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert!(messages[0].contains(
+        "GPU_MEMORY_UTILIZATION (env) is set from ConfigMap runtime, key GPU_MEMORY_UTILIZATION"
+    ));
+    assert!(messages[1].contains("MAX_MODEL_LEN (env) is set from ConfigMap runtime"));
+    // The busybox container beside it only fetches weights: nothing is said of it.
+    let (s, out) = read(&path);
+    let inp006 = out.findings.iter().find(|f| f.rule == "INP006").unwrap();
+    assert!(s
+        .text(inp006.primary.unwrap())
+        .contains("/mnt/config/auto_tune.sh"));
+}
+
+/// aibrix's batch Job runs a mock of vLLM beside its worker: said to be a mock (INP007, shown
+/// when raised), never an engine kvlint failed to read.
+#[test]
+#[ignore = "reads ../shared"]
+fn a_mock_engine_is_said_to_be_one() {
+    let (_, out) = read(&shared("aibrix-job-engine-sidecar.yaml"));
+    assert!(out.launches.is_empty());
+    assert_eq!(rules_of(&out), ["INP007"]);
+    let what = out.findings[0].get("what").unwrap();
+    assert_eq!(what, "a mock engine (image `aibrix/vllm-mock:nightly`)");
+    let (code, doc) = check(
+        &shared("aibrix-job-engine-sidecar.yaml"),
+        &["--extend-select", "INP007"],
+    );
+    assert_eq!(findings(&doc), ["INP007 101"], "{doc:#}");
+    assert_eq!(code, 0);
 }
 
 #[test]

@@ -114,6 +114,24 @@ fn os_system_and_shlex_split_of_constants() {
     );
 }
 
+/// A dict of an engine's flag names handed to its argument parser is read by its keys; the model
+/// the environment gives is INP004 at its span.
+#[test]
+fn a_dict_of_engine_flags_is_read_by_its_keys() {
+    let doc = check(&fixture("ray-serve-cli-dict.py"), VLLM);
+    assert_eq!(
+        launches(&doc),
+        ["engine=vllm role=unified tp=2 context=8192 model=- gpu=-"]
+    );
+    let kind = doc["launches"][0]["object"]["kind"].as_str().unwrap();
+    assert!(kind.contains("recognized by their keys"), "{kind}");
+    let inp004: Vec<_> = findings(&doc)
+        .into_iter()
+        .filter(|(r, _, _)| r == "INP004")
+        .collect();
+    assert_eq!(inp004, [("INP004".into(), 19, 27)], "{doc:#}");
+}
+
 /// A parameter and a splat of a name the file never binds are INP004 where they are written.
 #[test]
 fn parameters_and_unknown_splats_are_inp004_at_their_spans() {
@@ -220,11 +238,12 @@ fn real_python_files_of_other_projects() {
             &["INP004"],
         ),
         (
-            // kv_role kv_both on both: neither is a prefill or decode role to vLLM.
+            // kv_role kv_both on both, so vLLM does not say the role: the names in each launch's
+            // statement do (PREFILL_PORT and prefill_devices, DECODE_PORT and decode_devices).
             "modal-stopwatch-vllm-pd.py",
             &[
-                "engine=vllm role=unified tp=1 context=- model=- gpu=-",
-                "engine=vllm role=unified tp=1 context=- model=- gpu=-",
+                "engine=vllm role=prefill tp=1 context=- model=- gpu=-",
+                "engine=vllm role=decode tp=1 context=- model=- gpu=-",
             ],
             &["INP004"],
         ),
@@ -252,4 +271,51 @@ fn real_python_files_of_other_projects() {
         assert!(!got.contains(&"CFG004"), "{file}: {got:?}");
         assert!(!got.contains(&"INP006"), "{file}: {got:?}");
     }
+}
+
+/// The Modal and BentoML files of other projects are those platforms' launches (`platforms/modal.toml`,
+/// `platforms/bentoml.toml`), named by the function or class that starts them. BentoVLLM's
+/// `service.py` decorates with `service`, bound to `bentoml.service` or to a router's wrapper
+/// depending on a build argument: no one platform, so its launch stays a Python launcher.
+#[test]
+#[ignore = "reads ../shared"]
+fn real_modal_and_bentoml_files_are_their_platforms_launches() {
+    let cases: &[(&str, &[&str])] = &[
+        ("bentovllm-service.py", &["Python launcher LLM.__command__"]),
+        (
+            "bentovllm-pd-decode.py",
+            &["BentoML service Decoder.__command__"],
+        ),
+        ("modal-stopwatch-sglang.py", &["Modal app SGLangBase.start"]),
+        (
+            "modal-stopwatch-vllm-pd.py",
+            &[
+                "Modal app vLLMPDDisaggregationBase.start",
+                "Modal app vLLMPDDisaggregationBase.start",
+            ],
+        ),
+    ];
+    for (file, want) in cases {
+        let doc = check(&root().join("../shared/platforms").join(file), &[]);
+        let got: Vec<String> = doc["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} {}",
+                    l["object"]["kind"].as_str().unwrap(),
+                    l["object"]["name"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(&got, want, "{file}");
+    }
+    // The decode component's GPUs are another module's constants: none is taken from the
+    // decorator, so the GPU stays unknown (INP003), never a guess.
+    let doc = check(
+        &root().join("../shared/platforms/bentovllm-pd-decode.py"),
+        &[],
+    );
+    assert!(common::rules(&doc).contains(&"INP003"));
 }

@@ -517,6 +517,7 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
     let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
     // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
     let named = first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)));
+    let named = named.map(|(text, at)| (without_marks(&text, &site.gpu_marks), at));
     let (named, named_count) = match named {
         Some((text, at)) => match text.rsplit_once(':') {
             Some((kind, n)) if n.parse::<u32>().is_ok() => {
@@ -552,6 +553,58 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .image
         .as_ref()
         .and_then(|(i, at)| Some((placement::image_version(i, l.engine.name())?, *at)));
+}
+
+/// Places a launch another reader found (an argv list in a Python function) as a placing site
+/// says (its decorator's GPU type and count, image, role): what the site finds is set, what it
+/// does not find is left as it was, so nested decorators each add theirs. The launch takes the
+/// platform's title, and the site's name where it gives one.
+pub fn place_found(p: &Platform, site: &Site, doc: &Node, node: &Node, l: &mut Launch) {
+    let mut found = Launch::new(l.engine, l.command, Vec::new());
+    place(&mut found, site, doc, node, None);
+    let (got, have) = (found.placement, &mut l.placement);
+    if got.gpu.is_some()
+        || site
+            .gpu_count
+            .iter()
+            .any(|g| product(g, doc, node).is_some())
+    {
+        have.gpu = got.gpu.or(have.gpu.take());
+        have.gpus_per_pod = got.gpus_per_pod.or(have.gpus_per_pod);
+    }
+    if got.image.is_some() {
+        have.image = got.image;
+        l.engine_version = found.engine_version;
+    }
+    if l.role_hint.is_none() {
+        l.role_hint = site.role.clone();
+    }
+    let named = first_of(&site.name, doc, node).and_then(Node::scalar_text);
+    let object = l.object.get_or_insert_with(|| ObjectRef {
+        kind: String::new(),
+        namespace: None,
+        name: String::new(),
+        container: None,
+    });
+    object.kind = p.title.clone();
+    if let Some(n) = named {
+        object.name = n;
+    }
+}
+
+/// `H100!:2` → `H100:2`: the platform's marks dropped from the name, the count kept.
+fn without_marks(text: &str, marks: &[String]) -> String {
+    let (name, count) = match text.rsplit_once(':') {
+        Some((n, c)) => (n, Some(c)),
+        None => (text, None),
+    };
+    let name = marks
+        .iter()
+        .fold(name, |n, m| n.strip_suffix(m.as_str()).unwrap_or(n));
+    match count {
+        Some(c) => format!("{name}:{c}"),
+        None => name.to_string(),
+    }
 }
 
 /// `a * b`: the product of the counts the paths reach, a missing factor 1; `None` when none is there.

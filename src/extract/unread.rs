@@ -25,6 +25,15 @@ const ENGINES: &[(&str, &str)] = &[
     ("trtllm-serve", "TensorRT-LLM"),
     ("tensorrt_llm.commands.serve", "TensorRT-LLM"),
     ("dynamo.trtllm", "TensorRT-LLM (Dynamo worker)"),
+    // Triton's TensorRT-LLM backend: its launcher script and the backend's model repository.
+    (
+        "launch_triton_server.py",
+        "TensorRT-LLM (Triton's tensorrtllm backend)",
+    ),
+    (
+        "tensorrtllm_backend",
+        "TensorRT-LLM (Triton's tensorrtllm backend)",
+    ),
 ];
 
 /// Processes that route requests to engines and hold no KV pool of their own.
@@ -224,6 +233,16 @@ const SIZING_OPTIONS: &[&str] = &[
     "--tensor-parallel-size",
     "--kv_cache_free_gpu_memory_fraction",
 ];
+
+/// Whether an env var's name is an engine sizing option in env form (`MAX_MODEL_LEN`,
+/// `GPU_MEMORY_UTILIZATION`, `VLLM_MAX_MODEL_LEN`): a wrapper script passes it on as the flag.
+pub fn sizing_env(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    SIZING_OPTIONS.iter().any(|flag| {
+        let option = flag.trim_start_matches('-').replace('-', "_");
+        name == option || name.ends_with(&format!("_{option}"))
+    })
+}
 
 /// The first sizing option set outside comments, and where.
 fn engine_option(text: &str) -> Option<(Range<usize>, &'static str)> {

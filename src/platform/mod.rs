@@ -69,6 +69,11 @@ pub enum Reader {
     GithubActions,
     /// `%runscript`/`%startscript`/`%apprun` of a definition file (`extract::shell::apptainer`).
     Apptainer,
+    /// The argv lists a Python file runs or returns (`subprocess.Popen([...])`, BentoML's
+    /// `__command__`; `extract::python`). Here each `[[launch]]` is a decorator or call (`at`)
+    /// whose function or class holds such launches, and says only where they run: GPU type and
+    /// count, image, role, name (Modal's `@app.function(gpu="H100:8")`).
+    Python,
 }
 
 /// The engine named by a value in the file (`backend.type: sglang`).
@@ -234,6 +239,10 @@ pub struct Site {
     /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
     #[serde(default)]
     pub gpu_type: Vec<String>,
+    /// Marks the platform writes after a GPU name that leave the GPU the same (Modal's `H100!`,
+    /// an H100 never upgraded to an H200): dropped before the name is looked up.
+    #[serde(default)]
+    pub gpu_marks: Vec<String>,
     /// GPUs per replica: first alternative whose paths exist; `a * b` multiplies (a missing
     /// factor is 1 when another exists).
     #[serde(default)]
@@ -311,7 +320,23 @@ pub fn parse(name: &str, text: &str) -> Result<Platform, PlatformError> {
 
 /// What serde cannot say: an engine from exactly one place, at least one site, paths that parse.
 pub fn check(p: &Platform) -> Result<(), String> {
-    if p.reader.is_some() {
+    if p.reader == Some(Reader::Python) {
+        if p.engine.is_some() || p.engine_from.is_some() || p.launches.is_empty() {
+            return Err(
+                "a `python` platform takes its engine from the commands it reads: no `engine` or \
+                 `engine_from`, and one [[launch]] per decorator that places them"
+                    .into(),
+            );
+        }
+        let reads = |s: &Site| s.options.is_some() || !s.command.is_empty() || !s.argv.is_empty();
+        if p.launches.iter().any(reads) {
+            return Err(
+                "a `python` platform's [[launch]] places launches the Python reader found: no \
+                 `options`, `command` or `argv`"
+                    .into(),
+            );
+        }
+    } else if p.reader.is_some() {
         if p.engine.is_some() || p.engine_from.is_some() || !p.launches.is_empty() {
             return Err(
                 "a platform with a `reader` takes its engine and launches from the commands it \

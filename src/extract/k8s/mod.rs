@@ -208,7 +208,11 @@ impl<'a> Cx<'a> {
                     }
                     return;
                 }
-                None => self.engine_not_read(c),
+                None if !self.not_engine(c) => {
+                    self.engine_not_read(c);
+                    self.settings_in_env(c);
+                }
+                None => {}
             }
         }
         self.findings.extend(found.findings);

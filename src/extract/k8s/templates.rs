@@ -115,6 +115,93 @@ impl Cx<'_> {
         }
     }
 
+    /// A container that gave no launch but whose env sets an engine's sizing options (a wrapper
+    /// script passes `MAX_MODEL_LEN` on as `--max-model-len`): INP006 at its command, since the
+    /// launch is in a script kvlint was not given, and INP004 at each such value set from
+    /// elsewhere (a ConfigMap or Secret key), which no one can read here.
+    pub(super) fn settings_in_env(&mut self, c: &Node) {
+        if self
+            .findings
+            .iter()
+            .any(|f| f.primary.is_some_and(|p| c.loc.range().contains(&p.start)))
+        {
+            return;
+        }
+        let sizing: Vec<&Node> = items(c.get("env"))
+            .filter(|e| {
+                e.get("name")
+                    .and_then(Node::as_str)
+                    .is_some_and(unread::sizing_env)
+            })
+            .collect();
+        if sizing.is_empty() {
+            return;
+        }
+        let names: Vec<&str> = sizing
+            .iter()
+            .filter_map(|e| e.get("name")?.as_str())
+            .collect();
+        // The script it runs is the last word of its command line.
+        let words = items(c.get("command")).chain(items(c.get("args")));
+        let at = words.last().map_or(c.loc, |n| n.loc);
+        self.unread_engine(
+            at,
+            &format!("an engine's settings ({} in env)", names.join(", ")),
+            "the container sets an engine's sizing options in its env, but its command runs no \
+             engine kvlint can see (a script that is not in this input, or one that reads them)",
+            "check the script it runs with these values (`kvlint check SCRIPT`), or give kvlint \
+             the manifests that hold it (the ConfigMap it mounts)",
+        );
+        for e in sizing {
+            let (Some(name), Some(from)) =
+                (e.get("name").and_then(Node::as_str), e.get("valueFrom"))
+            else {
+                continue;
+            };
+            self.findings.push(
+                Finding::new("INP004", Some(from.loc))
+                    .var("flag", format!("{name} (env)"))
+                    .var("vars", value_source(from))
+                    .label("set when the pod starts, not in this input"),
+            );
+        }
+    }
+
+    /// A container whose image is an engine's mock or simulator (`aibrix/vllm-mock`,
+    /// `llm-d-inference-sim`): it answers an engine's API without running one, so it holds no KV
+    /// pool. Said (INP007), and no engine is looked for in it.
+    pub(super) fn not_engine(&mut self, c: &Node) -> bool {
+        let Some(image) = c.get("image").and_then(Node::as_str) else {
+            return false;
+        };
+        let repo = image.rsplit('/').next().unwrap_or(image);
+        let repo = repo
+            .split([':', '@'])
+            .next()
+            .unwrap_or(repo)
+            .to_ascii_lowercase();
+        let imitates = ["mock", "-sim", "_sim", "simulator"]
+            .iter()
+            .any(|m| repo.contains(m));
+        let engine = ["vllm", "sglang", "trtllm", "inference", "llm"]
+            .iter()
+            .any(|w| repo.contains(w));
+        if !(imitates && engine) {
+            return false;
+        }
+        let at = c.get("image").map_or(c.loc, |i| i.loc);
+        self.findings.push(
+            Finding::new("INP007", Some(at))
+                .var("what", format!("a mock engine (image `{image}`)"))
+                .var(
+                    "reason",
+                    "its image imitates an engine's API without running one, so it holds no KV pool",
+                )
+                .var("help", "the engine it stands in for is checked where it is deployed"),
+        );
+        true
+    }
+
     /// INP006 on an object that names an engine but gave no launch and no finding saying why
     /// (the file-level scan says the same of a document; the webhook reads objects alone).
     pub(super) fn unread(&mut self, doc: &Node) {
@@ -177,6 +264,22 @@ impl Cx<'_> {
         let last = at.iter().rev().find(|(i, ..)| *i < range.end)?;
         Some((Loc::new(self.file, first.1..last.2.max(first.1)), engine))
     }
+}
+
+/// Where an env value comes from: `ConfigMap runtime, key MAX_MODEL_LEN`.
+fn value_source(from: &Node) -> String {
+    let refs = [("configMapKeyRef", "ConfigMap"), ("secretKeyRef", "Secret")];
+    refs.iter()
+        .find_map(|(key, what)| {
+            let r = from.get(key)?;
+            let name = r
+                .get("name")
+                .and_then(Node::scalar_text)
+                .unwrap_or_default();
+            let k = r.get("key").and_then(Node::scalar_text).unwrap_or_default();
+            Some(format!("{what} {name}, key {k}"))
+        })
+        .unwrap_or_else(|| "valueFrom".to_string())
 }
 
 /// A mapping with a list of containers: a pod spec (`template.spec`, a CRD's own pod spec).

@@ -216,7 +216,7 @@ impl<'a> Eval<'a> {
                         } else if left == Some(name) {
                             values.push(right);
                         } else if left.is_some_and(|l| has_word(l, name)) {
-                            values.push(None); // unpacking: not followed
+                            values.push(self.unpacked(c, name));
                         }
                     }
                     "for_statement" | "with_statement"
@@ -244,6 +244,21 @@ impl<'a> Eval<'a> {
             }
             _ => Some(self.unknown(at)),
         }
+    }
+
+    /// The value `name` takes in `a, b = x, y` (as many names as values, no `*rest`); any other
+    /// unpacking is not followed.
+    fn unpacked(&self, assignment: Ts<'a>, name: &str) -> Option<Ts<'a>> {
+        let left = assignment.child_by_field_name("left")?;
+        let right = assignment.child_by_field_name("right")?;
+        let targets: Vec<Ts> = named(left).collect();
+        let values: Vec<Ts> = named(right).collect();
+        let plain = matches!(left.kind(), "pattern_list" | "tuple_pattern")
+            && matches!(right.kind(), "expression_list" | "tuple")
+            && targets.len() == values.len()
+            && targets.iter().all(|t| t.kind() == "identifier");
+        let i = targets.iter().position(|t| self.text(*t) == name)?;
+        plain.then(|| values[i])
     }
 
     /// `a + b` of two strings or two lists.

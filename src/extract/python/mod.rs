@@ -16,10 +16,11 @@
 //! is unknown, `INP004` where the pool needs it (the engine step sees it as unresolved).
 
 mod eval;
+mod place;
 
 use super::{by_platform, Extracted};
 use crate::finding::Finding;
-use crate::launch::{Launch, ObjectRef};
+use crate::launch::{Arg, ObjectRef};
 use crate::platform::{registry, Platform};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
@@ -92,6 +93,7 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
         dropped: Default::default(),
     };
     let imports = imports(&e, root);
+    let made = launch_objects(&e, &imports);
     let mut doc = Vec::<(String, Vec<Node>)>::new();
     let mut unknowns = Vec::new();
     let mut open_kwargs = Vec::new();
@@ -104,8 +106,11 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
                 let name = qualified(&imports, e.text(f));
                 if RUNS.contains(&name.as_str()) {
                     argv_launch(&e, n, &name, &mut out);
-                } else if let Some(key) = key(&name) {
-                    let (node, complete) = call_node(&e, n, &mut unknowns);
+                } else if let Some(key) = key(&name).filter(|_| !takes_launch(&e, n, &made)) {
+                    let (node, complete) = match n.parent().filter(|p| p.kind() == "decorator") {
+                        Some(d) => (place::decorator_node(&e, n, d, &mut unknowns), true),
+                        None => call_node(&e, n, &mut unknowns),
+                    };
                     if !complete {
                         open_kwargs.push(e.loc(n));
                     }
@@ -129,7 +134,11 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
         out.findings.append(&mut read.findings);
         out.launches.append(&mut read.launches);
     }
+    if out.launches.is_empty() {
+        by_keys(&e, &mut unknowns, &mut out);
+    }
     finish(&e, &mut out, &unknowns, &open_kwargs);
+    place::place_by_platforms(&e, &doc, &unknowns, &mut out);
     out
 }
 
@@ -146,7 +155,7 @@ fn invalid(at: Loc, reason: String) -> Finding {
 }
 
 /// Every node of the tree, parents before children, without recursion.
-fn nodes(root: Ts) -> impl Iterator<Item = Ts> {
+pub(super) fn nodes(root: Ts) -> impl Iterator<Item = Ts> {
     let mut stack = vec![root];
     std::iter::from_fn(move || {
         let n = stack.pop()?;
@@ -203,7 +212,42 @@ fn imports(e: &Eval, root: Ts) -> HashMap<String, String> {
             out.insert(local.to_string(), full);
         }
     }
+    made_by_imports(e, root, &mut out);
     out
+}
+
+/// Module-level names bound once to a call or attribute of an imported name (`app =
+/// modal.App("x")` → `modal.App`, `service = bentoml.service`), so that `@app.function(...)`
+/// reads as `modal.App.function`. A name bound twice, or also imported, is left alone.
+fn made_by_imports(e: &Eval, root: Ts, names: &mut HashMap<String, String>) {
+    let mut bound: HashMap<String, Option<String>> = HashMap::new();
+    for stmt in named(root).filter(|s| s.kind() == "expression_statement") {
+        let Some(a) = stmt.named_child(0).filter(|a| a.kind() == "assignment") else {
+            continue;
+        };
+        let (Some(left), Some(right)) = (
+            a.child_by_field_name("left"),
+            a.child_by_field_name("right"),
+        ) else {
+            continue;
+        };
+        if left.kind() != "identifier" || names.contains_key(e.text(left)) {
+            continue;
+        }
+        let callee = match right.kind() {
+            "call" => right.child_by_field_name("function"),
+            "attribute" => Some(right),
+            _ => None,
+        };
+        let made = callee
+            .map(|c| qualified(names, e.text(c)))
+            .filter(|q| q.contains('.'));
+        bound
+            .entry(e.text(left).to_string())
+            .and_modify(|v| *v = None)
+            .or_insert(made);
+    }
+    names.extend(bound.into_iter().filter_map(|(k, v)| Some((k, v?))));
 }
 
 /// A callee's dotted name with its first part as imported (`sgl.Engine` → `sglang.Engine`).
@@ -226,7 +270,7 @@ fn key(qualified: &str) -> Option<String> {
 }
 
 /// A call as `{args: [...], kwargs: {...}}`, and whether every keyword is known by name.
-fn call_node(e: &Eval, call: Ts, unknowns: &mut Vec<(Loc, String)>) -> (Node, bool) {
+pub(super) fn call_node(e: &Eval, call: Ts, unknowns: &mut Vec<(Loc, String)>) -> (Node, bool) {
     let loc = e.loc(call);
     let Some(args) = call.child_by_field_name("arguments") else {
         return (
@@ -271,6 +315,60 @@ fn call_node(e: &Eval, call: Ts, unknowns: &mut Vec<(Loc, String)>) -> (Node, bo
     )
 }
 
+/// The calls a platform reads as launches (`ServerArgs(...)`, `AsyncEngineArgs(...)`), by where
+/// they start, and the names assigned one.
+struct Made {
+    calls: Vec<usize>,
+    names: Vec<String>,
+}
+
+fn launch_objects(e: &Eval, imports: &HashMap<String, String>) -> Made {
+    let keys: Vec<&str> = registry()
+        .plain()
+        .flat_map(|p| p.launches.iter())
+        .filter_map(|s| s.at.strip_suffix("[]"))
+        .filter(|k| k.contains(':'))
+        .collect();
+    let calls: Vec<usize> = nodes(e.root)
+        .filter(|c| c.kind() == "call")
+        .filter(|c| {
+            c.child_by_field_name("function")
+                .and_then(|f| key(&qualified(imports, e.text(f))))
+                .is_some_and(|k| keys.contains(&k.as_str()))
+        })
+        .map(|c| c.start_byte())
+        .collect();
+    let names = nodes(e.root)
+        .filter(|a| a.kind() == "assignment")
+        .filter(|a| {
+            a.child_by_field_name("right")
+                .is_some_and(|r| calls.contains(&r.start_byte()))
+        })
+        .filter_map(|a| a.child_by_field_name("left"))
+        .filter(|l| l.kind() == "identifier")
+        .map(|l| e.text(l).to_string())
+        .collect();
+    Made { calls, names }
+}
+
+/// A call given another launch's arguments object (`sgl.Engine(server_args=server_args)`,
+/// `AsyncLLMEngine(ServerArgs(...))`) starts that launch: it is no launch of its own.
+fn takes_launch(e: &Eval, call: Ts, made: &Made) -> bool {
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return false;
+    };
+    named(args)
+        .filter_map(|a| match a.kind() {
+            "keyword_argument" => a.child_by_field_name("value"),
+            _ => Some(a),
+        })
+        .any(|v| match v.kind() {
+            "identifier" => made.names.iter().any(|n| n == e.text(v)),
+            "call" => made.calls.contains(&v.start_byte()),
+            _ => false,
+        })
+}
+
 /// The file's calls by key, each key's calls in a list.
 fn document(e: &Eval, calls: Vec<(String, Vec<Node>)>) -> Node {
     let loc = e.loc(e.root);
@@ -292,6 +390,25 @@ fn document(e: &Eval, calls: Vec<(String, Vec<Node>)>) -> Node {
     Node {
         value: Value::Map(entries),
         loc,
+    }
+}
+
+/// A file that gave no launch otherwise: each outermost dict literal whose keys are mostly one
+/// engine's options is that engine's settings (`build_app({"model": ..., "tensor-parallel-size":
+/// ...})`, handed to the engine's argument parser), as a YAML mapping would be.
+fn by_keys(e: &Eval, unknowns: &mut Vec<(Loc, String)>, out: &mut Extracted) {
+    let mut done: Vec<std::ops::Range<usize>> = Vec::new();
+    for n in nodes(e.root).filter(|n| n.kind() == "dictionary") {
+        if done.iter().any(|r| r.contains(&n.start_byte())) {
+            continue;
+        }
+        done.push(n.byte_range());
+        let Val::Dict(..) = e.value(n) else {
+            continue;
+        };
+        let node = to_node(&e.value(n), unknowns);
+        let mut found = super::option_map::by_shape(e.file, e.src, &node);
+        out.launches.append(&mut found.launches);
     }
 }
 
@@ -321,6 +438,53 @@ fn argv_launch(e: &Eval, call: Ts, name: &str, out: &mut Extracted) {
     });
     let Some(first) = first else { return };
     e.dropped.borrow_mut().clear();
+    let before = out.launches.len();
+    run_command(e, args, first, name, out);
+    let env = env_of(e, args);
+    for l in &mut out.launches[before..] {
+        l.env.extend(env.iter().cloned());
+        place::visible_gpus(l);
+    }
+}
+
+/// The entries of a `subprocess` call's `env={...}` that the file fixes (`**os.environ` and other
+/// splats add what the environment has, which is not read).
+fn env_of(e: &Eval, args: Ts) -> Vec<(String, Arg)> {
+    let dict = named(args)
+        .filter(|a| a.kind() == "keyword_argument")
+        .find(|a| {
+            a.child_by_field_name("name")
+                .is_some_and(|k| e.text(k) == "env")
+        })
+        .and_then(|a| a.child_by_field_name("value"))
+        .filter(|v| v.kind() == "dictionary");
+    let pairs = dict
+        .into_iter()
+        .flat_map(named)
+        .filter(|p| p.kind() == "pair");
+    pairs
+        .filter_map(|p| {
+            let key = match e.value(p.child_by_field_name("key")?) {
+                Val::Str(k) if k.unresolved.is_empty() => k.chars.as_str().to_string(),
+                _ => return None,
+            };
+            let value = p.child_by_field_name("value")?;
+            let arg = match e.value(value) {
+                Val::Str(w) if w.unresolved.is_empty() => Arg::new(w.chars.as_str(), w.loc),
+                Val::Scalar(n) => Arg::new(n.scalar_text()?, n.loc),
+                _ => Arg {
+                    text: e.text(value).to_string(),
+                    loc: e.loc(value),
+                    unresolved: vec![eval::shown(e.text(value))],
+                },
+            };
+            Some((key, arg))
+        })
+        .collect()
+}
+
+/// The command of a `subprocess`/`os.system` call: an argv list, or a shell line.
+fn run_command(e: &Eval, args: Ts, first: Ts, name: &str, out: &mut Extracted) {
     match e.value(first) {
         Val::List(items, _) => exec(e, &items, out),
         Val::Str(line) if name == "os.system" || shell_true(e, args) => {
@@ -424,8 +588,8 @@ fn word(e: &Eval, v: &Val) -> crate::extract::shell::MappedWord {
     }
 }
 
-/// Unknown values marked unresolved, `**kwargs` of unknown mappings, GPUs from decorators,
-/// each launch once.
+/// Unknown values marked unresolved, `**kwargs` of unknown mappings, each launch once and named
+/// by the function or class it is written in.
 fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc]) {
     out.launches.sort_by_key(|l| l.command.start);
     out.launches.dedup_by_key(|l| l.command);
@@ -454,23 +618,18 @@ fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc
                 name: enclosing_name(e, l.command).unwrap_or_default(),
                 container: None,
             });
-        }
-        if l.placement.gpu.is_none() {
-            gpu_from_decorators(e, l);
+            l.role_hint = l
+                .role_hint
+                .take()
+                .or_else(|| place::role_named_in(e, l.command));
         }
     }
-}
-
-/// The node that holds `at`.
-fn node_at<'a>(e: &Eval<'a>, at: Loc) -> Option<Ts<'a>> {
-    e.root
-        .descendant_for_byte_range(at.start, at.end.max(at.start))
 }
 
 /// The function or class a launch is written in (`Decoder.__command__`).
 fn enclosing_name(e: &Eval, at: Loc) -> Option<String> {
     let mut names = Vec::new();
-    let mut n = node_at(e, at);
+    let mut n = place::node_at(e, at);
     while let Some(s) = n {
         if matches!(s.kind(), "function_definition" | "class_definition") {
             names.extend(s.child_by_field_name("name").map(|x| e.text(x).to_string()));
@@ -479,91 +638,4 @@ fn enclosing_name(e: &Eval, at: Loc) -> Option<String> {
     }
     names.reverse();
     (!names.is_empty()).then(|| names.join("."))
-}
-
-/// The GPU a decorator of the enclosing function or class asks for: Modal's `gpu="H100:8"`
-/// (`@app.function`, `@app.cls`; modal.com/docs/guide/gpu) or `gpu=modal.gpu.H100(count=8)`, and
-/// BentoML's `resources={"gpu": 8, "gpu_type": "nvidia-h100-80gb"}` (`@bentoml.service`;
-/// docs.bentoml.com/en/latest/reference/bentoml/configurations.html#resources).
-fn gpu_from_decorators(e: &Eval, l: &mut Launch) {
-    let mut n = node_at(e, l.command);
-    while let Some(s) = n {
-        n = s.parent();
-        if s.kind() != "decorated_definition" {
-            continue;
-        }
-        for d in named(s).filter(|d| d.kind() == "decorator") {
-            let Some(args) = d
-                .named_child(0)
-                .filter(|c| c.kind() == "call")
-                .and_then(|c| c.child_by_field_name("arguments"))
-            else {
-                continue;
-            };
-            let (keywords, _) = e.keywords(args, 0);
-            for (k, _, v) in keywords {
-                let found = match (k.as_str(), &v) {
-                    ("gpu", Val::Str(w)) => modal_gpu(w.chars.as_str(), w.loc),
-                    ("gpu", _) => modal_gpu_call(e, args),
-                    ("resources", Val::Dict(entries, _)) => bento_gpu(entries),
-                    _ => None,
-                };
-                if let Some((gpu, count)) = found {
-                    l.placement.gpu = gpu;
-                    l.placement.gpus_per_pod = count.or(l.placement.gpus_per_pod);
-                    return;
-                }
-            }
-        }
-    }
-}
-
-type Gpu = (Option<(String, Loc)>, Option<u32>);
-
-/// `"H100"`, `"H100:8"`, `"A100-80GB:2"`.
-fn modal_gpu(text: &str, at: Loc) -> Option<Gpu> {
-    let (name, count) = match text.rsplit_once(':') {
-        Some((n, c)) => (n, Some(c.parse().ok()?)),
-        None => (text, Some(1)),
-    };
-    (!name.is_empty()).then(|| (Some((name.to_string(), at)), count))
-}
-
-/// `gpu=modal.gpu.H100(count=8)`: the class name is the GPU.
-fn modal_gpu_call(e: &Eval, decorator_args: Ts) -> Option<Gpu> {
-    let call = named(decorator_args)
-        .filter(|a| a.kind() == "keyword_argument")
-        .find(|a| {
-            a.child_by_field_name("name")
-                .is_some_and(|k| e.text(k) == "gpu")
-        })?
-        .child_by_field_name("value")
-        .filter(|v| v.kind() == "call")?;
-    let f = call.child_by_field_name("function")?;
-    let name = e.text(f).rsplit('.').next()?.to_string();
-    let (keywords, _) = e.keywords(call.child_by_field_name("arguments")?, 0);
-    let count = keywords
-        .iter()
-        .find(|(k, _, _)| k == "count")
-        .map(|(_, _, v)| v);
-    let count = match count {
-        Some(Val::Scalar(n)) => n.scalar_text().and_then(|t| t.parse().ok()),
-        Some(_) => None,
-        None => Some(1),
-    };
-    Some((Some((name, e.loc(f))), count))
-}
-
-/// `{"gpu": 8, "gpu_type": "nvidia-h100-80gb"}`.
-fn bento_gpu(entries: &[(String, Loc, Val)]) -> Option<Gpu> {
-    let get = |k: &str| entries.iter().find(|(n, _, _)| n == k).map(|(_, _, v)| v);
-    let gpu = match get("gpu_type") {
-        Some(Val::Str(w)) => Some((w.chars.as_str().to_string(), w.loc)),
-        _ => None,
-    };
-    let count = match get("gpu") {
-        Some(Val::Scalar(n)) => n.scalar_text().and_then(|t| t.parse().ok()),
-        _ => None,
-    };
-    (gpu.is_some() || count.is_some()).then_some((gpu, count))
 }

@@ -132,8 +132,8 @@ pub fn platform_reader(
 ) -> Extracted {
     match reader {
         Reader::GithubActions => actions::read(file, src, doc),
-        // Scripts, not YAML: read by file kind (`extract::kind`).
-        Reader::Slurm | Reader::Apptainer => Extracted::default(),
+        // Scripts and Python, not YAML: read by file kind (`extract::kind`).
+        Reader::Slurm | Reader::Apptainer | Reader::Python => Extracted::default(),
     }
 }
 
