@@ -389,7 +389,22 @@ pub fn weights_per_rank(
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, true)
+    weights(model, online_quant, tp_pp, engine_extras, notes, Some(0.10))
+}
+
+/// `weights_per_rank` with `headroom` over a parameter-count estimate of the checkpoint's own
+/// bytes in a layout it declares (unquantized, 8-bit, or 4-bit with `group_size`), for an engine
+/// whose logged weights bound it more tightly (SGLang: `sglang::budget::WEIGHTS_HEADROOM`, fitted
+/// to the logged weights); online quantization keeps +10 % and an undeclared 4-bit layout +30 %.
+pub fn weights_per_rank_with_headroom(
+    model: &Geometry,
+    online_quant: Option<&str>,
+    tp_pp: (u32, u32),
+    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
+    notes: &mut Notes,
+    headroom: f64,
+) -> Estimate {
+    weights(model, online_quant, tp_pp, engine_extras, notes, Some(headroom))
 }
 
 /// `weights_per_rank` with +30 % for every 4-bit checkpoint, declared layout or not. TensorRT-LLM
@@ -403,7 +418,7 @@ pub fn weights_per_rank_wide_4bit(
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, false)
+    weights(model, online_quant, tp_pp, engine_extras, notes, None)
 }
 
 fn weights(
@@ -412,9 +427,13 @@ fn weights(
     (tp, pp): (u32, u32),
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
-    by_layout: bool,
+    layout_headroom: Option<f64>,
 ) -> Estimate {
     use crate::model::WeightsSource;
+    // `None`: every 4-bit checkpoint gets +30 % (TensorRT-LLM); else the headroom of a
+    // parameter count whose layout is known.
+    let by_layout = layout_headroom.is_some();
+    let param_high = layout_headroom.unwrap_or(0.10);
     let four_bit = model
         .quantization
         .as_ref()
@@ -438,7 +457,7 @@ fn weights(
             ),
             WeightsSource::ParamCount if four_bit && declared_layout => (
                 model.weight_bytes as f64,
-                0.10,
+                param_high,
                 "parameter count from config.json at 4 bits in the layout its quantization_config declares",
             ),
             WeightsSource::ParamCount if four_bit => (
@@ -448,7 +467,7 @@ fn weights(
             ),
             WeightsSource::ParamCount => (
                 model.weight_bytes as f64,
-                0.10,
+                param_high,
                 "parameter count from config.json × dtype/quantization",
             ),
         },

@@ -14,7 +14,8 @@ mod nvfp4_moe;
 mod tests;
 
 use super::{
-    int_or, page_floor, part_scale, rope_tables, unresolved, weights_per_rank, ContextSource,
+    int_or, page_floor, part_scale, rope_tables, unresolved, weights_per_rank_with_headroom,
+    ContextSource,
     Estimate, Inputs, Notes, Plan, Role,
 };
 use crate::engine::EngineArgs;
@@ -24,7 +25,7 @@ use crate::model::Geometry;
 use crate::version::Version;
 use budget::{
     after_mamba, baseline, mamba_per_request, mla_absorbed_copies, mm_feature_pool,
-    model_code_weights, rope_elem_bytes,
+    model_code_weights, rope_elem_bytes, WEIGHTS_HEADROOM,
 };
 use cell::{cell, is_dsa, kv_dtype, page_size, Cell};
 use fraction::{default_fraction, speculative};
@@ -283,7 +284,14 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
                 .filter(|_| eagle_like && *v >= V0_5_18)
                 .map(|d| (Estimate::rel(d.weights, 0.1), d.how.clone())),
         );
-    let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extras, &mut notes);
+    let mut w = weights_per_rank_with_headroom(
+        m,
+        quant,
+        (lay.tp, lay.pp),
+        extras,
+        &mut notes,
+        WEIGHTS_HEADROOM,
+    );
     if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 && draft.is_none() {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
         notes.estimate(
