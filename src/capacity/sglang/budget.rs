@@ -2,7 +2,7 @@
 //! weights, and the linear-attention state.
 
 use super::cell::stage_layers;
-use super::{Layout, V0_5_10, V0_5_16, V0_5_17, V0_5_18, V0_5_6, V0_5_7};
+use super::{Layout, V0_5_10, V0_5_16, V0_5_17, V0_5_18, V0_5_19, V0_5_6, V0_5_7};
 use crate::capacity::{unsplit_share, Estimate, Notes, PCIE_ONLY};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
@@ -59,7 +59,13 @@ pub(super) fn model_code_weights(
         // replaces the `LlamaAttention` its parent built. The discarded modules sit in
         // reference cycles (parameters hold their module's bound `weight_loader`), so they
         // stay allocated until a full garbage collection; the load-time measurement counts
-        // them. The band's low end assumes they were collected.
+        // them. The band's low end assumes they were collected: whether a full collection ran
+        // is Python's collector timing, which no launch setting fixes. From 0.5.19
+        // `kv_cache_configurator.py :: _profile_available_bytes` calls `gc.collect()` before it
+        // reads the free memory, so the copies are gone when the pool is sized.
+        if *v >= V0_5_19 {
+            return None;
+        }
         let x = (parts.layers + parts.attention) as f64 * scale / (tp * pp);
         return Some((
             Estimate::range(x, 0.0, x),
