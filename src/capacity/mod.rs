@@ -377,7 +377,8 @@ pub fn dtype_weights(
 /// headroom. A 4-bit checkpoint whose config fixes the layout (`Quantization::group_size`) is
 /// priced per weight with its scales and zero points as the engines allocate them (AWQ/GPTQ
 /// `create_weights`: packed int32 values, fp16 scales and packed zeros per group; MXFP4 one
-/// e8m0 scale per 32, NVFP4 one fp8 scale per 16), so it keeps the same +10 % (over every
+/// e8m0 scale per 32, NVFP4 one fp8 scale per 16), so it keeps the same +10 % (SGLang +5 %,
+/// `weights_per_rank_with_headroom`; over every
 /// engine's 4-bit records the logged weights run at most 8.4 % over the estimate, DeepSeek-R1
 /// NVFP4 on SGLang 0.5.9; 9.2 % for gpt-oss-20b on vLLM, whose padding `mxfp4_padding` adds to
 /// the high end). A 4-bit checkpoint whose config leaves the
@@ -404,7 +405,14 @@ pub fn weights_per_rank_with_headroom(
     notes: &mut Notes,
     headroom: f64,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, Some(headroom))
+    weights(
+        model,
+        online_quant,
+        tp_pp,
+        engine_extras,
+        notes,
+        Some(headroom),
+    )
 }
 
 /// `weights_per_rank` with +30 % for every 4-bit checkpoint, declared layout or not. TensorRT-LLM

@@ -15,8 +15,7 @@ mod tests;
 
 use super::{
     int_or, page_floor, part_scale, rope_tables, unresolved, weights_per_rank_with_headroom,
-    ContextSource,
-    Estimate, Inputs, Notes, Plan, Role,
+    ContextSource, Estimate, Inputs, Notes, Plan, Role,
 };
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
@@ -47,8 +46,8 @@ const V0_5_23: Version = Version::new(0, 5, 23);
 /// Every release above: the math is the same between two of them, so a launch whose release is
 /// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
 pub const MATH_CHANGES: &[Version] = &[
-    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_16, V0_5_17, V0_5_18, V0_5_19, V0_5_22,
-    V0_5_23,
+    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_16, V0_5_17, V0_5_18, V0_5_19,
+    V0_5_22, V0_5_23,
 ];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
