@@ -3,7 +3,7 @@
 
 use super::cell::stage_layers;
 use super::{Layout, V0_5_10, V0_5_16, V0_5_17, V0_5_18, V0_5_19, V0_5_6, V0_5_7};
-use crate::capacity::{unsplit_share, Estimate, Notes, PCIE_ONLY};
+use crate::capacity::{model_dtype_bytes, unsplit_share, Estimate, Notes, PCIE_ONLY};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::{Geometry, LayerKind};
@@ -237,6 +237,24 @@ pub(super) fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u
             .max(0.0)
     };
     rest - (slots + 1.0) * per_req
+}
+
+/// Bytes per rank of the vocabulary tensors an MTP (NEXTN) draft builds for itself and holds
+/// while the target pool is sized. The draft model class constructs its own `embed_tokens`
+/// (`VocabParallelEmbedding`, vocabulary padded to 64 and split over the attention-TP group)
+/// and `lm_head` (`ParallelLMHead` over the TP group; the embedding itself when the config ties
+/// them), both unquantized (`models/qwen3_5_mtp.py`, `deepseek_nextn.py`); the checkpoint's
+/// `mtp.*` weights hold neither. `speculative/eagle_worker_v2.py :: init_lm_head` replaces them
+/// with the target's tensors, but only from `alloc_memory_pool`, which
+/// `managers/scheduler.py :: init_memory_pools` calls after `init_target_memory_pool` has read
+/// the free memory (0.5.18–0.5.23). The point keeps both tensors; the low end one, for a
+/// config that ties them, which kvlint does not read.
+pub(super) fn mtp_vocab_copies(m: &Geometry, lay: &Layout, args: &EngineArgs) -> Estimate {
+    let rows = (m.vocab_size.div_ceil(64) * 64) as f64;
+    let table = rows * m.hidden_size as f64 * model_dtype_bytes(args, m);
+    let embed = table / f64::from(lay.attn_tp.max(1));
+    let head = table / f64::from(lay.tp.max(1));
+    Estimate::range(embed + head, embed, embed + head)
 }
 
 /// The CUDA IPC multimodal feature pool the tokenizer process allocates on the base GPU

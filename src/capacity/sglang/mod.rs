@@ -21,10 +21,11 @@ use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
 use crate::model::Geometry;
+use crate::units::GIB;
 use crate::version::Version;
 use budget::{
     after_mamba, baseline, mamba_per_request, mla_absorbed_copies, mm_feature_pool,
-    model_code_weights, rope_elem_bytes, WEIGHTS_HEADROOM,
+    model_code_weights, mtp_vocab_copies, rope_elem_bytes, WEIGHTS_HEADROOM,
 };
 use cell::{cell, is_dsa, kv_dtype, page_size, Cell};
 use fraction::{default_fraction, speculative};
@@ -295,12 +296,22 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     );
     if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 && draft.is_none() {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
+        let vocab = mtp_vocab_copies(m, &lay, args);
+        let e = Estimate::range(
+            draft + vocab.point,
+            draft * 0.9 + vocab.low,
+            draft * 1.1 + vocab.high,
+        );
         notes.estimate(
             "draft_weights_bytes",
-            Estimate::rel(draft, 0.1),
-            "MTP layers load before profiling (0.5.18+)",
+            e,
+            format!(
+                "MTP layers load before profiling (0.5.18+), and the draft's own embed_tokens \
+                 and lm_head ({:.2} GiB), shared with the target only after the pool is sized",
+                vocab.point / GIB
+            ),
         );
-        w = Estimate::range(w.point + draft, w.low + draft * 0.9, w.high + draft * 1.1);
+        w = Estimate::range(w.point + e.point, w.low + e.low, w.high + e.high);
     }
     let per_req = mamba_per_request(m, lay.attn_tp, args);
     if per_req > 0.0 {

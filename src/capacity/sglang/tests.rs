@@ -428,3 +428,28 @@ fn pcie_only_groups_keep_the_single_gpu_baseline_range() {
     assert_eq!(nvidia_baseline_low_gib("RTX-3090", 1), 1.5);
     assert_eq!(nvidia_baseline_low_gib("H100-80GB", 8), 2.5);
 }
+
+#[test]
+fn an_mtp_draft_holds_its_own_vocabulary_tensors_when_the_pool_is_sized() {
+    // Qwen3.5-27B's vocabulary and width: 248,320 rows (a multiple of 64) × 5,120 in bf16 is
+    // 2,542,796,800 B per table; embed_tokens and lm_head both, split over TP 2.
+    let mut m = dense(4, 8, 8, 128);
+    m.vocab_size = 248_320;
+    m.hidden_size = 5_120;
+    let table = 248_320.0 * 5_120.0 * 2.0;
+    let a = args(Engine::Sglang, "0.5.23", &[("tp_size", Int(2))]);
+    let e = budget::mtp_vocab_copies(&m, &layout(&a), &a);
+    assert_eq!((e.point, e.low, e.high), (table, table / 2.0, table));
+    // Attention-DP 2 inside TP 2: the embedding is whole on each rank, the head split.
+    let a = args(
+        Engine::Sglang,
+        "0.5.23",
+        &[
+            ("tp_size", Int(2)),
+            ("dp_size", Int(2)),
+            ("enable_dp_attention", Flag(true)),
+        ],
+    );
+    let e = budget::mtp_vocab_copies(&m, &layout(&a), &a);
+    assert_eq!(e.point, table + table / 2.0);
+}
