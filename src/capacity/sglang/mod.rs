@@ -294,7 +294,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         &mut notes,
         WEIGHTS_HEADROOM,
     );
-    if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 && draft.is_none() {
+    // A draft from the target's own checkpoint (NEXTN/MTP). Its layers are priced when the
+    // config counts them (`num_nextn_predict_layers`); its vocabulary tensors either way.
+    if eagle_like && *v >= V0_5_18 && draft.is_none() {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
         let vocab = mtp_vocab_copies(m, &lay, args);
         let e = Estimate::range(
