@@ -241,7 +241,9 @@ pub(super) fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u
 
 /// Bytes per rank of the vocabulary tensors an MTP (NEXTN) draft builds for itself and holds
 /// while the target pool is sized. The draft model class constructs its own `embed_tokens`
-/// (`VocabParallelEmbedding`, vocabulary padded to 64 and split over the attention-TP group)
+/// (`VocabParallelEmbedding`, vocabulary padded to 64, split over TP; under attention-DP whole
+/// on every rank in the Qwen3.5 family, `qwen3_5.py`: `enable_tp=not is_dp_attention_enabled()`,
+/// and over the attention-TP group in DeepSeek's, `get_embedding_tp_kwargs`: kvlint takes whole)
 /// and `lm_head` (`ParallelLMHead` over the TP group; the embedding itself when the config ties
 /// them), both unquantized (`models/qwen3_5_mtp.py`, `deepseek_nextn.py`); the checkpoint's
 /// `mtp.*` weights hold neither. `speculative/eagle_worker_v2.py :: init_lm_head` replaces them
@@ -252,7 +254,11 @@ pub(super) fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u
 pub(super) fn mtp_vocab_copies(m: &Geometry, lay: &Layout, args: &EngineArgs) -> Estimate {
     let rows = (m.vocab_size.div_ceil(64) * 64) as f64;
     let table = rows * m.hidden_size as f64 * model_dtype_bytes(args, m);
-    let embed = table / f64::from(lay.attn_tp.max(1));
+    let embed = if lay.attn_dp > 1 {
+        table
+    } else {
+        table / f64::from(lay.tp.max(1))
+    };
     let head = table / f64::from(lay.tp.max(1));
     Estimate::range(embed + head, embed, embed + head)
 }
