@@ -84,6 +84,8 @@ struct Row {
     low: f64,
     high: f64,
     observed: f64,
+    /// Share of the band's width that comes from the weights estimate, 0–1.
+    weights_share: f64,
 }
 
 impl Row {
@@ -105,6 +107,34 @@ impl Row {
     fn low_gap(&self) -> f64 {
         (self.observed - self.low) / self.observed
     }
+    /// The part of `width` the weights estimate makes; the rest is the free-memory baseline and
+    /// the runtime's other estimated terms (CUDA context, communicators, activations, graphs).
+    fn weights_width(&self) -> f64 {
+        self.width() * self.weights_share
+    }
+}
+
+/// Share of the band that the weights' range makes among the plan's estimated terms, each
+/// weighed by how it moves the pool: SGLang's pool takes `mem_fraction_static ×` its free-memory
+/// baseline (`kv_cache_configurator.py :: _profile_available_bytes`), every other term whole.
+fn weights_share(plan: &Value) -> f64 {
+    let fraction = plan["memory_fraction"].as_f64().unwrap_or(1.0);
+    let (mut weights, mut rest) = (0.0, 0.0);
+    for a in plan["assumptions"].as_array().into_iter().flatten() {
+        let (Some(lo), Some(hi)) = (a["low"].as_f64(), a["high"].as_f64()) else {
+            continue;
+        };
+        match a["term"].as_str() {
+            Some("weights_bytes_per_rank") => weights += hi - lo,
+            Some("baseline_free_bytes") => rest += (hi - lo) * fraction,
+            _ => rest += hi - lo,
+        }
+    }
+    if weights + rest > 0.0 {
+        weights / (weights + rest)
+    } else {
+        0.0
+    }
 }
 
 struct Stats {
@@ -116,6 +146,8 @@ struct Stats {
     /// Median band width and median distance of the low end, both relative to the observed pool.
     width: f64,
     low_gap: f64,
+    /// Median of the part of the width the weights make.
+    weights_width: f64,
 }
 
 fn median_of(mut xs: Vec<f64>) -> f64 {
@@ -136,6 +168,7 @@ impl Stats {
             below: rows.iter().filter(|r| r.below()).count(),
             width: median_of(rows.iter().map(|r| r.width()).collect()),
             low_gap: median_of(rows.iter().map(|r| r.low_gap()).collect()),
+            weights_width: median_of(rows.iter().map(|r| r.weights_width()).collect()),
         }
     }
 }
@@ -272,6 +305,7 @@ fn run(set: Set, rec: &Value) -> Result<Row, String> {
         low: num("pool_tokens_low"),
         high: num("pool_tokens_high"),
         observed: rec["observed"]["pool_tokens"].as_f64().unwrap_or(f64::NAN),
+        weights_share: weights_share(&plan),
     })
 }
 
@@ -283,10 +317,11 @@ fn pct(x: f64) -> String {
     }
 }
 
-/// `label | n | median | p90 | inside | below | width | low end`, as one Markdown row.
+/// `label | n | median | p90 | inside | below | width | of it, weights | low end`, as one
+/// Markdown row.
 fn md_row(label: &str, s: &Stats) -> String {
     format!(
-        "| {label} | {} | {} | {} | {} / {} | {} | {} | {} |\n",
+        "| {label} | {} | {} | {} | {} / {} | {} | {} | {} | {} |\n",
         s.n,
         pct(s.median),
         pct(s.p90),
@@ -294,6 +329,7 @@ fn md_row(label: &str, s: &Stats) -> String {
         s.n,
         s.below,
         pct(s.width),
+        pct(s.weights_width),
         pct(s.low_gap)
     )
 }
@@ -343,7 +379,7 @@ fn groups(rows: &[Row]) -> Vec<(String, String, Stats)> {
 
 fn table(groups: &[(String, String, Stats)]) -> String {
     let mut t = String::from(
-        "| engine | group | records | median error | p90 error | inside the band | below the band | median band width | low end, median distance |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| engine | group | records | median error | p90 error | inside the band | below the band | median band width | of it, from the weights | low end, median distance |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (engine, key, s) in groups {
         t.push_str(&md_row(&format!("{engine} | {key}"), s));
@@ -377,14 +413,14 @@ fn check_book(table: &str) {
 fn capacity_against_observed_startup_logs() {
     let mut rows = Vec::new();
     println!(
-        "{:<58} {:<13} {:>10} {:>10} {:>7}  band",
+        "{:<58} {:<13} {:>10} {:>10} {:>7}  band, width (of it weights)",
         "record", "set", "predicted", "observed", "error"
     );
     for (set, rec) in records() {
         match run(set, &rec) {
             Ok(r) => {
                 println!(
-                    "{:<58} {:<13} {:>10.0} {:>10.0} {:>6.1}%  [{:.0} – {:.0}]{}",
+                    "{:<58} {:<13} {:>10.0} {:>10.0} {:>6.1}%  [{:.0} – {:.0}] {} ({}){}",
                     r.id,
                     r.set.name(),
                     r.predicted,
@@ -392,6 +428,8 @@ fn capacity_against_observed_startup_logs() {
                     r.error() * 100.0,
                     r.low,
                     r.high,
+                    pct(r.width()),
+                    pct(r.weights_width()),
                     if r.below() {
                         "  BELOW"
                     } else if !r.inside() {
@@ -413,7 +451,7 @@ fn capacity_against_observed_startup_logs() {
     println!();
     for (engine, key, s) in &groups {
         println!(
-            "{engine:<24} {key:<32} {:>4} records, median {:>7}, p90 {:>7}, {}/{} inside, {} below, band width {:>7}, low end {:>7} under",
+            "{engine:<24} {key:<32} {:>4} records, median {:>7}, p90 {:>7}, {}/{} inside, {} below, band width {:>7} ({:>7} weights), low end {:>7} under",
             s.n,
             pct(s.median),
             pct(s.p90),
@@ -421,6 +459,7 @@ fn capacity_against_observed_startup_logs() {
             s.n,
             s.below,
             pct(s.width),
+            pct(s.weights_width),
             pct(s.low_gap)
         );
     }

@@ -377,7 +377,8 @@ pub fn dtype_weights(
 /// headroom. A 4-bit checkpoint whose config fixes the layout (`Quantization::group_size`) is
 /// priced per weight with its scales and zero points as the engines allocate them (AWQ/GPTQ
 /// `create_weights`: packed int32 values, fp16 scales and packed zeros per group; MXFP4 one
-/// e8m0 scale per 32, NVFP4 one fp8 scale per 16), so it keeps the same +10 % (over every
+/// e8m0 scale per 32, NVFP4 one fp8 scale per 16), so it keeps the same +10 % (SGLang +5 %,
+/// `weights_per_rank_with_headroom`; over every
 /// engine's 4-bit records the logged weights run at most 8.4 % over the estimate, DeepSeek-R1
 /// NVFP4 on SGLang 0.5.9; 9.2 % for gpt-oss-20b on vLLM, whose padding `mxfp4_padding` adds to
 /// the high end). A 4-bit checkpoint whose config leaves the
@@ -389,7 +390,29 @@ pub fn weights_per_rank(
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, true)
+    weights(model, online_quant, tp_pp, engine_extras, notes, Some(0.10))
+}
+
+/// `weights_per_rank` with `headroom` over a parameter-count estimate of the checkpoint's own
+/// bytes in a layout it declares (unquantized, 8-bit, or 4-bit with `group_size`), for an engine
+/// whose logged weights bound it more tightly (SGLang: `sglang::budget::WEIGHTS_HEADROOM`, fitted
+/// to the logged weights); online quantization keeps +10 % and an undeclared 4-bit layout +30 %.
+pub fn weights_per_rank_with_headroom(
+    model: &Geometry,
+    online_quant: Option<&str>,
+    tp_pp: (u32, u32),
+    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
+    notes: &mut Notes,
+    headroom: f64,
+) -> Estimate {
+    weights(
+        model,
+        online_quant,
+        tp_pp,
+        engine_extras,
+        notes,
+        Some(headroom),
+    )
 }
 
 /// `weights_per_rank` with +30 % for every 4-bit checkpoint, declared layout or not. TensorRT-LLM
@@ -403,7 +426,7 @@ pub fn weights_per_rank_wide_4bit(
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, false)
+    weights(model, online_quant, tp_pp, engine_extras, notes, None)
 }
 
 fn weights(
@@ -412,9 +435,13 @@ fn weights(
     (tp, pp): (u32, u32),
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
-    by_layout: bool,
+    layout_headroom: Option<f64>,
 ) -> Estimate {
     use crate::model::WeightsSource;
+    // `None`: every 4-bit checkpoint gets +30 % (TensorRT-LLM); else the headroom of a
+    // parameter count whose layout is known.
+    let by_layout = layout_headroom.is_some();
+    let param_high = layout_headroom.unwrap_or(0.10);
     let four_bit = model
         .quantization
         .as_ref()
@@ -438,7 +465,7 @@ fn weights(
             ),
             WeightsSource::ParamCount if four_bit && declared_layout => (
                 model.weight_bytes as f64,
-                0.10,
+                param_high,
                 "parameter count from config.json at 4 bits in the layout its quantization_config declares",
             ),
             WeightsSource::ParamCount if four_bit => (
@@ -448,7 +475,7 @@ fn weights(
             ),
             WeightsSource::ParamCount => (
                 model.weight_bytes as f64,
-                0.10,
+                param_high,
                 "parameter count from config.json × dtype/quantization",
             ),
         },

@@ -14,17 +14,18 @@ mod nvfp4_moe;
 mod tests;
 
 use super::{
-    int_or, page_floor, part_scale, rope_tables, unresolved, weights_per_rank, ContextSource,
-    Estimate, Inputs, Notes, Plan, Role,
+    int_or, page_floor, part_scale, rope_tables, unresolved, weights_per_rank_with_headroom,
+    ContextSource, Estimate, Inputs, Notes, Plan, Role,
 };
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
 use crate::model::Geometry;
+use crate::units::GIB;
 use crate::version::Version;
 use budget::{
     after_mamba, baseline, mamba_per_request, mla_absorbed_copies, mm_feature_pool,
-    model_code_weights, rope_elem_bytes,
+    model_code_weights, mtp_vocab_copies, rope_elem_bytes, WEIGHTS_HEADROOM,
 };
 use cell::{cell, is_dsa, kv_dtype, page_size, Cell};
 use fraction::{default_fraction, speculative};
@@ -40,12 +41,14 @@ const V0_5_14: Version = Version::new(0, 5, 14);
 const V0_5_16: Version = Version::new(0, 5, 16);
 const V0_5_17: Version = Version::new(0, 5, 17);
 const V0_5_18: Version = Version::new(0, 5, 18);
+const V0_5_19: Version = Version::new(0, 5, 19);
 const V0_5_22: Version = Version::new(0, 5, 22);
 const V0_5_23: Version = Version::new(0, 5, 23);
 /// Every release above: the math is the same between two of them, so a launch whose release is
 /// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
 pub const MATH_CHANGES: &[Version] = &[
-    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_16, V0_5_17, V0_5_18, V0_5_22, V0_5_23,
+    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_16, V0_5_17, V0_5_18, V0_5_19,
+    V0_5_22, V0_5_23,
 ];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
@@ -284,15 +287,34 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
                 .filter(|_| eagle_like && *v >= V0_5_18)
                 .map(|d| (Estimate::rel(d.weights, 0.1), d.how.clone())),
         );
-    let mut w = weights_per_rank(m, quant, (lay.tp, lay.pp), extras, &mut notes);
-    if eagle_like && *v >= V0_5_18 && m.nextn_weight_bytes > 0 && draft.is_none() {
+    let mut w = weights_per_rank_with_headroom(
+        m,
+        quant,
+        (lay.tp, lay.pp),
+        extras,
+        &mut notes,
+        WEIGHTS_HEADROOM,
+    );
+    // A draft from the target's own checkpoint (NEXTN/MTP). Its layers are priced when the
+    // config counts them (`num_nextn_predict_layers`); its vocabulary tensors either way.
+    if eagle_like && *v >= V0_5_18 && draft.is_none() {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
+        let vocab = mtp_vocab_copies(m, &lay, args);
+        let e = Estimate::range(
+            draft + vocab.point,
+            draft * 0.9 + vocab.low,
+            draft * 1.1 + vocab.high,
+        );
         notes.estimate(
             "draft_weights_bytes",
-            Estimate::rel(draft, 0.1),
-            "MTP layers load before profiling (0.5.18+)",
+            e,
+            format!(
+                "MTP layers load before profiling (0.5.18+), and the draft's own embed_tokens \
+                 and lm_head ({:.2} GiB), shared with the target only after the pool is sized",
+                vocab.point / GIB
+            ),
         );
-        w = Estimate::range(w.point + draft, w.low + draft * 0.9, w.high + draft * 1.1);
+        w = Estimate::range(w.point + e.point, w.low + e.low, w.high + e.high);
     }
     let per_req = mamba_per_request(m, lay.attn_tp, args);
     if per_req > 0.0 {
