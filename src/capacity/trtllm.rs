@@ -389,7 +389,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         &mut notes,
     );
     let other = with_moe_workspace(
-        peak::non_kv(args, m, &layout, &mut notes),
+        peak::non_kv(args, m, gpu, &layout, &mut notes),
         args,
         m,
         &layout,
