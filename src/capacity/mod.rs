@@ -392,20 +392,6 @@ pub fn weights_per_rank(
     weights(model, online_quant, tp_pp, engine_extras, notes, true)
 }
 
-/// `weights_per_rank` with +30 % for every 4-bit checkpoint, declared layout or not. TensorRT-LLM
-/// keeps it for now: its DeepSeek-R1-0528 NVFP4 TP8 pools on B200 lie 6–9 % under the point
-/// from a term besides the weights (the logged weights are within 2.7 % of the estimate), and
-/// its band relies on this headroom to hold them.
-pub fn weights_per_rank_wide_4bit(
-    model: &Geometry,
-    online_quant: Option<&str>,
-    tp_pp: (u32, u32),
-    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
-    notes: &mut Notes,
-) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, false)
-}
-
 fn weights(
     model: &Geometry,
     online_quant: Option<&str>,
