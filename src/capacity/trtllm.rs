@@ -14,7 +14,7 @@
 //! refuses a `max_seq_len` the pool cannot hold: it lowers it with a warning (§8.3).
 
 use super::{
-    unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes, Plan, Role,
+    unresolved, weights_per_rank_counted, ContextSource, Estimate, Inputs, Notes, Plan, Role,
 };
 use crate::engine::trtllm::{CONFIG, DEFAULT_FRACTION, FRACTION, FRONTEND};
 use crate::engine::{EngineArgs, SettingValue};
@@ -379,7 +379,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     );
 
     let f = fraction(args, &mut notes);
-    let w = weights_per_rank(
+    let w = weights_per_rank_counted(
         m,
         None,
         (tp, pp),
