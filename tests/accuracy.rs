@@ -408,6 +408,14 @@ fn check_book(table: &str) {
     );
 }
 
+/// Terms of the math sized from logged data rather than from an engine's code, with the data.
+fn print_fitted_terms() {
+    println!(
+        "\nfitted to data:\n- {}",
+        kvlint::capacity::trtllm::FITTED_ON
+    );
+}
+
 #[test]
 #[ignore = "reads ../shared"]
 fn capacity_against_observed_startup_logs() {
@@ -463,6 +471,7 @@ fn capacity_against_observed_startup_logs() {
             pct(s.low_gap)
         );
     }
+    print_fitted_terms();
     check_book(&table(&groups));
 
     // Issue 16's targets, over both sets together.

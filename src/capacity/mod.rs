@@ -390,7 +390,7 @@ pub fn weights_per_rank(
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, Some(0.10))
+    weights(model, online_quant, tp_pp, engine_extras, notes, (0.10, 0.10))
 }
 
 /// `weights_per_rank` with `headroom` over a parameter-count estimate of the checkpoint's own
@@ -411,22 +411,24 @@ pub fn weights_per_rank_with_headroom(
         tp_pp,
         engine_extras,
         notes,
-        Some(headroom),
+        (headroom, headroom),
     )
 }
 
-/// `weights_per_rank` with +30 % for every 4-bit checkpoint, declared layout or not. TensorRT-LLM
-/// keeps it for now: its DeepSeek-R1-0528 NVFP4 TP8 pools on B200 lie 6–9 % under the point
-/// from a term besides the weights (the logged weights are within 2.7 % of the estimate), and
-/// its band relies on this headroom to hold them.
-pub fn weights_per_rank_wide_4bit(
+/// `weights_per_rank` for engines whose logged weights match a 16- or 8-bit checkpoint's
+/// parameter count: +3 % headroom instead of +10 %. vLLM and TensorRT-LLM load such a checkpoint
+/// at the dtype config.json gives; the count misses only the embedding's padding to 64 rows per
+/// rank (vLLM `VocabParallelEmbedding`, DEFAULT_VOCAB_PADDING_SIZE) and small buffers. The logged
+/// weights of 36 such vLLM startups run 0–2.4 % over the count, TensorRT-LLM's DeepSeek-R1 FP8
+/// ranks 2.9 %.
+pub fn weights_per_rank_counted(
     model: &Geometry,
     online_quant: Option<&str>,
     tp_pp: (u32, u32),
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, None)
+    weights(model, online_quant, tp_pp, engine_extras, notes, (0.10, 0.03))
 }
 
 fn weights(
@@ -435,22 +437,17 @@ fn weights(
     (tp, pp): (u32, u32),
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
-    layout_headroom: Option<f64>,
+    (declared_headroom, counted_headroom): (f64, f64),
 ) -> Estimate {
     use crate::model::WeightsSource;
-    // `None`: every 4-bit checkpoint gets +30 % (TensorRT-LLM); else the headroom of a
-    // parameter count whose layout is known.
-    let by_layout = layout_headroom.is_some();
-    let param_high = layout_headroom.unwrap_or(0.10);
     let four_bit = model
         .quantization
         .as_ref()
         .is_some_and(|q| q.weight_bits <= 4);
-    let declared_layout = by_layout
-        && model
-            .quantization
-            .as_ref()
-            .is_some_and(|q| q.group_size.is_some());
+    let declared_layout = model
+        .quantization
+        .as_ref()
+        .is_some_and(|q| q.group_size.is_some());
     let (total, high, how) = match online_quant.and_then(|q| online_quant_bytes(model, q)) {
         Some(bytes) => (
             bytes,
@@ -465,7 +462,7 @@ fn weights(
             ),
             WeightsSource::ParamCount if four_bit && declared_layout => (
                 model.weight_bytes as f64,
-                param_high,
+                declared_headroom,
                 "parameter count from config.json at 4 bits in the layout its quantization_config declares",
             ),
             WeightsSource::ParamCount if four_bit => (
@@ -475,7 +472,7 @@ fn weights(
             ),
             WeightsSource::ParamCount => (
                 model.weight_bytes as f64,
-                param_high,
+                counted_headroom,
                 "parameter count from config.json × dtype/quantization",
             ),
         },
@@ -488,7 +485,7 @@ fn weights(
     );
     let per = total / (tp * pp) + replicated;
     let pad = match online_quant {
-        None if by_layout => mxfp4_padding(model, tp, pp),
+        None => mxfp4_padding(model, tp, pp),
         _ => 0.0,
     };
     let mut e = Estimate::range(per, per * 0.98, per * (1.0 + high) + pad);

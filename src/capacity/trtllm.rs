@@ -14,14 +14,16 @@
 //! refuses a `max_seq_len` the pool cannot hold: it lowers it with a warning (§8.3).
 
 use super::{
-    unresolved, weights_per_rank_wide_4bit, ContextSource, Estimate, Inputs, Notes, Plan, Role,
+    unresolved, weights_per_rank_counted, ContextSource, Estimate, Inputs, Notes, Plan, Role,
 };
 use crate::engine::trtllm::{CONFIG, DEFAULT_FRACTION, FRACTION, FRONTEND};
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
 use crate::launch::Engine;
 use crate::model::{Dtype, Geometry, LayerKind};
-use crate::units::GIB;
+
+mod peak;
+pub use peak::FITTED_ON;
 
 const NEEDED: &[&str] = &[
     "model",
@@ -267,57 +269,6 @@ fn role(args: &EngineArgs) -> Role {
     }
 }
 
-/// Memory the profile run leaves taken besides the weights (`peak − weights` in
-/// `KvCacheCreator`): the activation peak of a `max_num_tokens` forward pass, logits, a VLM's
-/// encoder, and what torch does not own (CUDA context and cuBLAS workspaces, NCCL and
-/// all-reduce buffers, CUDA graphs).
-fn non_kv(args: &EngineArgs, m: &Geometry, tp: u32, notes: &mut Notes) -> Estimate {
-    let tokens = args.int("max_num_tokens").unwrap_or(MAX_NUM_TOKENS).max(1) as f64;
-    // Logits are gathered for the last token of each request; CUDA-graph warm-up runs decode
-    // batches up to the graph batch size (default 128 in the sources), not max_batch_size.
-    let rows = (args.int("max_batch_size").unwrap_or(MAX_BATCH_SIZE).max(1) as f64)
-        .min(tokens)
-        .min(256.0);
-    let act = tokens * m.hidden_size as f64 * 12.0;
-    let logits = rows * m.vocab_size as f64 * 4.0 * 2.0;
-    let context = 0.6 * GIB;
-    let comm = if tp > 1 { 1.0 * GIB } else { 0.0 };
-    let graphs = 0.5 * GIB;
-    let moe = if m.moe { 0.5 * GIB } else { 0.0 };
-    let point = act + logits + context + comm + graphs + moe;
-    // A TRT engine's activation buffers were sized when it was built (max_input_len, beam width,
-    // plugins), which the serve command does not show: a wider band above.
-    let engine = matches!(args.text("backend"), Some("tensorrt" | "trt"));
-    let high = if engine { 3.0 } else { 1.6 };
-    // A VLM's vision encoder runs on its own worst-case dummy batch inside the profile run, and
-    // recent releases reserve an encoder-embedding cache before sizing the pool
-    // (KvCacheCreator.configure_kv_cache_capacity: _encode_dummy_inputs,
-    // _reserve_multimodal_encoder_cache_memory). config.json sizes neither: 1 GiB at the point
-    // (as vLLM's encoder profile), 0 to 3 GiB in the band.
-    let encoder = if m.multimodal {
-        Estimate::range(GIB, 0.0, 3.0 * GIB)
-    } else {
-        Estimate::exact(0.0)
-    };
-    let e = Estimate::range(
-        point + encoder.point,
-        point * 0.6 + encoder.low,
-        point * high + 0.3 * GIB + encoder.high,
-    );
-    notes.estimate(
-        "non_kv_bytes",
-        e,
-        format!(
-            "estimated profile-run peak besides weights: activations for {tokens} tokens, logits of {rows} rows, CUDA context{}, CUDA graphs{}{}{}",
-            if comm > 0.0 { ", NCCL/all-reduce buffers" } else { "" },
-            if moe > 0.0 { ", MoE workspace" } else { "" },
-            if m.multimodal { ", vision encoder profile and cache" } else { "" },
-            if engine { "; TRT engine buffers sized at build time widen the band" } else { "" },
-        ),
-    );
-    e
-}
-
 /// `non_kv` plus the MoE backend's workspace held before the profile, when there is one.
 fn with_moe_workspace(
     other: Estimate,
@@ -428,7 +379,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     );
 
     let f = fraction(args, &mut notes);
-    let w = weights_per_rank_wide_4bit(
+    let w = weights_per_rank_counted(
         m,
         None,
         (tp, pp),
@@ -438,7 +389,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         &mut notes,
     );
     let other = with_moe_workspace(
-        non_kv(args, m, tp, &mut notes),
+        peak::non_kv(args, m, gpu, &layout, &mut notes),
         args,
         m,
         &layout,
@@ -545,6 +496,7 @@ mod tests {
     //! vllm-trtllm-capacity.md §7 ("kv size per token", "Allocated X GiB for max tokens (N)").
     use super::*;
     use crate::capacity::testing::{args, deepseek_v3, dense};
+    use crate::units::GIB;
 
     fn layout(tp: u32, elem: KvElem) -> Layout {
         Layout {

@@ -5,8 +5,8 @@
 //! 0.11–0.27 differences. Reference: `vllm-trtllm-capacity.md`.
 
 use super::{
-    int_or, kv_dtype_bytes, unresolved, weights_per_rank, ContextSource, Estimate, Inputs, Notes,
-    Plan, Role, PCIE_ONLY,
+    int_or, kv_dtype_bytes, unresolved, weights_per_rank, weights_per_rank_counted, ContextSource,
+    Estimate, Inputs, Notes, Plan, Role, PCIE_ONLY,
 };
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
@@ -642,7 +642,15 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let util = utilization(args, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
     unified_startup_check(gpu, util.high, &mut notes);
-    let w = weights_per_rank(
+    // PCIe-only parts keep +10 % on a counted checkpoint's weights: their non-KV memory runs
+    // above the estimate (1.6–1.7× the point on 4× RTX PRO 6000) for a term not yet found, and
+    // the weights' headroom is what keeps those pools inside the band.
+    let weights = if PCIE_ONLY.contains(&gpu.name.as_str()) {
+        weights_per_rank
+    } else {
+        weights_per_rank_counted
+    };
+    let w = weights(
         m,
         args.text("quantization"),
         (tp, pp),
