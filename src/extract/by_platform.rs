@@ -46,8 +46,8 @@ pub fn read(
     doc: &Node,
     outer: Option<&Node>,
 ) -> Extracted {
-    if let Some(reader) = p.reader {
-        return super::shell::platform_reader(reader, file, src, doc);
+    if p.reader.is_some() {
+        return super::shell::platform_reader(p, file, src, doc);
     }
     let mut out = Extracted::default();
     for site in &p.launches {

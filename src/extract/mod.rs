@@ -12,7 +12,6 @@ pub mod python;
 mod roles;
 pub mod shell;
 pub mod skypilot;
-pub mod srt_slurm;
 mod unread;
 
 use crate::finding::Finding;
@@ -337,7 +336,6 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
     match node {
         _ if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
         _ if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
-        _ if srt_slurm::is_recipe(&node) => both(srt_slurm::read(&node)),
         _ if compose::is_compose(&node) => compose::launches(file, src, &node),
         _ => match engine_config::launch(src, &node) {
             Some(Ok(launch)) => launches(vec![launch]),
