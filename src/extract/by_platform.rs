@@ -2,7 +2,7 @@
 //! where each launch site is, its option map and how its keys map to options, its argv, model,
 //! GPUs, role and image; this reader knows no platform by name.
 
-use super::k8s::{placement, scalar};
+use super::k8s::{instances, placement, scalar};
 use super::shell::{self, MappedWord};
 use super::{option_map, Extracted};
 use crate::finding::Finding;
@@ -25,7 +25,16 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
     let api_ok = r.api_versions.is_empty()
         || api.is_some_and(|a| r.api_versions.iter().any(|v| a.starts_with(v.as_str())));
     let has = |p: &String| Path::parse(p).is_ok_and(|p| p.first(doc, doc).is_some());
-    file_ok && api_ok && r.paths.iter().all(has) && !r.absent.iter().any(has)
+    file_ok && api_ok && r.paths.iter().all(has) && !r.absent.iter().any(has) && equals(p, doc)
+}
+
+/// Whether each `equals` path holds one of its listed values.
+fn equals(p: &Platform, doc: &Node) -> bool {
+    p.recognize.equals.iter().all(|(path, values)| {
+        first_of(std::slice::from_ref(path), doc, doc)
+            .and_then(Node::scalar_text)
+            .is_some_and(|v| values.contains(&v))
+    })
 }
 
 /// The first platform of `candidates` that recognizes the document.
@@ -336,7 +345,8 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         },
         None => (None, None),
     };
-    l.placement.gpu = mig.or(named).or_else(|| {
+    let (instance, instance_count) = instance_gpus(site, doc, node);
+    l.placement.gpu = mig.or(named).or(instance).or_else(|| {
         let root = outer.unwrap_or(doc);
         first_of(&site.pod, root, root).and_then(placement::gpu_type)
     });
@@ -346,8 +356,11 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .find_map(|alt| product(alt, doc, node))
         .or(named_count)
         .or(resource_gpus)
+        .or(instance_count)
         .or(site.gpu_count_default);
-    l.placement.pods = Some(1);
+    l.placement.pods = first_of(&site.pods, doc, node)
+        .and_then(placement::count_of)
+        .or(Some(1));
     let image = first_of(&site.image, doc, node);
     let tag = first_of(&site.image_tag, doc, node);
     l.placement.image = match (image.and_then(Node::scalar_text), tag) {
@@ -362,6 +375,18 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .image
         .as_ref()
         .and_then(|(i, at)| Some((placement::image_version(i, l.engine.name())?, *at)));
+}
+
+/// The GPU and GPU count of the site's cloud instance type, from kvlint's instance table; a GPU
+/// instance type it does not map is named as written, so that INP003 reports it.
+fn instance_gpus(site: &Site, doc: &Node, node: &Node) -> (Option<(String, Loc)>, Option<u32>) {
+    let Some(at) = first_of(&site.instance_type, doc, node) else {
+        return (None, None);
+    };
+    match at.as_str().and_then(instances::node_gpu) {
+        Some((gpu, n)) => (Some((gpu, at.loc)), n),
+        None => (None, None),
+    }
 }
 
 /// `a * b`: the product of the counts the paths reach, a missing factor 1; `None` when none is there.

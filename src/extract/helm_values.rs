@@ -1,8 +1,6 @@
-//! Helm values of serving charts, as the launches their templates render:
-//! - vLLM production-stack (chart `vllm-stack`): each `servingEngineSpec.modelSpec[]` entry becomes
-//!   the `vllm serve` launch that helm/templates/deployment-vllm-multi.yaml renders;
-//! - awslabs/ai-on-eks inference-charts (`inference.framework` vllm / lws-vllm): `model` and
-//!   `modelParameters` become the vLLM launch of templates/{vllm,lws}-deployment.yaml.
+//! Helm values of vLLM production-stack (chart `vllm-stack`), as the launches its templates
+//! render: each `servingEngineSpec.modelSpec[]` entry becomes the `vllm serve` launch that
+//! helm/templates/deployment-vllm-multi.yaml renders.
 
 use crate::extract::k8s::{placement, scalar};
 use crate::launch::{Arg, Engine, Launch, ObjectRef, Placement};
@@ -27,14 +25,10 @@ pub fn is_values(doc: &Node) -> bool {
     doc.get("servingEngineSpec")
         .and_then(|s| s.get("modelSpec"))
         .is_some()
-        || inference_chart(doc).is_some()
 }
 
-/// One launch per `modelSpec` entry, or the inference chart's one launch.
+/// One launch per `modelSpec` entry.
 pub fn launches(src: &SourceFile, doc: &Node) -> Vec<Launch> {
-    if let Some(framework) = inference_chart(doc) {
-        return inference_launch(src, doc, framework).into_iter().collect();
-    }
     let specs = doc
         .get("servingEngineSpec")
         .and_then(|s| s.get("modelSpec"));
@@ -173,96 +167,4 @@ fn entry<'n>(node: Option<&'n Node>, key: &str) -> Option<(&'n Node, &'n Node)> 
             .map(|(k, v)| (k, v)),
         _ => None,
     }
-}
-
-/// ai-on-eks inference-charts values whose framework runs vLLM: the framework name.
-fn inference_chart(doc: &Node) -> Option<&str> {
-    doc.get("modelParameters")?;
-    let framework = doc.get("inference")?.get("framework")?.as_str()?;
-    matches!(framework, "vllm" | "lws-vllm").then_some(framework)
-}
-
-/// The chart's `helpers.tpl` `inference-charts.modelParameters` writes each camelCase key as a
-/// `--kebab-case` flag; `lws-vllm` runs a LeaderWorkerSet of `pipelineParallelSize` pods
-/// (templates/lws-deployment.yaml `size`), each with `resources.gpu`, on `instanceType` nodes.
-fn inference_launch(src: &SourceFile, doc: &Node, framework: &str) -> Option<Launch> {
-    let model = doc.get("model")?;
-    let word = |n: &Node| scalar::word(src, n).map(|w| Arg::new(w.chars.as_str(), w.loc));
-    let mut args = vec![Arg::new("--model", model.loc), word(model)?];
-    let params = doc.get("modelParameters");
-    let entries: &[(Node, Node)] = match params.map(|p| &p.value) {
-        Some(Value::Map(e)) => e,
-        _ => &[],
-    };
-    for (k, v) in entries {
-        let Some(key) = k.as_str() else { continue };
-        let flag = Arg::new(format!("--{}", kebab(key)), k.loc);
-        match &v.value {
-            Value::Bool(true) => args.push(flag),
-            Value::Bool(false) | Value::Null => {}
-            _ => args.extend([Some(flag), word(v)].into_iter().flatten()),
-        }
-    }
-    let server = doc.get("inference").and_then(|i| i.get("modelServer"));
-    let deployment = server.and_then(|s| s.get("deployment"));
-    let mut l = Launch::new(Engine::Vllm, model.loc, args);
-    l.placement.gpus_per_pod = placement::gpus(
-        deployment
-            .and_then(|d| d.get("resources"))
-            .and_then(|r| r.get("gpu")),
-    )
-    .0;
-    l.placement.pods = match framework {
-        "lws-vllm" => params
-            .and_then(|p| p.get("pipelineParallelSize"))
-            .and_then(placement::count_of),
-        _ => Some(1),
-    };
-    let instance = deployment.and_then(|d| d.get("instanceType"));
-    l.placement.gpu = instance.and_then(|i| {
-        let (gpu, _) = crate::extract::k8s::instances::gpus(i.as_str()?)?;
-        Some((gpu.to_string(), i.loc))
-    });
-    let image = server.and_then(|s| s.get("image"));
-    l.placement.image = match (
-        image
-            .and_then(|i| i.get("repository"))
-            .and_then(Node::as_str),
-        image.and_then(|i| i.get("tag")),
-    ) {
-        (Some(repo), Some(tag)) => tag.scalar_text().map(|t| (format!("{repo}:{t}"), tag.loc)),
-        _ => None,
-    };
-    l.engine_version = l
-        .placement
-        .image
-        .as_ref()
-        .and_then(|(image, at)| Some((placement::image_version(image, "vllm")?, *at)));
-    let name = doc
-        .get("inference")
-        .and_then(|i| i.get("serviceName"))
-        .and_then(Node::scalar_text)
-        .unwrap_or_default();
-    l.object = Some(ObjectRef {
-        kind: "inference-charts values".into(),
-        namespace: None,
-        name: name.clone(),
-        container: None,
-    });
-    l.group = Some(format!("inference-charts/{name}"));
-    Some(l)
-}
-
-/// `maxModelLen` → `max-model-len`.
-fn kebab(key: &str) -> String {
-    let mut out = String::new();
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('-');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

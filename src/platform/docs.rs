@@ -36,6 +36,9 @@ pub fn recognition(p: &Platform) -> String {
         let paths: Vec<String> = r.paths.iter().map(|p| format!("`{p}`")).collect();
         parts.push(format!("with {}", paths.join(", ")));
     }
+    for (path, values) in &r.equals {
+        parts.push(format!("`{path}` one of {}", values.join(", ")));
+    }
     if !r.absent.is_empty() {
         let paths: Vec<String> = r.absent.iter().map(|p| format!("`{p}`")).collect();
         parts.push(format!("without {}", paths.join(", ")));
@@ -73,6 +76,7 @@ engine = "vllm"                      # or [engine_from] path = "backend.type", v
 kinds = []                           # Kubernetes kinds; api_versions = ["ray.io/"] prefixes
 files = []                           # file-name globs (model.json)
 paths = ["applications[].args"]      # key paths that must exist; absent = [...] must not
+# equals = { "inference.framework" = ["vllm"] }  values a key path must have
 # embedded_in = { kinds = ["RayService"], path = "spec.serveConfigV2" }  # YAML held in a string
 
 [[launch]]                           # one per kind of launch site
@@ -93,6 +97,8 @@ gpu_count = ["engine_kwargs.tensor_parallel_size * engine_kwargs.pipeline_parall
 gpu_count_default = 1
 # role = "prefill" | role_from = { path = "...", values = { kv_producer = "prefill" } }
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
+# instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
+# pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size)
 
 [docs]
 what = "..."

@@ -10,7 +10,7 @@ pub mod path;
 
 use crate::launch::Engine;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 include!(concat!(env!("OUT_DIR"), "/platform_files.rs"));
@@ -109,6 +109,10 @@ pub struct Recognize {
     /// Key paths that must not exist.
     #[serde(default)]
     pub absent: Vec<String>,
+    /// Key paths whose value must be one of those listed (`"inference.framework" = ["vllm"]`):
+    /// one chart's values that launch different servers by a switch.
+    #[serde(default)]
+    pub equals: BTreeMap<String, Vec<String>>,
     /// The document is YAML held in a string of a Kubernetes object (KubeRay `RayService`
     /// `spec.serveConfigV2`); `paths` and the sites apply to it, `/`-paths of `pod` to the object.
     #[serde(default)]
@@ -201,6 +205,13 @@ pub struct Site {
     /// GPUs per replica when `gpu_count` finds nothing (Ray Serve places one GPU per worker).
     #[serde(default)]
     pub gpu_count_default: Option<u32>,
+    /// A cloud instance type (`p5.48xlarge`, `Standard_ND96asr_v4`): the GPU, and the count when
+    /// nothing above gives one, from kvlint's instance table.
+    #[serde(default)]
+    pub instance_type: Vec<String>,
+    /// Pods per replica (a LeaderWorkerSet's size): first that exists; 1 when none does.
+    #[serde(default)]
+    pub pods: Vec<String>,
     /// A pod spec whose node selector or affinity names the GPU type.
     #[serde(default)]
     pub pod: Vec<String>,
@@ -287,6 +298,8 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.gpu_type.iter().map(String::as_str))
                 .chain(s.pod.iter().map(String::as_str))
                 .chain(s.resources.iter().map(String::as_str))
+                .chain(s.instance_type.iter().map(String::as_str))
+                .chain(s.pods.iter().map(String::as_str))
                 .chain(s.option_value.as_deref())
                 .chain(s.shared_options.as_deref())
                 .chain(s.llm_api_options.as_deref())
@@ -297,7 +310,8 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.gpu_count.iter().flat_map(|g| g.split('*')))
                 .collect::<Vec<_>>()
         })
-        .chain(r.paths.iter().map(String::as_str));
+        .chain(r.paths.iter().map(String::as_str))
+        .chain(r.equals.keys().map(String::as_str));
     for text in all {
         path::Path::parse(text.trim()).map_err(|e| format!("path `{text}`: {e}"))?;
     }
