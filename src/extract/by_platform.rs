@@ -8,7 +8,7 @@ use super::{option_map, Extracted};
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch, LaunchFile, ObjectRef};
 use crate::platform::path::{first_of, Path};
-use crate::platform::{Platform, Site};
+use crate::platform::{Platform, Render, Site};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
 
@@ -165,6 +165,9 @@ fn launch(
             args.extend(option_map::argv(file, src, list));
         }
     }
+    for r in &site.render {
+        args.extend(rendered(r, doc, node));
+    }
     let api = site
         .llm_api_options
         .as_deref()
@@ -196,6 +199,50 @@ fn launch(
     place(&mut l, site, doc, node, outer);
     name(&mut l, p, site, doc, node);
     Ok(l)
+}
+
+/// A render's words with their `${path}` values put in, each at the value it took (else at the
+/// first value the render took, else at its `when`); none when the render is left out.
+fn rendered(r: &Render, doc: &Node, node: &Node) -> Vec<Arg> {
+    let at = |path: &str| first_of(&[path.to_string()], doc, node);
+    let when: Option<Vec<&Node>> = r.when.iter().map(|w| at(w).filter(|n| truthy(n))).collect();
+    let Some(when) = when else {
+        return Vec::new();
+    };
+    let mut words = Vec::new();
+    for w in &r.words {
+        let mut text = w.clone();
+        let mut loc = None;
+        for path in Render::placeholders(w) {
+            let Some(value) = at(path) else {
+                return Vec::new();
+            };
+            text = text.replace(
+                &format!("${{{path}}}"),
+                &value.scalar_text().unwrap_or_default(),
+            );
+            loc = loc.or(Some(value.loc));
+        }
+        words.push((text, loc));
+    }
+    let first = words.iter().find_map(|(_, l)| *l);
+    let fallback = first.or(when.first().map(|n| n.loc)).unwrap_or(node.loc);
+    words
+        .into_iter()
+        .map(|(text, loc)| Arg::new(text, loc.unwrap_or(fallback)))
+        .collect()
+}
+
+/// True as a Go template's `if` takes it: not false, 0, null, or an empty string, list or map.
+fn truthy(n: &Node) -> bool {
+    match &n.value {
+        Value::Bool(b) => *b,
+        Value::Null | Value::Int(0) => false,
+        Value::Str(s) => !s.is_empty(),
+        Value::Seq(items) => !items.is_empty(),
+        Value::Map(e) => !e.is_empty(),
+        _ => true,
+    }
 }
 
 /// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the
@@ -346,9 +393,12 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         None => (None, None),
     };
     let (instance, instance_count) = instance_gpus(site, doc, node);
+    let mig = mig.or_else(|| mig_resource(site, doc, node));
     l.placement.gpu = mig.or(named).or(instance).or_else(|| {
         let root = outer.unwrap_or(doc);
-        first_of(&site.pod, root, root).and_then(placement::gpu_type)
+        first_of(&site.pod, root, root)
+            .and_then(placement::gpu_type)
+            .or_else(|| terms_gpu(site, doc, node))
     });
     l.placement.gpus_per_pod = site
         .gpu_count
@@ -375,6 +425,39 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .image
         .as_ref()
         .and_then(|(i, at)| Some((placement::image_version(i, l.engine.name())?, *at)));
+}
+
+/// The MIG slice a `gpu_resource` names (`nvidia.com/mig-3g.40gb` → `MIG-3g.40gb`).
+fn mig_resource(site: &Site, doc: &Node, node: &Node) -> Option<(String, Loc)> {
+    let at = first_of(&site.gpu_resource, doc, node)?;
+    let slice = at.as_str()?.strip_prefix("nvidia.com/mig-")?;
+    Some((format!("MIG-{slice}"), at.loc))
+}
+
+/// The GPU that `node_selector_terms` pin, read as a pod's required node affinity.
+fn terms_gpu(site: &Site, doc: &Node, node: &Node) -> Option<(String, Loc)> {
+    let terms = first_of(&site.node_selector_terms, doc, node)?;
+    let map = |k: &str, v: Node| Node {
+        value: Value::Map(vec![(
+            Node {
+                value: Value::Str(k.into()),
+                loc: terms.loc,
+            },
+            v,
+        )]),
+        loc: terms.loc,
+    };
+    let pod = map(
+        "affinity",
+        map(
+            "nodeAffinity",
+            map(
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                map("nodeSelectorTerms", terms.clone()),
+            ),
+        ),
+    );
+    placement::gpu_type(&pod)
 }
 
 /// The GPU and GPU count of the site's cloud instance type, from kvlint's instance table; a GPU

@@ -3,7 +3,6 @@
 pub mod by_platform;
 pub mod compose;
 pub mod engine_config;
-pub mod helm_values;
 pub mod k8s;
 pub mod option_map;
 pub mod pbtxt;
@@ -278,7 +277,6 @@ fn looks_like_yaml(file: FileId, src: &SourceFile) -> bool {
     yaml::documents(file, src).flatten().any(|n| {
         matches!(n.value, yaml::Value::Map(_) | yaml::Value::Seq(_))
             && (k8s::is_object(&n)
-                || helm_values::is_values(&n)
                 || compose::is_compose(&n)
                 || engine_config::detect(&n).is_some()
                 || by_platform::find(crate::platform::registry().plain(), src, &n).is_some()
@@ -334,7 +332,6 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
         return by_platform::read(p, file, src, &node, None);
     }
     match node {
-        _ if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
         _ if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
         _ if compose::is_compose(&node) => compose::launches(file, src, &node),
         _ => match engine_config::launch(src, &node) {

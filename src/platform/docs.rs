@@ -99,6 +99,10 @@ gpu_count_default = 1
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
 # instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
 # pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size)
+# gpu_resource = ["requestGPUType"]  a MIG resource name names the device
+# node_selector_terms = ["nodeSelectorTerms"]  required node-affinity terms: the GPU they pin
+# [[launch.render]]                  words a template renders from values, `${path}` filled in
+# when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
 
 [docs]
 what = "..."

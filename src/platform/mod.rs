@@ -212,6 +212,16 @@ pub struct Site {
     /// Pods per replica (a LeaderWorkerSet's size): first that exists; 1 when none does.
     #[serde(default)]
     pub pods: Vec<String>,
+    /// The name of the Kubernetes resource the GPUs are requested as (`nvidia.com/mig-3g.40gb`):
+    /// a MIG slice names the device the engine sees.
+    #[serde(default)]
+    pub gpu_resource: Vec<String>,
+    /// Required node-affinity terms (`nodeSelectorTerms`), read as a pod's: the GPU they pin.
+    #[serde(default)]
+    pub node_selector_terms: Vec<String>,
+    /// Words a chart's template adds to the argv from values, under a condition.
+    #[serde(default)]
+    pub render: Vec<Render>,
     /// A pod spec whose node selector or affinity names the GPU type.
     #[serde(default)]
     pub pod: Vec<String>,
@@ -230,6 +240,26 @@ pub struct Site {
     /// The launch's name in `object.name`.
     #[serde(default)]
     pub name: Vec<String>,
+}
+
+/// Words a chart's template renders (`--kv-transfer-config` and its JSON), each `${path}` in them
+/// replaced by the value at that path from the site. Left out when a `when` path is missing or
+/// false as Go templates take it, or a `${path}` is missing.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Render {
+    #[serde(default)]
+    pub when: Vec<String>,
+    pub words: Vec<String>,
+}
+
+impl Render {
+    /// The paths of the `${path}` placeholders in `word`.
+    pub fn placeholders(word: &str) -> impl Iterator<Item = &str> {
+        word.split("${")
+            .skip(1)
+            .filter_map(|rest| rest.split_once('}').map(|(path, _)| path))
+    }
 }
 
 fn default_keys() -> Keys {
@@ -300,6 +330,18 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.resources.iter().map(String::as_str))
                 .chain(s.instance_type.iter().map(String::as_str))
                 .chain(s.pods.iter().map(String::as_str))
+                .chain(s.gpu_resource.iter().map(String::as_str))
+                .chain(s.node_selector_terms.iter().map(String::as_str))
+                .chain(
+                    s.render
+                        .iter()
+                        .flat_map(|r| r.when.iter().map(String::as_str)),
+                )
+                .chain(
+                    s.render
+                        .iter()
+                        .flat_map(|r| r.words.iter().flat_map(|w| Render::placeholders(w))),
+                )
                 .chain(s.option_value.as_deref())
                 .chain(s.shared_options.as_deref())
                 .chain(s.llm_api_options.as_deref())
