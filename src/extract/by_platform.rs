@@ -144,7 +144,7 @@ fn launch(
             Engine::Vllm => args.push(Arg::new("--model", m.loc)),
             Engine::Trtllm => {}
         }
-        args.extend(word(m));
+        args.extend(word(m).map(|a| without_scheme(site, a)));
     }
     let mut kwargs = Vec::new();
     if let Some(map) = site
@@ -392,6 +392,7 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         },
         None => (None, None),
     };
+    let named = named.and_then(|g| unprefixed(site, g));
     let (instance, instance_count) = instance_gpus(site, doc, node);
     let mig = mig.or_else(|| mig_resource(site, doc, node));
     l.placement.gpu = mig.or(named).or(instance).or_else(|| {
@@ -425,6 +426,27 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .image
         .as_ref()
         .and_then(|(i, at)| Some((placement::image_version(i, l.engine.name())?, *at)));
+}
+
+/// A model URL's path (`hf://Qwen/Qwen3-8B` → `Qwen/Qwen3-8B`) when the site's models are URLs.
+fn without_scheme(site: &Site, mut a: Arg) -> Arg {
+    if let Some(i) = a.text.find("://").filter(|_| site.model_url) {
+        a.text = a.text[i + 3..].to_string();
+    }
+    a
+}
+
+/// The GPU's name without the platform's prefix (`nvidia-gpu-h100` → `h100`); none when the site
+/// lists prefixes and the name has none of them.
+fn unprefixed(site: &Site, (name, at): (String, Loc)) -> Option<(String, Loc)> {
+    if site.gpu_type_prefix.is_empty() {
+        return Some((name, at));
+    }
+    let prefix = site
+        .gpu_type_prefix
+        .iter()
+        .find(|p| name.starts_with(p.as_str()))?;
+    Some((name[prefix.len()..].to_string(), at))
 }
 
 /// The MIG slice a `gpu_resource` names (`nvidia.com/mig-3g.40gb` → `MIG-3g.40gb`).

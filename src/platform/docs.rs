@@ -93,6 +93,8 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # llm_api_options = ""  drop = [...] TensorRT-LLM: this mapping is --extra_llm_api_options, in place
 model = ["model_loading_config.model_source", "model_loading_config.model_id"]
 gpu_type = ["accelerator_type"]      # `H100:8` gives the count too
+# gpu_type_prefix = ["nvidia-gpu-"]  prefixes before the GPU's name (a name without one: no GPU)
+# model_url = true                   the model is a URL (`hf://org/name`): what follows the scheme
 gpu_count = ["engine_kwargs.tensor_parallel_size * engine_kwargs.pipeline_parallel_size"]
 gpu_count_default = 1
 # role = "prefill" | role_from = { path = "...", values = { kv_producer = "prefill" } }

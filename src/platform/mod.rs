@@ -195,9 +195,17 @@ pub struct Site {
     /// The model: first path that exists.
     #[serde(default)]
     pub model: Vec<String>,
+    /// The model is a URL whose scheme says where it is fetched from (`hf://org/name`): the engine
+    /// is given what follows the scheme.
+    #[serde(default)]
+    pub model_url: bool,
     /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
     #[serde(default)]
     pub gpu_type: Vec<String>,
+    /// Prefixes the platform puts before a GPU's name in `gpu_type` (`nvidia-gpu-` of KubeAI's
+    /// `nvidia-gpu-h100`); when given, a name with none of them names no GPU (`cpu`).
+    #[serde(default)]
+    pub gpu_type_prefix: Vec<String>,
     /// GPUs per replica: first alternative whose paths exist; `a * b` multiplies (a missing
     /// factor is 1 when another exists).
     #[serde(default)]
