@@ -2,7 +2,7 @@
 //! where each launch site is, its option map and how its keys map to options, its argv, model,
 //! GPUs, role and image; this reader knows no platform by name.
 
-use super::k8s::{instances, placement, scalar};
+use super::k8s::{instances, placement, scalar, synthetic_words};
 use super::shell::{self, MappedWord};
 use super::{option_map, Extracted};
 use crate::finding::Finding;
@@ -65,7 +65,7 @@ pub fn read(
             Err(_) => continue,
         };
         for node in at {
-            if !site.command.is_empty() {
+            if !site.command.is_empty() || !site.script.is_empty() {
                 let found = command(p, site, file, src, doc, node, outer);
                 out.launches.extend(found.launches);
                 out.findings.extend(found.findings);
@@ -91,22 +91,72 @@ fn command(
     node: &Node,
     outer: Option<&Node>,
 ) -> Extracted {
-    let Some(line) = first_of(&site.command, doc, node) else {
-        return Extracted::default();
+    let script = first_of(&site.script, doc, node).and_then(|s| Some((s, scalar::word(src, s)?)));
+    let words: Vec<MappedWord> = match (script, first_of(&site.command, doc, node)) {
+        (Some((at, script)), _) => {
+            let mut argv = synthetic_words(&["bash", "-c"], at.loc);
+            argv.push(script);
+            argv
+        }
+        (None, Some(line)) => match &line.value {
+            Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
+            _ => scalar::word(src, line)
+                .map(|w| shell::split_words(file, &w))
+                .unwrap_or_default(),
+        },
+        (None, None) => return Extracted::default(),
     };
-    let words: Vec<MappedWord> = match &line.value {
-        Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
-        _ => scalar::word(src, line)
-            .map(|w| shell::split_words(file, &w))
-            .unwrap_or_default(),
-    };
-    let mut found = shell::exec_launches(file, words, &[]);
+    let env = environment(site, src, doc, node, outer);
+    let mut found = shell::exec_launches(file, words, &env);
     for l in &mut found.launches {
         l.role_hint = site.role.clone();
         place(l, site, doc, node, outer);
         name(l, p, site, doc, node);
     }
     found
+}
+
+/// The variables a site's command or script sees: its `env` mapping, then what the platform
+/// `exports` (`{gpus}` and `{pods}` as read for the site), each at the place it comes from.
+fn environment(
+    site: &Site,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+    outer: Option<&Node>,
+) -> Vec<(String, MappedWord)> {
+    let mut env = Vec::new();
+    if let Some(Value::Map(entries)) = first_of(&site.env, doc, node).map(|e| env_map(e).value) {
+        for (k, v) in &entries {
+            if let (Some(name), Some(w)) = (k.as_str(), scalar::word(src, v)) {
+                env.push((name.to_string(), w));
+            }
+        }
+    }
+    if site.exports.is_empty() {
+        return env;
+    }
+    let mut probe = Launch::new(Engine::Vllm, node.loc, Vec::new());
+    place(&mut probe, site, doc, node, outer);
+    let p = &probe.placement;
+    let count = |n: Option<u32>| n.map_or_else(String::new, |n| n.to_string());
+    let at = p.gpu.as_ref().map_or(node.loc, |g| g.1);
+    for (name, value) in &site.exports {
+        let gpus = value.contains("{gpus}");
+        if gpus && p.gpus_per_pod.is_none() {
+            continue;
+        }
+        let text = value
+            .replace("{gpus}", &count(p.gpus_per_pod))
+            .replace("{pods}", &count(p.pods));
+        let loc = if gpus { at } else { node.loc };
+        env.extend(
+            synthetic_words(&[&text], loc)
+                .into_iter()
+                .map(|w| (name.clone(), w)),
+        );
+    }
+    env
 }
 
 /// The launch's `object` and `group`: the platform's title and the site's name.
@@ -382,16 +432,7 @@ fn dotted(key: Node, value: Node) -> Vec<(Node, Node)> {
 fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
     let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
     // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
-    let named = first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)));
-    let (named, named_count) = match named {
-        Some((text, at)) => match text.rsplit_once(':') {
-            Some((kind, n)) if n.parse::<u32>().is_ok() => {
-                (Some((kind.to_string(), at)), n.parse::<u32>().ok())
-            }
-            _ => (Some((text, at)), None),
-        },
-        None => (None, None),
-    };
+    let (named, named_count) = named_gpu(first_of(&site.gpu_type, doc, node));
     let named = named.and_then(|g| unprefixed(site, g));
     let (instance, instance_count) = instance_gpus(site, doc, node);
     let mig = mig.or_else(|| mig_resource(site, doc, node));
@@ -426,6 +467,36 @@ fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&No
         .image
         .as_ref()
         .and_then(|(i, at)| Some((placement::image_version(i, l.engine.name())?, *at)));
+}
+
+/// A GPU type as named, and the count named with it: `H100:8`, `{H100: 8}`, or `{H100: 8, A100:
+/// 8}` (any of them, so only the count, when they agree).
+fn named_gpu(node: Option<&Node>) -> (Option<(String, Loc)>, Option<u32>) {
+    let Some(node) = node else {
+        return (None, None);
+    };
+    if let Value::Map(entries) = &node.value {
+        let counts: Vec<Option<u32>> = entries
+            .iter()
+            .map(|(_, v)| placement::count_of(v))
+            .collect();
+        let count = counts.first().copied().flatten();
+        let agree = counts.iter().all(|c| *c == count);
+        let gpu = match &entries[..] {
+            [(k, _)] => k.scalar_text().map(|g| (g, node.loc)),
+            _ => None,
+        };
+        return (gpu, count.filter(|_| agree));
+    }
+    let Some(text) = node.scalar_text() else {
+        return (None, None);
+    };
+    match text.rsplit_once(':') {
+        Some((kind, n)) if n.parse::<u32>().is_ok() => {
+            (Some((kind.to_string(), node.loc)), n.parse().ok())
+        }
+        _ => (Some((text, node.loc)), None),
+    }
 }
 
 /// A model URL's path (`hf://Qwen/Qwen3-8B` → `Qwen/Qwen3-8B`) when the site's models are URLs.

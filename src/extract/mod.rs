@@ -10,7 +10,6 @@ pub mod properties;
 pub mod python;
 mod roles;
 pub mod shell;
-pub mod skypilot;
 mod unread;
 
 use crate::finding::Finding;
@@ -332,7 +331,6 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
         return by_platform::read(p, file, src, &node, None);
     }
     match node {
-        _ if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
         _ if compose::is_compose(&node) => compose::launches(file, src, &node),
         _ => match engine_config::launch(src, &node) {
             Some(Ok(launch)) => launches(vec![launch]),

@@ -88,6 +88,8 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # only_options = true                keys that are no engine option are the platform's own
 # argv = ["extraArgs"]               an argv list or string, appended
 # command = ["docker_server.start_command"]  a whole command line, read as a container's (sh -c too)
+# script = ["run"]  env = ["envs"]   a shell script read as `bash -c` reads it, with these variables
+# exports = { NUM_GPUS = "{gpus}", NUM_NODES = "{pods}", RANK = "0" }  variables the platform sets
 # option_value = "string_value"      path from each option's value to its scalar (Triton parameters)
 # shared_options = "/"               a mapping whose keys apply where options lack them
 # llm_api_options = ""  drop = [...] TensorRT-LLM: this mapping is --extra_llm_api_options, in place

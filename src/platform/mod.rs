@@ -189,6 +189,18 @@ pub struct Site {
     /// with this site's role, GPUs and image. The platform's engine is the one it expects there.
     #[serde(default)]
     pub command: Vec<String>,
+    /// A shell script (SkyPilot's `run:`), read as `bash -c` reads it: the engine launches in it,
+    /// each placed and named as the site says, as with `command`.
+    #[serde(default)]
+    pub script: Vec<String>,
+    /// A mapping of environment variables (or a Kubernetes env list) that `command` or `script`
+    /// sees.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Variables the platform itself sets for `command` or `script`: name → value, where `{gpus}`
+    /// and `{pods}` are the GPUs per pod and the pods read for the site.
+    #[serde(default)]
+    pub exports: BTreeMap<String, String>,
     /// An argv list (or a string split as a shell splits it) appended to the launch.
     #[serde(default)]
     pub argv: Vec<String>,
@@ -200,6 +212,8 @@ pub struct Site {
     #[serde(default)]
     pub model_url: bool,
     /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
+    /// `H100:8` and a one-entry mapping `{H100: 8}` give the count too; a mapping of several
+    /// GPUs (any of them) gives only their count, when they agree.
     #[serde(default)]
     pub gpu_type: Vec<String>,
     /// Prefixes the platform puts before a GPU's name in `gpu_type` (`nvidia-gpu-` of KubeAI's
@@ -354,6 +368,8 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.shared_options.as_deref())
                 .chain(s.llm_api_options.as_deref())
                 .chain(s.command.iter().map(String::as_str))
+                .chain(s.script.iter().map(String::as_str))
+                .chain(s.env.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))
                 .chain(s.image.iter().map(String::as_str))
                 .chain(s.name.iter().map(String::as_str))
