@@ -59,7 +59,8 @@ pub fn read(
         return super::shell::platform_reader(p, file, src, doc);
     }
     let mut out = Extracted::default();
-    for site in &p.launches {
+    // Pod templates are read by the Kubernetes reader (`k8s::Cx::pod_sites`).
+    for site in p.launches.iter().filter(|s| !s.reads_pods()) {
         let at = match Path::parse(&site.at) {
             Ok(path) => path.all(doc, doc),
             Err(_) => continue,
@@ -246,6 +247,7 @@ fn launch(
         let value = first_of(std::slice::from_ref(&from.path), doc, node)?.scalar_text()?;
         from.values.get(&value).cloned()
     });
+    l.role_hint = l.role_hint.take().or_else(|| role_name(site, doc, node));
     place(&mut l, site, doc, node, outer);
     name(&mut l, p, site, doc, node);
     Ok(l)
@@ -293,6 +295,11 @@ fn truthy(n: &Node) -> bool {
         Value::Map(e) => !e.is_empty(),
         _ => true,
     }
+}
+
+/// The role as the site's file writes it (`roles[].name`).
+pub fn role_name(site: &Site, doc: &Node, node: &Node) -> Option<String> {
+    first_of(&site.role_name, doc, node).and_then(Node::scalar_text)
 }
 
 /// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the

@@ -11,6 +11,7 @@ pub fn engine(p: &Platform) -> String {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default(),
         (None, Some(from)) => format!("from {}", from.path),
+        (None, None) if p.launches.iter().any(|s| s.reads_pods()) => "from the commands".into(),
         (None, None) => String::new(),
     }
 }
@@ -99,7 +100,9 @@ gpu_type = ["accelerator_type"]      # `H100:8` gives the count too
 # model_url = true                   the model is a URL (`hf://org/name`): what follows the scheme
 gpu_count = ["engine_kwargs.tensor_parallel_size * engine_kwargs.pipeline_parallel_size"]
 gpu_count_default = 1
-# role = "prefill" | role_from = { path = "...", values = { kv_producer = "prefill" } }
+# role = "prefill" | role_from = { path = "...", values = { kv_producer = "prefill" } } | role_name = ["name"]
+# pod_template = ["template"]        a pod template, read as a workload's (no `engine`: the commands')
+# lws_template = ["spec.leaderWorkerTemplate"]  a LeaderWorkerSet template, read as one's
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
 # instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
 # pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size)

@@ -201,6 +201,15 @@ pub struct Site {
     /// and `{pods}` are the GPUs per pod and the pods read for the site.
     #[serde(default)]
     pub exports: BTreeMap<String, String>,
+    /// A Kubernetes pod template (`metadata`, `spec.containers`) whose containers are read as a
+    /// workload's are (command, args, env, resources, node selectors), each launch with this
+    /// site's role and pods. The engine comes from the commands.
+    #[serde(default)]
+    pub pod_template: Vec<String>,
+    /// A LeaderWorkerSet `leaderWorkerTemplate` (`size`, `leaderTemplate`, `workerTemplate`), read
+    /// as a LeaderWorkerSet's is.
+    #[serde(default)]
+    pub lws_template: Vec<String>,
     /// An argv list (or a string split as a shell splits it) appended to the launch.
     #[serde(default)]
     pub argv: Vec<String>,
@@ -251,6 +260,9 @@ pub struct Site {
     /// resource, the device from a MIG slice.
     #[serde(default)]
     pub resources: Vec<String>,
+    /// The role as the file writes it (`roles[].name: prefill`): first that exists.
+    #[serde(default)]
+    pub role_name: Vec<String>,
     /// The role named by a value in the file (`lmcacheConfig.kvRole: kv_producer` → prefill).
     #[serde(default)]
     pub role_from: Option<RoleFrom>,
@@ -281,6 +293,13 @@ impl Render {
         word.split("${")
             .skip(1)
             .filter_map(|rest| rest.split_once('}').map(|(path, _)| path))
+    }
+}
+
+impl Site {
+    /// Whether the site's launches are in Kubernetes pod templates, read by the Kubernetes reader.
+    pub fn reads_pods(&self) -> bool {
+        !self.pod_template.is_empty() || !self.lws_template.is_empty()
     }
 }
 
@@ -332,6 +351,10 @@ pub fn check(p: &Platform) -> Result<(), String> {
                     .into(),
             );
         }
+    } else if !p.launches.is_empty() && p.launches.iter().all(Site::reads_pods) {
+        if p.engine.is_some() || p.engine_from.is_some() {
+            return Err("pod templates give their engine by their commands: no `engine`".into());
+        }
     } else if p.engine.is_some() == p.engine_from.is_some() {
         return Err("give exactly one of `engine` and `engine_from`".into());
     } else if p.launches.is_empty() {
@@ -369,6 +392,9 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.llm_api_options.as_deref())
                 .chain(s.command.iter().map(String::as_str))
                 .chain(s.script.iter().map(String::as_str))
+                .chain(s.pod_template.iter().map(String::as_str))
+                .chain(s.lws_template.iter().map(String::as_str))
+                .chain(s.role_name.iter().map(String::as_str))
                 .chain(s.env.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))
                 .chain(s.image.iter().map(String::as_str))

@@ -96,6 +96,7 @@ impl Cx<'_> {
         if let Some(p) = by_platform::find(direct, self.src, doc) {
             let out = by_platform::read(p, self.file, self.src, doc, None);
             self.take(out);
+            self.pod_sites(p, doc);
         }
         for p in registry.embedded_in(&kind) {
             let Some(held) = p.recognize.embedded_in.as_ref() else {
