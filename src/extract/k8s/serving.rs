@@ -1,8 +1,9 @@
 //! Serving resources whose engine launch is not a pod template's argv, but is built by their
 //! controller from fields: KAITO `Workspace` (+ its ConfigMap), and the objects a platform file
-//! reads (`platforms/*.toml`: KubeAI `Model`, KubeRay `RayService`'s Ray Serve config), and those wrapping pod templates in their own
-//! layout: AIBrix `RayClusterFleet` / KubeRay `RayCluster`, llmaz `Service` and `BackendRuntime`,
-//! and OpenShift `Template` (each of its `objects` is read as an object).
+//! reads (`platforms/*.toml`: KubeAI `Model`, KubeRay `RayService`'s Ray Serve config, the pod
+//! templates of RoleBasedGroup, StormService, DisaggregatedSet, llmaz `Service`); and those
+//! wrapping pod templates in their own layout: AIBrix `RayClusterFleet` / KubeRay `RayCluster`,
+//! llmaz `BackendRuntime`, and OpenShift `Template` (each of its `objects` is read as an object).
 
 use super::placement::{count_of, items};
 use super::{instances, mounts, Cx, Group};
@@ -33,9 +34,6 @@ impl Cx<'_> {
                 self.ray_cluster(s.get("template").and_then(|t| t.get("spec")))
             }
             ("RayCluster", Some(s)) => self.ray_cluster(Some(s)),
-            ("Service", Some(s)) if s.get("workloadTemplate").is_some() => {
-                self.lws(s.get("workloadTemplate"), Group::default())
-            }
             ("BackendRuntime", Some(s)) if s.get("command").is_some() => self.backend_runtime(s),
             _ => return false,
         }
