@@ -296,3 +296,28 @@ fn shared_manifests_check_without_panics() {
         kvlint::report::render_all(&outcome);
     }
 }
+
+/// A real production-stack values file (../shared/platforms: the chart's kv-aware routing test
+/// values), read by `platforms/production-stack.toml`: one vLLM launch of `facebook/opt-125m` with
+/// the `vllmConfig` the chart renders (maxModelLen 1024, gpuMemoryUtilization 0.8), one GPU per
+/// pod. LMCache is on without a `kvRole`: no prefill or decode half.
+#[test]
+#[ignore = "reads ../shared"]
+fn production_stack_values_of_the_charts_own_tests() {
+    let shared = std::env::var("KVLINT_SHARED").unwrap_or_else(|_| "../shared".into());
+    let (_, out) = load(&format!(
+        "{shared}/platforms/production-stack-values-kvaware.yaml"
+    ));
+    assert_eq!(out.launches.len(), 1, "{:?}", out.findings);
+    let l = &out.launches[0];
+    assert_eq!(l.engine.name(), "vllm");
+    assert_eq!(model(l).as_deref(), Some("facebook/opt-125m"));
+    assert_eq!(flag(&l.args, &["--max-model-len"]).as_deref(), Some("1024"));
+    assert_eq!(
+        flag(&l.args, &["--gpu-memory-utilization"]).as_deref(),
+        Some("0.8")
+    );
+    assert_eq!(l.placement.gpus_per_pod, Some(1));
+    assert_eq!(l.role_hint, None);
+    assert_eq!(l.object.as_ref().map(|o| o.name.as_str()), Some("opt125m"));
+}

@@ -101,6 +101,23 @@ fn of_platform<'v>(doc: &'v Value, title: &str) -> Vec<&'v Value> {
         .collect()
 }
 
+/// The launches of platform `p` in a report: those titled as it, and, for a platform of
+/// Kubernetes objects, those of its kinds (their launches carry the object's kind).
+fn of<'v>(doc: &'v Value, p: &kvlint::platform::Platform) -> Vec<&'v Value> {
+    let r = &p.recognize;
+    let held = r.embedded_in.iter().flat_map(|e| e.kinds.iter());
+    let kinds: Vec<&str> = r.kinds.iter().chain(held).map(String::as_str).collect();
+    doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| {
+            let kind = l["object"]["kind"].as_str().unwrap_or_default();
+            kind == p.title || kinds.contains(&kind)
+        })
+        .collect()
+}
+
 #[test]
 fn every_platform_file_holds_the_schema() {
     let errors = kvlint::platform::builtin_errors();
@@ -127,7 +144,7 @@ fn every_platform_reads_its_fire_fixtures_and_not_its_pass_fixtures() {
         );
         for f in fire {
             let doc = check(&f);
-            let launches = of_platform(&doc, &p.title);
+            let launches = of(&doc, p);
             let want = expected(&f);
             assert!(!want.is_empty(), "{}: no `# expect:` line", f.display());
             let got: Vec<String> = launches
@@ -149,7 +166,7 @@ fn every_platform_reads_its_fire_fixtures_and_not_its_pass_fixtures() {
         }
         for f in pass {
             let doc = check(&f);
-            let launches = of_platform(&doc, &p.title);
+            let launches = of(&doc, p);
             assert!(launches.is_empty(), "{}: {launches:#?}", f.display());
         }
     }

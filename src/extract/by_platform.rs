@@ -3,16 +3,19 @@
 //! GPUs, role and image; this reader knows no platform by name.
 
 mod container;
+mod place;
 
 pub use container::container;
+pub use place::place_found;
+use place::place;
 
-use super::k8s::{placement, scalar};
+use super::k8s::{scalar, synthetic_words};
 use super::shell::{self, MappedWord};
 use super::{option_map, Extracted};
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch, LaunchFile, ObjectRef};
 use crate::platform::path::{first_of, Path};
-use crate::platform::{Platform, Site};
+use crate::platform::{Platform, Render, Site};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
 
@@ -81,11 +84,12 @@ pub fn read(
     doc: &Node,
     outer: Option<&Node>,
 ) -> Extracted {
-    if let Some(reader) = p.reader {
-        return super::shell::platform_reader(reader, file, src, doc);
+    if p.reader.is_some() {
+        return super::shell::platform_reader(p, file, src, doc);
     }
     let mut out = Extracted::default();
-    for site in &p.launches {
+    // Pod templates are read by the Kubernetes reader (`k8s::Cx::pod_sites`).
+    for site in p.launches.iter().filter(|s| !s.reads_pods()) {
         let at = match Path::parse(&site.at) {
             Ok(path) => path.all(doc, doc),
             Err(_) => continue,
@@ -100,7 +104,7 @@ pub fn read(
                 None => (None, None),
             };
             let node = linked.as_ref().unwrap_or(node);
-            if !site.command.is_empty() {
+            if !site.command.is_empty() || !site.script.is_empty() {
                 let found = command(p, site, file, src, doc, node, outer);
                 out.launches.extend(found.launches);
                 out.findings.extend(found.findings);
@@ -177,22 +181,72 @@ fn command(
     node: &Node,
     outer: Option<&Node>,
 ) -> Extracted {
-    let Some(line) = first_of(&site.command, doc, node) else {
-        return Extracted::default();
+    let script = first_of(&site.script, doc, node).and_then(|s| Some((s, scalar::word(src, s)?)));
+    let words: Vec<MappedWord> = match (script, first_of(&site.command, doc, node)) {
+        (Some((at, script)), _) => {
+            let mut argv = synthetic_words(&["bash", "-c"], at.loc);
+            argv.push(script);
+            argv
+        }
+        (None, Some(line)) => match &line.value {
+            Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
+            _ => scalar::word(src, line)
+                .map(|w| shell::split_words(file, &w))
+                .unwrap_or_default(),
+        },
+        (None, None) => return Extracted::default(),
     };
-    let words: Vec<MappedWord> = match &line.value {
-        Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
-        _ => scalar::word(src, line)
-            .map(|w| shell::split_words(file, &w))
-            .unwrap_or_default(),
-    };
-    let mut found = shell::exec_launches(file, words, &[]);
+    let env = environment(site, src, doc, node, outer);
+    let mut found = shell::exec_launches(file, words, &env);
     for l in &mut found.launches {
         l.role_hint = site.role.clone();
         place(l, site, doc, node, outer);
         name(l, p, site, doc, node);
     }
     found
+}
+
+/// The variables a site's command or script sees: its `env` mapping, then what the platform
+/// `exports` (`{gpus}` and `{pods}` as read for the site), each at the place it comes from.
+fn environment(
+    site: &Site,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+    outer: Option<&Node>,
+) -> Vec<(String, MappedWord)> {
+    let mut env = Vec::new();
+    if let Some(Value::Map(entries)) = first_of(&site.env, doc, node).map(|e| env_map(e).value) {
+        for (k, v) in &entries {
+            if let (Some(name), Some(w)) = (k.as_str(), scalar::word(src, v)) {
+                env.push((name.to_string(), w));
+            }
+        }
+    }
+    if site.exports.is_empty() {
+        return env;
+    }
+    let mut probe = Launch::new(Engine::Vllm, node.loc, Vec::new());
+    place(&mut probe, site, doc, node, outer);
+    let p = &probe.placement;
+    let count = |n: Option<u32>| n.map_or_else(String::new, |n| n.to_string());
+    let at = p.gpu.as_ref().map_or(node.loc, |g| g.1);
+    for (name, value) in &site.exports {
+        let gpus = value.contains("{gpus}");
+        if gpus && p.gpus_per_pod.is_none() {
+            continue;
+        }
+        let text = value
+            .replace("{gpus}", &count(p.gpus_per_pod))
+            .replace("{pods}", &count(p.pods));
+        let loc = if gpus { at } else { node.loc };
+        env.extend(
+            synthetic_words(&[&text], loc)
+                .into_iter()
+                .map(|w| (name.clone(), w)),
+        );
+    }
+    env
 }
 
 /// The launch's `object` and `group`: the platform's title and the site's name.
@@ -237,7 +291,7 @@ fn launch(
             Engine::Vllm => args.push(Arg::new("--model", m.loc)),
             Engine::Trtllm => {}
         }
-        args.extend(word(m));
+        args.extend(word(m).map(|a| without_scheme(site, a)));
     }
     let mut kwargs = Vec::new();
     // Without its own options, a site still takes the shared ones (a NIMService with no `env`
@@ -261,6 +315,9 @@ fn launch(
         }
     }
     args.extend(argv);
+    for r in &site.render {
+        args.extend(rendered(r, doc, node));
+    }
     let api = site
         .llm_api_options
         .as_deref()
@@ -289,6 +346,7 @@ fn launch(
         let value = first_of(std::slice::from_ref(&from.path), doc, node)?.scalar_text()?;
         from.values.get(&value).cloned()
     });
+    l.role_hint = l.role_hint.take().or_else(|| role_name(site, doc, node));
     place(&mut l, site, doc, node, outer);
     every_gpu(&mut l, &site.max_gpus);
     name(&mut l, p, site, doc, node);
@@ -361,6 +419,55 @@ fn flag_value<'a>(argv: &'a [Arg], flag: &str) -> Option<&'a Arg> {
         }
     }
     found
+}
+
+/// A render's words with their `${path}` values put in, each at the value it took (else at the
+/// first value the render took, else at its `when`); none when the render is left out.
+fn rendered(r: &Render, doc: &Node, node: &Node) -> Vec<Arg> {
+    let at = |path: &str| first_of(&[path.to_string()], doc, node);
+    let when: Option<Vec<&Node>> = r.when.iter().map(|w| at(w).filter(|n| truthy(n))).collect();
+    let Some(when) = when else {
+        return Vec::new();
+    };
+    let mut words = Vec::new();
+    for w in &r.words {
+        let mut text = w.clone();
+        let mut loc = None;
+        for path in Render::placeholders(w) {
+            let Some(value) = at(path) else {
+                return Vec::new();
+            };
+            text = text.replace(
+                &format!("${{{path}}}"),
+                &value.scalar_text().unwrap_or_default(),
+            );
+            loc = loc.or(Some(value.loc));
+        }
+        words.push((text, loc));
+    }
+    let first = words.iter().find_map(|(_, l)| *l);
+    let fallback = first.or(when.first().map(|n| n.loc)).unwrap_or(node.loc);
+    words
+        .into_iter()
+        .map(|(text, loc)| Arg::new(text, loc.unwrap_or(fallback)))
+        .collect()
+}
+
+/// True as a Go template's `if` takes it: not false, 0, null, or an empty string, list or map.
+fn truthy(n: &Node) -> bool {
+    match &n.value {
+        Value::Bool(b) => *b,
+        Value::Null | Value::Int(0) => false,
+        Value::Str(s) => !s.is_empty(),
+        Value::Seq(items) => !items.is_empty(),
+        Value::Map(e) => !e.is_empty(),
+        _ => true,
+    }
+}
+
+/// The role as the site's file writes it (`roles[].name`).
+pub fn role_name(site: &Site, doc: &Node, node: &Node) -> Option<String> {
+    first_of(&site.role_name, doc, node).and_then(Node::scalar_text)
 }
 
 /// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the
@@ -512,111 +619,11 @@ fn dotted(key: Node, value: Node) -> Vec<(Node, Node)> {
     out
 }
 
-/// GPU type and count, pods, image and the release its tag names.
-fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
-    let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
-    // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
-    let named = first_of(&site.gpu_type, doc, node).and_then(|g| Some((g.scalar_text()?, g.loc)));
-    let named = named.map(|(text, at)| (without_marks(&text, &site.gpu_marks), at));
-    let (named, named_count) = match named {
-        Some((text, at)) => match text.rsplit_once(':') {
-            Some((kind, n)) if n.parse::<u32>().is_ok() => {
-                (Some((kind.to_string(), at)), n.parse::<u32>().ok())
-            }
-            _ => (Some((text, at)), None),
-        },
-        None => (None, None),
-    };
-    l.placement.gpu = mig.or(named).or_else(|| {
-        let root = outer.unwrap_or(doc);
-        first_of(&site.pod, root, root).and_then(placement::gpu_type)
-    });
-    l.placement.gpus_per_pod = site
-        .gpu_count
-        .iter()
-        .find_map(|alt| product(alt, doc, node))
-        .or(named_count)
-        .or(resource_gpus)
-        .or(site.gpu_count_default);
-    l.placement.pods = Some(1);
-    let image = first_of(&site.image, doc, node);
-    let tag = first_of(&site.image_tag, doc, node);
-    l.placement.image = match (image.and_then(Node::scalar_text), tag) {
-        (Some(repo), Some(t)) => t
-            .scalar_text()
-            .map(|text| (format!("{repo}:{text}"), t.loc)),
-        (Some(i), None) => image.map(|n| (i, n.loc)),
-        _ => None,
-    };
-    l.engine_version = l
-        .placement
-        .image
-        .as_ref()
-        .and_then(|(i, at)| Some((placement::image_version(i, l.engine.name())?, *at)));
-}
-
-/// Places a launch another reader found (an argv list in a Python function) as a placing site
-/// says (its decorator's GPU type and count, image, role): what the site finds is set, what it
-/// does not find is left as it was, so nested decorators each add theirs. The launch takes the
-/// platform's title, and the site's name where it gives one.
-pub fn place_found(p: &Platform, site: &Site, doc: &Node, node: &Node, l: &mut Launch) {
-    let mut found = Launch::new(l.engine, l.command, Vec::new());
-    place(&mut found, site, doc, node, None);
-    let (got, have) = (found.placement, &mut l.placement);
-    if got.gpu.is_some()
-        || site
-            .gpu_count
-            .iter()
-            .any(|g| product(g, doc, node).is_some())
-    {
-        have.gpu = got.gpu.or(have.gpu.take());
-        have.gpus_per_pod = got.gpus_per_pod.or(have.gpus_per_pod);
+fn without_scheme(site: &Site, mut a: Arg) -> Arg {
+    if let Some(i) = a.text.find("://").filter(|_| site.model_url) {
+        a.text = a.text[i + 3..].to_string();
     }
-    if got.image.is_some() {
-        have.image = got.image;
-        l.engine_version = found.engine_version;
-    }
-    if l.role_hint.is_none() {
-        l.role_hint = site.role.clone();
-    }
-    let named = first_of(&site.name, doc, node).and_then(Node::scalar_text);
-    let object = l.object.get_or_insert_with(|| ObjectRef {
-        kind: String::new(),
-        namespace: None,
-        name: String::new(),
-        container: None,
-    });
-    object.kind = p.title.clone();
-    if let Some(n) = named {
-        object.name = n;
-    }
-}
-
-/// `H100!:2` → `H100:2`: the platform's marks dropped from the name, the count kept.
-fn without_marks(text: &str, marks: &[String]) -> String {
-    let (name, count) = match text.rsplit_once(':') {
-        Some((n, c)) => (n, Some(c)),
-        None => (text, None),
-    };
-    let name = marks
-        .iter()
-        .fold(name, |n, m| n.strip_suffix(m.as_str()).unwrap_or(n));
-    match count {
-        Some(c) => format!("{name}:{c}"),
-        None => name.to_string(),
-    }
-}
-
-/// `a * b`: the product of the counts the paths reach, a missing factor 1; `None` when none is there.
-fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
-    let counts: Vec<Option<u32>> = expr
-        .split('*')
-        .map(|p| first_of(&[p.trim().to_string()], doc, node).and_then(placement::count_of))
-        .collect();
-    counts
-        .iter()
-        .any(Option::is_some)
-        .then(|| counts.iter().map(|c| c.unwrap_or(1)).product())
+    a
 }
 
 /// The platform's engine, fixed or named in the file (at a path, or by a flag of the argv), else

@@ -3,7 +3,6 @@
 pub mod by_platform;
 pub mod compose;
 pub mod engine_config;
-pub mod helm_values;
 pub mod k8s;
 pub mod option_map;
 pub mod pbtxt;
@@ -11,8 +10,6 @@ pub mod properties;
 pub mod python;
 mod roles;
 pub mod shell;
-pub mod skypilot;
-pub mod srt_slurm;
 mod unread;
 
 use crate::finding::Finding;
@@ -290,7 +287,6 @@ fn looks_like_yaml(file: FileId, src: &SourceFile) -> bool {
     yaml::documents(file, src).flatten().any(|n| {
         matches!(n.value, yaml::Value::Map(_) | yaml::Value::Seq(_))
             && (k8s::is_object(&n)
-                || helm_values::is_values(&n)
                 || compose::is_compose(&n)
                 || engine_config::detect(&n).is_some()
                 || by_platform::find(crate::platform::registry().plain(), src, &n).is_some()
@@ -346,9 +342,6 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
         return by_platform::read(p, file, src, &node, None);
     }
     match node {
-        _ if helm_values::is_values(&node) => launches(helm_values::launches(src, &node)),
-        _ if skypilot::is_task(&node) => skypilot::launches(file, src, &node),
-        _ if srt_slurm::is_recipe(&node) => both(srt_slurm::read(&node)),
         _ if compose::is_compose(&node) => compose::launches(file, src, &node),
         _ => match engine_config::launch(src, &node) {
             Some(Ok(launch)) => launches(vec![launch]),

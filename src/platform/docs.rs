@@ -21,6 +21,7 @@ pub fn engine(p: &Platform) -> String {
             });
             format!("from {}{}", at.join(" or "), default.unwrap_or_default())
         }
+        (None, None) if p.launches.iter().any(|s| s.reads_pods()) => "from the commands".into(),
         (None, None) => String::new(),
     }
 }
@@ -119,15 +120,27 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # max_gpus = ["--tensor-parallel-size"]  `max` there is every GPU the launch is given
 # link = { kind = "NIMCache", name = "storage.nimCache.name", as = "cache" }  another object, by name
 # command = ["docker_server.start_command"]  a whole command line, read as a container's (sh -c too)
+# script = ["run"]  env = ["envs"]   a shell script read as `bash -c` reads it, with these variables
+# exports = { NUM_GPUS = "{gpus}", NUM_NODES = "{pods}", RANK = "0" }  variables the platform sets
 # option_value = "string_value"      path from each option's value to its scalar (Triton parameters)
 # shared_options = "/"               a mapping whose keys apply where options lack them
 # llm_api_options = ""  drop = [...] TensorRT-LLM: this mapping is --extra_llm_api_options, in place
 model = ["model_loading_config.model_source", "model_loading_config.model_id"]
 gpu_type = ["accelerator_type"]      # `H100:8` gives the count too; gpu_marks = ["!"] drops `H100!`'s mark
+# gpu_type_prefix = ["nvidia-gpu-"]  prefixes before the GPU's name (a name without one: no GPU)
+# model_url = true                   the model is a URL (`hf://org/name`): what follows the scheme
 gpu_count = ["engine_kwargs.tensor_parallel_size * engine_kwargs.pipeline_parallel_size"]
 gpu_count_default = 1
-# role = "prefill" | role_from = { path = "...", values = { kv_producer = "prefill" } }
+# role = "prefill" | role_from = { path = "...", values = { kv_producer = "prefill" } } | role_name = ["name"]
+# pod_template = ["template"]        a pod template, read as a workload's (no `engine`: the commands')
+# lws_template = ["spec.leaderWorkerTemplate"]  a LeaderWorkerSet template, read as one's
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
+# instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
+# pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size)
+# gpu_resource = ["requestGPUType"]  a MIG resource name names the device
+# node_selector_terms = ["nodeSelectorTerms"]  required node-affinity terms: the GPU they pin
+# [[launch.render]]                  words a template renders from values, `${path}` filled in
+# when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
 
 [docs]
 what = "..."

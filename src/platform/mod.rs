@@ -10,7 +10,7 @@ pub mod path;
 
 use crate::launch::Engine;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 include!(concat!(env!("OUT_DIR"), "/platform_files.rs"));
@@ -214,6 +214,27 @@ pub struct Site {
     /// with this site's role, GPUs and image. The platform's engine is the one it expects there.
     #[serde(default)]
     pub command: Vec<String>,
+    /// A shell script (SkyPilot's `run:`), read as `bash -c` reads it: the engine launches in it,
+    /// each placed and named as the site says, as with `command`.
+    #[serde(default)]
+    pub script: Vec<String>,
+    /// A mapping of environment variables (or a Kubernetes env list) that `command` or `script`
+    /// sees.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Variables the platform itself sets for `command` or `script`: name → value, where `{gpus}`
+    /// and `{pods}` are the GPUs per pod and the pods read for the site.
+    #[serde(default)]
+    pub exports: BTreeMap<String, String>,
+    /// A Kubernetes pod template (`metadata`, `spec.containers`) whose containers are read as a
+    /// workload's are (command, args, env, resources, node selectors), each launch with this
+    /// site's role and pods. The engine comes from the commands.
+    #[serde(default)]
+    pub pod_template: Vec<String>,
+    /// A LeaderWorkerSet `leaderWorkerTemplate` (`size`, `leaderTemplate`, `workerTemplate`), read
+    /// as a LeaderWorkerSet's is.
+    #[serde(default)]
+    pub lws_template: Vec<String>,
     /// An argv list (or a string split as a shell splits it) appended to the launch.
     #[serde(default)]
     pub argv: Vec<String>,
@@ -236,13 +257,23 @@ pub struct Site {
     /// The model: first path that exists.
     #[serde(default)]
     pub model: Vec<String>,
+    /// The model is a URL whose scheme says where it is fetched from (`hf://org/name`): the engine
+    /// is given what follows the scheme.
+    #[serde(default)]
+    pub model_url: bool,
     /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
+    /// `H100:8` and a one-entry mapping `{H100: 8}` give the count too; a mapping of several
+    /// GPUs (any of them) gives only their count, when they agree.
     #[serde(default)]
     pub gpu_type: Vec<String>,
     /// Marks the platform writes after a GPU name that leave the GPU the same (Modal's `H100!`,
     /// an H100 never upgraded to an H200): dropped before the name is looked up.
     #[serde(default)]
     pub gpu_marks: Vec<String>,
+    /// Prefixes the platform puts before a GPU's name in `gpu_type` (`nvidia-gpu-` of KubeAI's
+    /// `nvidia-gpu-h100`); when given, a name with none of them names no GPU (`cpu`).
+    #[serde(default)]
+    pub gpu_type_prefix: Vec<String>,
     /// GPUs per replica: first alternative whose paths exist; `a * b` multiplies (a missing
     /// factor is 1 when another exists).
     #[serde(default)]
@@ -250,6 +281,23 @@ pub struct Site {
     /// GPUs per replica when `gpu_count` finds nothing (Ray Serve places one GPU per worker).
     #[serde(default)]
     pub gpu_count_default: Option<u32>,
+    /// A cloud instance type (`p5.48xlarge`, `Standard_ND96asr_v4`): the GPU, and the count when
+    /// nothing above gives one, from kvlint's instance table.
+    #[serde(default)]
+    pub instance_type: Vec<String>,
+    /// Pods per replica (a LeaderWorkerSet's size): first that exists; 1 when none does.
+    #[serde(default)]
+    pub pods: Vec<String>,
+    /// The name of the Kubernetes resource the GPUs are requested as (`nvidia.com/mig-3g.40gb`):
+    /// a MIG slice names the device the engine sees.
+    #[serde(default)]
+    pub gpu_resource: Vec<String>,
+    /// Required node-affinity terms (`nodeSelectorTerms`), read as a pod's: the GPU they pin.
+    #[serde(default)]
+    pub node_selector_terms: Vec<String>,
+    /// Words a chart's template adds to the argv from values, under a condition.
+    #[serde(default)]
+    pub render: Vec<Render>,
     /// A pod spec whose node selector or affinity names the GPU type.
     #[serde(default)]
     pub pod: Vec<String>,
@@ -257,6 +305,9 @@ pub struct Site {
     /// resource, the device from a MIG slice.
     #[serde(default)]
     pub resources: Vec<String>,
+    /// The role as the file writes it (`roles[].name: prefill`): first that exists.
+    #[serde(default)]
+    pub role_name: Vec<String>,
     /// The role named by a value in the file (`lmcacheConfig.kvRole: kv_producer` → prefill).
     #[serde(default)]
     pub role_from: Option<RoleFrom>,
@@ -278,6 +329,33 @@ pub struct Link {
     pub name: String,
     #[serde(rename = "as")]
     pub key: String,
+}
+
+/// Words a chart's template renders (`--kv-transfer-config` and its JSON), each `${path}` in them
+/// replaced by the value at that path from the site. Left out when a `when` path is missing or
+/// false as Go templates take it, or a `${path}` is missing.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Render {
+    #[serde(default)]
+    pub when: Vec<String>,
+    pub words: Vec<String>,
+}
+
+impl Render {
+    /// The paths of the `${path}` placeholders in `word`.
+    pub fn placeholders(word: &str) -> impl Iterator<Item = &str> {
+        word.split("${")
+            .skip(1)
+            .filter_map(|rest| rest.split_once('}').map(|(path, _)| path))
+    }
+}
+
+impl Site {
+    /// Whether the site's launches are in Kubernetes pod templates, read by the Kubernetes reader.
+    pub fn reads_pods(&self) -> bool {
+        !self.pod_template.is_empty() || !self.lws_template.is_empty()
+    }
 }
 
 fn default_keys() -> Keys {
@@ -344,6 +422,10 @@ pub fn check(p: &Platform) -> Result<(), String> {
                     .into(),
             );
         }
+    } else if !p.launches.is_empty() && p.launches.iter().all(Site::reads_pods) {
+        if p.engine.is_some() || p.engine_from.is_some() {
+            return Err("pod templates give their engine by their commands: no `engine`".into());
+        }
     } else if p.engine.is_some() == p.engine_from.is_some() {
         return Err("give exactly one of `engine` and `engine_from`".into());
     } else if p.launches.is_empty() {
@@ -368,10 +450,29 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.gpu_type.iter().map(String::as_str))
                 .chain(s.pod.iter().map(String::as_str))
                 .chain(s.resources.iter().map(String::as_str))
+                .chain(s.instance_type.iter().map(String::as_str))
+                .chain(s.pods.iter().map(String::as_str))
+                .chain(s.gpu_resource.iter().map(String::as_str))
+                .chain(s.node_selector_terms.iter().map(String::as_str))
+                .chain(
+                    s.render
+                        .iter()
+                        .flat_map(|r| r.when.iter().map(String::as_str)),
+                )
+                .chain(
+                    s.render
+                        .iter()
+                        .flat_map(|r| r.words.iter().flat_map(|w| Render::placeholders(w))),
+                )
                 .chain(s.option_value.as_deref())
                 .chain(s.shared_options.as_deref())
                 .chain(s.llm_api_options.as_deref())
                 .chain(s.command.iter().map(String::as_str))
+                .chain(s.script.iter().map(String::as_str))
+                .chain(s.pod_template.iter().map(String::as_str))
+                .chain(s.lws_template.iter().map(String::as_str))
+                .chain(s.role_name.iter().map(String::as_str))
+                .chain(s.env.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))
                 .chain(s.link.as_ref().map(|l| l.name.as_str()))
                 .chain(s.image.iter().map(String::as_str))

@@ -1,10 +1,14 @@
 //! Serving CRDs: where each one keeps its pod templates, roles and group sizes
-//! (`../shared/reference/k8s-webhook.md` §1.1 maps every shape).
+//! (`../shared/reference/k8s-webhook.md` §1.1 maps every shape). Those a platform file describes
+//! (`pod_template`, `lws_template` sites) are read by [`Cx::pod_sites`].
 
 use super::placement::{count_of, items};
 use super::{arg_of, entries, named_or_first, scalar, Cx, Group};
+use crate::extract::by_platform;
 use crate::extract::shell::{self, MappedWord};
 use crate::launch::{Engine, Launch};
+use crate::platform::path::{first_of, Path};
+use crate::platform::Platform;
 use crate::yaml::Node;
 
 fn text(node: Option<&Node>, key: &str) -> Option<String> {
@@ -18,9 +22,6 @@ impl Cx<'_> {
         let g = Group::default();
         match self.kind.as_str() {
             "LeaderWorkerSet" => self.lws(spec.get("leaderWorkerTemplate"), g),
-            "DisaggregatedSet" => self.disaggregated_set(spec),
-            "RoleBasedGroup" => self.role_based_group(spec),
-            "StormService" => self.storm_service(spec),
             "DynamoGraphDeployment" => self.dynamo(spec),
             "LLMInferenceService" => self.llm_inference_service(spec),
             "ClusterServingRuntime" | "ServingRuntime" | "InferenceService"
@@ -76,51 +77,28 @@ impl Cx<'_> {
         });
     }
 
-    /// llm-d / LWS DisaggregatedSet: `roles[]` named prefill/decode, each an LWS template.
-    fn disaggregated_set(&mut self, spec: &Node) {
-        for role in items(spec.get("roles")) {
-            let g = Group {
-                role: text(Some(role), "name"),
-                ..Group::default()
+    /// The pod templates a platform file's sites name (`pod_template`, `lws_template`:
+    /// RoleBasedGroup, StormService, DisaggregatedSet roles), each read as a workload's, with the
+    /// site's role and pods.
+    pub(super) fn pod_sites(&mut self, p: &Platform, doc: &Node) {
+        for site in p.launches.iter().filter(|s| s.reads_pods()) {
+            let Ok(at) = Path::parse(&site.at) else {
+                continue;
             };
-            self.lws(
-                role.get("spec").and_then(|s| s.get("leaderWorkerTemplate")),
-                g,
-            );
-        }
-    }
-
-    /// SGLang RoleBasedGroup: `roles[].template` with `leaderWorkerSet.size` pods per group. The
-    /// `patchLeaderTemplate` / `patchWorkerTemplate` strategic merges are not applied.
-    fn role_based_group(&mut self, spec: &Node) {
-        for role in items(spec.get("roles")) {
-            let pods = role
-                .get("leaderWorkerSet")
-                .and_then(|l| l.get("size"))
-                .and_then(count_of);
-            let g = Group {
-                role: text(Some(role), "name"),
-                pods,
-                ..Group::default()
-            };
-            self.pod_template(role.get("template"), &g);
-        }
-    }
-
-    /// AIBrix StormService: `template.spec.roles[]` with `podGroupSize` pods per group.
-    fn storm_service(&mut self, spec: &Node) {
-        let roles = spec
-            .get("template")
-            .and_then(|t| t.get("spec"))
-            .and_then(|s| s.get("roles"));
-        for role in items(roles) {
-            let pods = role.get("podGroupSize").and_then(count_of);
-            let g = Group {
-                role: text(Some(role), "name"),
-                pods,
-                ..Group::default()
-            };
-            self.pod_template(role.get("template"), &g);
+            for node in at.all(doc, doc) {
+                let g = Group {
+                    role: site
+                        .role
+                        .clone()
+                        .or_else(|| by_platform::role_name(site, doc, node)),
+                    pods: first_of(&site.pods, doc, node).and_then(count_of),
+                    ..Group::default()
+                };
+                match first_of(&site.lws_template, doc, node) {
+                    Some(lwt) => self.lws(Some(lwt), g),
+                    None => self.pod_template(first_of(&site.pod_template, doc, node), &g),
+                }
+            }
         }
     }
 

@@ -1,11 +1,12 @@
 //! Serving resources whose engine launch is not a pod template's argv, but is built by their
-//! controller from fields: KubeAI `Model`, KAITO `Workspace` (+ its ConfigMap), KubeRay
-//! `RayService` (Ray Serve LLM `engine_kwargs`), and those wrapping pod templates in their own
-//! layout: AIBrix `RayClusterFleet` / KubeRay `RayCluster`, llmaz `Service` and `BackendRuntime`,
-//! and OpenShift `Template` (each of its `objects` is read as an object).
+//! controller from fields: KAITO `Workspace` (+ its ConfigMap), and the objects a platform file
+//! reads (`platforms/*.toml`: KubeAI `Model`, KubeRay `RayService`'s Ray Serve config, the pod
+//! templates of RoleBasedGroup, StormService, DisaggregatedSet, llmaz `Service`); and those
+//! wrapping pod templates in their own layout: AIBrix `RayClusterFleet` / KubeRay `RayCluster`,
+//! llmaz `BackendRuntime`, and OpenShift `Template` (each of its `objects` is read as an object).
 
 use super::placement::{count_of, items};
-use super::{arg_of, instances, mounts, scalar, Cx, Group};
+use super::{instances, mounts, Cx, Group};
 use crate::extract::by_platform;
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
@@ -18,7 +19,6 @@ impl Cx<'_> {
         let spec = doc.get("spec");
         let kind = self.kind.clone();
         match (kind.as_str(), spec) {
-            ("Model", Some(s)) if s.get("engine").is_some() => self.kubeai(s),
             ("Workspace", _) if doc.get("inference").is_some() => self.kaito(doc),
             ("Template", _) if doc.get("objects").is_some() => {
                 for obj in items(doc.get("objects")).filter(|o| super::is_object(o)) {
@@ -34,51 +34,10 @@ impl Cx<'_> {
                 self.ray_cluster(s.get("template").and_then(|t| t.get("spec")))
             }
             ("RayCluster", Some(s)) => self.ray_cluster(Some(s)),
-            ("Service", Some(s)) if s.get("workloadTemplate").is_some() => {
-                self.lws(s.get("workloadTemplate"), Group::default())
-            }
             ("BackendRuntime", Some(s)) if s.get("command").is_some() => self.backend_runtime(s),
             _ => return false,
         }
         true
-    }
-
-    /// KubeAI `Model`: the controller runs the engine image with the model from `spec.url` and
-    /// `spec.args` (substratusai/kubeai internal/modelcontroller/engine_vllm.go: `--model=` the
-    /// URL's path and the args after it); GPUs from `resourceProfile: NAME:COUNT`.
-    fn kubeai(&mut self, spec: &Node) {
-        let Some(engine_node) = spec.get("engine") else {
-            return;
-        };
-        let engine = engine_node.as_str().unwrap_or_default();
-        if !engine.eq_ignore_ascii_case("vllm") {
-            self.not_read(
-                engine_node.loc,
-                &format!("KubeAI engine {engine}"),
-                "kvlint models the vLLM, SGLang and TensorRT-LLM engines only",
-            );
-            return;
-        }
-        let mut args: Vec<Arg> = Vec::new();
-        if let Some(w) = spec.get("url").and_then(|u| scalar::word(self.src, u)) {
-            let text = w.chars.as_str();
-            let skip = text.find("://").map_or(0, |i| i + 3);
-            args.push(Arg::new("--model", engine_node.loc));
-            args.push(Arg::new(&text[skip..], w.loc));
-        }
-        let env = Vec::new();
-        args.extend(self.words(spec.get("args"), &env).iter().map(arg_of));
-        let mut launch = Launch::new(Engine::Vllm, engine_node.loc, args);
-        if let Some(profile) = spec.get("resourceProfile") {
-            let text = profile.as_str().unwrap_or_default();
-            let (name, count) = text.split_once(':').unwrap_or((text, "1"));
-            launch.placement.gpus_per_pod = count.trim().parse().ok();
-            // Profile names are the chart's (`nvidia-gpu-h100`); the GPU model is their last word.
-            launch.placement.gpu = name
-                .strip_prefix("nvidia-gpu-")
-                .map(|g| (g.to_string(), profile.loc));
-        }
-        self.push(launch, None);
     }
 
     /// KAITO `Workspace`: `inference.config` names a ConfigMap whose `inference_config.yaml` holds a
@@ -138,6 +97,7 @@ impl Cx<'_> {
             let out = by_platform::read(p, self.file, self.src, doc, None);
             self.take(out);
             read = true;
+            self.pod_sites(p, doc);
         }
         for p in registry.embedded_in(&kind) {
             let Some(held) = p.recognize.embedded_in.as_ref() else {
@@ -300,6 +260,10 @@ mod tests {
         assert!(out.launches.is_empty());
         assert_eq!(out.findings.len(), 1);
         assert_eq!(out.findings[0].rule, "INP006");
-        assert_eq!(out.findings[0].get("engine"), Some("KubeAI engine OLlama"));
+        assert_eq!(out.findings[0].get("engine"), Some("KubeAI Model"));
+        assert!(out.findings[0]
+            .get("reason")
+            .unwrap()
+            .ends_with("not OLlama"));
     }
 }

@@ -16,7 +16,6 @@ use super::{commands, lex, walk::Walker, Budget, MappedWord};
 use crate::extract::k8s::{placement, scalar};
 use crate::extract::Extracted;
 use crate::gpu::catalog;
-use crate::platform::Reader;
 use crate::source::{FileId, SourceFile};
 use crate::yaml::{Node, Value as Y};
 
@@ -34,7 +33,7 @@ enum Env {
 type EnvList = Vec<(String, Env)>;
 
 /// The launches of every `run:` step.
-pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
+pub fn read(file: FileId, src: &SourceFile, doc: &Node, title: &str) -> Extracted {
     let mut out = Extracted::default();
     let top = env_list(src, doc.get("env"), &[], &EnvList::new());
     let shell = default_shell(doc);
@@ -49,7 +48,7 @@ pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
             .get("name")
             .and_then(Node::scalar_text)
             .unwrap_or_default();
-        super::titled(Reader::GithubActions, &mut out.launches, &name, None);
+        super::titled(Some(title), &mut out.launches, &name, None);
     }
     let Some(Y::Map(jobs)) = doc.get("jobs").map(|j| &j.value) else {
         return out;
@@ -76,7 +75,7 @@ pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> Extracted {
         job.steps(file, src, node.get("steps"), &mut out);
         services(file, src, node, &mut out);
         let id = node_name.scalar_text().unwrap_or_default();
-        super::titled(Reader::GithubActions, &mut out.launches[first..], &id, None);
+        super::titled(Some(title), &mut out.launches[first..], &id, None);
         let gpu = runs_on_gpu(node);
         for l in &mut out.launches[first..] {
             if let Some(i) = image.filter(|_| l.placement.image.is_none()) {

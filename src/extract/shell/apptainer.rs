@@ -51,7 +51,12 @@ pub fn read(file: FileId, text: &str) -> Extracted {
         }
         walker.script(lex::chars_of(&text[body.clone()], body.start));
         let mut out = extracted(walker);
-        super::titled(Reader::Apptainer, &mut out.launches, name, None);
+        super::titled(
+            super::reader_title(Reader::Apptainer),
+            &mut out.launches,
+            name,
+            None,
+        );
         launches.extend(out.launches);
         for f in out.findings {
             if !findings.contains(&f) {

@@ -89,7 +89,7 @@ pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
     if job.is_batch {
         let mut launches = std::mem::take(&mut walker.launches);
         job.place(&walker, &mut launches);
-        titled(Reader::Slurm, &mut launches, job.name(), None);
+        titled(reader_title(Reader::Slurm), &mut launches, job.name(), None);
         walker.launches = launches;
     }
     elsewhere(&mut walker, text);
@@ -123,28 +123,35 @@ fn elsewhere(walker: &mut Walker, text: &str) {
     );
 }
 
-/// The launches of a YAML document read by the built-in reader its platform file names.
+/// The launches of a YAML document read by the built-in reader its platform file `p` names; they
+/// carry `p`'s title (two platforms may share a reader: a workflow and a composite action).
 pub fn platform_reader(
-    reader: Reader,
+    p: &crate::platform::Platform,
     file: FileId,
     src: &crate::source::SourceFile,
     doc: &crate::yaml::Node,
 ) -> Extracted {
-    match reader {
-        Reader::GithubActions => actions::read(file, src, doc),
+    match p.reader {
+        Some(Reader::GithubActions) => actions::read(file, src, doc, &p.title),
         // Scripts and Python, not YAML: read by file kind (`extract::kind`).
-        Reader::Slurm | Reader::Apptainer | Reader::Python => Extracted::default(),
+        Some(Reader::Slurm | Reader::Apptainer | Reader::Python) | None => Extracted::default(),
     }
 }
 
-/// Gives launches the object their platform's file names (`kind` = its title), named `name`.
-fn titled(reader: Reader, launches: &mut [Launch], name: &str, container: Option<&str>) {
-    let Some(p) = crate::platform::registry().by_reader(reader) else {
+/// The title of the one platform that names `reader`, for scripts read by their file kind.
+fn reader_title(reader: Reader) -> Option<&'static str> {
+    let p = crate::platform::registry().by_reader(reader)?;
+    Some(p.title.as_str())
+}
+
+/// Gives launches the object their platform's file names (`kind` = its `title`), named `name`.
+fn titled(title: Option<&str>, launches: &mut [Launch], name: &str, container: Option<&str>) {
+    let Some(title) = title else {
         return;
     };
     for l in launches.iter_mut().filter(|l| l.object.is_none()) {
         l.object = Some(ObjectRef {
-            kind: p.title.clone(),
+            kind: title.to_string(),
             namespace: None,
             name: name.to_string(),
             container: container.map(str::to_string),

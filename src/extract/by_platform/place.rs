@@ -1,0 +1,201 @@
+//! Where a platform's launch runs: the GPU type and count its site names (`H100:8`, an instance
+//! type, a MIG resource, node-selector terms), its image and its role.
+
+use super::{first_of, Launch, Loc, Node, ObjectRef, Platform, Site, Value};
+use crate::extract::k8s::{instances, placement};
+
+/// GPU type and count, pods, image and the release its tag names.
+pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
+    let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
+    // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
+    let (named, named_count) = named_gpu(first_of(&site.gpu_type, doc, node));
+    let named = named
+        .map(|(text, at)| (without_marks(&text, &site.gpu_marks), at))
+        .and_then(|g| unprefixed(site, g));
+    let (instance, instance_count) = instance_gpus(site, doc, node);
+    let mig = mig.or_else(|| mig_resource(site, doc, node));
+    l.placement.gpu = mig.or(named).or(instance).or_else(|| {
+        let root = outer.unwrap_or(doc);
+        first_of(&site.pod, root, root)
+            .and_then(placement::gpu_type)
+            .or_else(|| terms_gpu(site, doc, node))
+    });
+    l.placement.gpus_per_pod = site
+        .gpu_count
+        .iter()
+        .find_map(|alt| product(alt, doc, node))
+        .or(named_count)
+        .or(resource_gpus)
+        .or(instance_count)
+        .or(site.gpu_count_default);
+    l.placement.pods = first_of(&site.pods, doc, node)
+        .and_then(placement::count_of)
+        .or(Some(1));
+    let image = first_of(&site.image, doc, node);
+    let tag = first_of(&site.image_tag, doc, node);
+    l.placement.image = match (image.and_then(Node::scalar_text), tag) {
+        (Some(repo), Some(t)) => t
+            .scalar_text()
+            .map(|text| (format!("{repo}:{text}"), t.loc)),
+        (Some(i), None) => image.map(|n| (i, n.loc)),
+        _ => None,
+    };
+    l.engine_version = l
+        .placement
+        .image
+        .as_ref()
+        .and_then(|(i, at)| Some((placement::image_version(i, l.engine.name())?, *at)));
+}
+
+/// Places a launch another reader found (an argv list in a Python function) as a placing site
+/// says (its decorator's GPU type and count, image, role): what the site finds is set, what it
+/// does not find is left as it was, so nested decorators each add theirs. The launch takes the
+/// platform's title, and the site's name where it gives one.
+pub fn place_found(p: &Platform, site: &Site, doc: &Node, node: &Node, l: &mut Launch) {
+    let mut found = Launch::new(l.engine, l.command, Vec::new());
+    place(&mut found, site, doc, node, None);
+    let (got, have) = (found.placement, &mut l.placement);
+    if got.gpu.is_some()
+        || site
+            .gpu_count
+            .iter()
+            .any(|g| product(g, doc, node).is_some())
+    {
+        have.gpu = got.gpu.or(have.gpu.take());
+        have.gpus_per_pod = got.gpus_per_pod.or(have.gpus_per_pod);
+    }
+    if got.image.is_some() {
+        have.image = got.image;
+        l.engine_version = found.engine_version;
+    }
+    if l.role_hint.is_none() {
+        l.role_hint = site.role.clone();
+    }
+    let named = first_of(&site.name, doc, node).and_then(Node::scalar_text);
+    let object = l.object.get_or_insert_with(|| ObjectRef {
+        kind: String::new(),
+        namespace: None,
+        name: String::new(),
+        container: None,
+    });
+    object.kind = p.title.clone();
+    if let Some(n) = named {
+        object.name = n;
+    }
+}
+
+/// `H100!:2` → `H100:2`: the platform's marks dropped from the name, the count kept.
+fn without_marks(text: &str, marks: &[String]) -> String {
+    let (name, count) = match text.rsplit_once(':') {
+        Some((n, c)) => (n, Some(c)),
+        None => (text, None),
+    };
+    let name = marks
+        .iter()
+        .fold(name, |n, m| n.strip_suffix(m.as_str()).unwrap_or(n));
+    match count {
+        Some(c) => format!("{name}:{c}"),
+        None => name.to_string(),
+    }
+}
+
+/// A GPU type as named, and the count named with it: `H100:8`, `{H100: 8}`, or `{H100: 8, A100:
+/// 8}` (any of them, so only the count, when they agree).
+fn named_gpu(node: Option<&Node>) -> (Option<(String, Loc)>, Option<u32>) {
+    let Some(node) = node else {
+        return (None, None);
+    };
+    if let Value::Map(entries) = &node.value {
+        let counts: Vec<Option<u32>> = entries
+            .iter()
+            .map(|(_, v)| placement::count_of(v))
+            .collect();
+        let count = counts.first().copied().flatten();
+        let agree = counts.iter().all(|c| *c == count);
+        let gpu = match &entries[..] {
+            [(k, _)] => k.scalar_text().map(|g| (g, node.loc)),
+            _ => None,
+        };
+        return (gpu, count.filter(|_| agree));
+    }
+    let Some(text) = node.scalar_text() else {
+        return (None, None);
+    };
+    match text.rsplit_once(':') {
+        Some((kind, n)) if n.parse::<u32>().is_ok() => {
+            (Some((kind.to_string(), node.loc)), n.parse().ok())
+        }
+        _ => (Some((text, node.loc)), None),
+    }
+}
+
+/// A model URL's path (`hf://Qwen/Qwen3-8B` → `Qwen/Qwen3-8B`) when the site's models are URLs.
+/// The GPU's name without the platform's prefix (`nvidia-gpu-h100` → `h100`); none when the site
+/// lists prefixes and the name has none of them.
+fn unprefixed(site: &Site, (name, at): (String, Loc)) -> Option<(String, Loc)> {
+    if site.gpu_type_prefix.is_empty() {
+        return Some((name, at));
+    }
+    let prefix = site
+        .gpu_type_prefix
+        .iter()
+        .find(|p| name.starts_with(p.as_str()))?;
+    Some((name[prefix.len()..].to_string(), at))
+}
+
+/// The MIG slice a `gpu_resource` names (`nvidia.com/mig-3g.40gb` → `MIG-3g.40gb`).
+fn mig_resource(site: &Site, doc: &Node, node: &Node) -> Option<(String, Loc)> {
+    let at = first_of(&site.gpu_resource, doc, node)?;
+    let slice = at.as_str()?.strip_prefix("nvidia.com/mig-")?;
+    Some((format!("MIG-{slice}"), at.loc))
+}
+
+/// The GPU that `node_selector_terms` pin, read as a pod's required node affinity.
+fn terms_gpu(site: &Site, doc: &Node, node: &Node) -> Option<(String, Loc)> {
+    let terms = first_of(&site.node_selector_terms, doc, node)?;
+    let map = |k: &str, v: Node| Node {
+        value: Value::Map(vec![(
+            Node {
+                value: Value::Str(k.into()),
+                loc: terms.loc,
+            },
+            v,
+        )]),
+        loc: terms.loc,
+    };
+    let pod = map(
+        "affinity",
+        map(
+            "nodeAffinity",
+            map(
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                map("nodeSelectorTerms", terms.clone()),
+            ),
+        ),
+    );
+    placement::gpu_type(&pod)
+}
+
+/// The GPU and GPU count of the site's cloud instance type, from kvlint's instance table; a GPU
+/// instance type it does not map is named as written, so that INP003 reports it.
+fn instance_gpus(site: &Site, doc: &Node, node: &Node) -> (Option<(String, Loc)>, Option<u32>) {
+    let Some(at) = first_of(&site.instance_type, doc, node) else {
+        return (None, None);
+    };
+    match at.as_str().and_then(instances::node_gpu) {
+        Some((gpu, n)) => (Some((gpu, at.loc)), n),
+        None => (None, None),
+    }
+}
+
+/// `a * b`: the product of the counts the paths reach, a missing factor 1; `None` when none is there.
+fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
+    let counts: Vec<Option<u32>> = expr
+        .split('*')
+        .map(|p| first_of(&[p.trim().to_string()], doc, node).and_then(placement::count_of))
+        .collect();
+    counts
+        .iter()
+        .any(Option::is_some)
+        .then(|| counts.iter().map(|c| c.unwrap_or(1)).product())
+}
