@@ -603,6 +603,7 @@ pub(crate) mod testing {
             swa_heads: None,
             linear: None,
             compressed: None,
+            recurrent: None,
             nextn_layers: 0,
             length_keys: vec![("max_position_embeddings".into(), 131072)],
             rope_scaling: None,

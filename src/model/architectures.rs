@@ -27,6 +27,10 @@ pub const MODELLED: [&str; 8] = [
     "draft",
 ];
 
+/// Layouts modelled for the families whose state `state.rs` reads (Nemotron-H, Granite-4.0-H,
+/// Falcon-H1, Jamba, LFM2, Kimi-Linear, MiniMax-Text-01/M1).
+pub const RECURRENT: [&str; 4] = ["mamba", "short_conv", "kimi_linear", "lightning"];
+
 #[derive(Debug, Deserialize)]
 pub struct Row {
     pub architecture: String,
@@ -108,10 +112,14 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
                 need: "a reviewed classification in tools/gen_architectures.py `REVIEWED`".into(),
             });
         }
-        // Compressed attention is modelled where config.rs read its layout (the DSv4
-        // architectures of SGLang's pool configurator), not for every architecture using it.
-        let modelled =
-            |l: &&str| MODELLED.contains(l) || (*l == "compressed" && g.compressed.is_some());
+        // Compressed attention and the recurrent states are modelled where the geometry code
+        // read their layout (the DSv4 architectures of SGLang's pool configurator; the families
+        // `state.rs` reads), not for every architecture whose code uses them.
+        let modelled = |l: &&str| {
+            MODELLED.contains(l)
+                || (*l == "compressed" && g.compressed.is_some())
+                || (RECURRENT.contains(l) && g.recurrent.is_some())
+        };
         let missing: Vec<&str> = row
             .layout
             .iter()

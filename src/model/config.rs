@@ -97,7 +97,10 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         ),
         None => (heads.full_head_dim, heads.full_v_head_dim),
     };
-    let layers = layer_kinds(c, num_layers, &model_type)?;
+    let (recurrent, layers) = match super::state::read(c, &text_model_type, num_layers)? {
+        Some((r, kinds)) => (Some(r), kinds),
+        None => (None, layer_kinds(c, num_layers, &model_type)?),
+    };
     let dsa = dsa(c, &architectures, num_layers)?;
     let compressed = super::compressed::compressed(c, &architectures)?;
     Ok(Geometry {
@@ -122,6 +125,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         layers,
         swa_heads: heads.swa,
         linear: linear(c)?,
+        recurrent,
         compressed,
         nextn_layers: c.u32(
             "num_nextn_predict_layers",

@@ -190,7 +190,7 @@ pub(super) fn cell(
         };
     }
     // Linear-attention hybrids keep KV only on their full-attention layers.
-    let kv_layers = if m.linear.is_some() {
+    let kv_layers = if m.has_state() {
         m.full_layers()
     } else {
         m.num_layers
