@@ -27,3 +27,48 @@ pub(super) fn per_request(r: &Recurrent, attn_tp: u32, args: &EngineArgs) -> f64
         .map_or(4.0, bytes);
     (e.conv as f64 * 2.0 + e.ssm as f64 * ssm) * f64::from(r.layers)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::testing::args;
+    use crate::launch::Engine;
+    use crate::engine::SettingValue::Text;
+    use crate::model::StateShape;
+
+    fn nemotron(config_dtype: Option<&str>) -> Recurrent {
+        Recurrent {
+            shape: StateShape::Mamba2 {
+                intermediate: 4096,
+                groups: 8,
+                heads: 64,
+                head_dim: 64,
+                state: 128,
+                conv_kernel: 4,
+            },
+            layers: 23,
+            config_ssm_dtype: config_dtype.map(str::to_string),
+            config_ssm_cache_dtype: Some("float32".into()),
+        }
+    }
+
+    /// Nemotron-3-Nano-30B-A3B (23 Mamba2 layers) at attention TP 1: conv 6,144 × 3 × 2 B =
+    /// 36,864 and SSM 64 × 64 × 128 × 4 B = 2,097,152 per layer; × 23 = 49,082,368 B.
+    #[test]
+    fn mamba2_state_per_request_by_hand() {
+        let a = args(Engine::Sglang, "0.5.23", &[]);
+        assert_eq!(per_request(&nemotron(None), 1, &a), 49_082_368.0);
+        // A bf16 SSM state from the config (`mamba2_state_dtype(config)`): 36,864 + 1,048,576.
+        let bf16 = nemotron(Some("bfloat16"));
+        assert_eq!(per_request(&bf16, 1, &a), 23.0 * 1_085_440.0);
+        // `--mamba-ssm-dtype float32` overrides the config.
+        let f32 = args(
+            Engine::Sglang,
+            "0.5.23",
+            &[("mamba_ssm_dtype", Text("float32".into()))],
+        );
+        assert_eq!(per_request(&bf16, 1, &f32), 49_082_368.0);
+        // TP 8: conv 6,144 / 8 × 3 × 2 = 4,608; SSM 8 × 64 × 128 × 4 = 262,144.
+        assert_eq!(per_request(&nemotron(None), 8, &a), 23.0 * 266_752.0);
+    }
+}
