@@ -8,7 +8,8 @@ Registries read (from each release's wheel, tools/engine_wheels.py):
   -> (module, class).
 - SGLang `srt/models/*.py`: each module's `EntryClass` (SGLang registers a class by its name).
 - TensorRT-LLM `_torch/models/*.py`: `@register_auto_model("Arch")` (its wheels are on
-  pypi.nvidia.com; a release that cannot be downloaded is reported, never skipped silently).
+  pypi.nvidia.com; a release that cannot be downloaded is reported, never skipped silently, and
+  its architectures come from the registry index pinned in `TRTLLM_INDEX_SOURCE`).
 
 Classification: the layouts whose markers (the attention, Mamba and indexer classes and config
 keys the engine's code uses) appear in the architecture's module. `REVIEWED` holds what a person
@@ -54,7 +55,7 @@ MARKERS = {
     "mamba": r"MambaMixer2?\b|Mamba2Mixer|mamba_chunk_scan",
     "gdn": r"GatedDeltaNet|gated_delta_rule",
     "lightning": r"[Ll]ightning_?[Aa]ttention|MiniMaxText01LinearAttention",
-    "kimi_linear": r"KimiDeltaAttention",
+    "kimi_linear": r"Kimi(K3)?DeltaAttention|kda_state_shape|KimiLinearCacheParams",
     "short_conv": r"\bShortConv",
     "cross_attention": r"ENCODER_DECODER|CrossAttention\b|cross_attn",
     "chunked": r"attention_chunk_size|ChunkedLocalAttention",
@@ -113,6 +114,130 @@ REVIEWED = {
                "the same; whisper.py's ENCODER_DECODER attention is WhisperForConditionalGeneration's",
     },
 }
+
+
+# TensorRT-LLM's wheels live on pypi.nvidia.com and are too large to fetch here; its PyTorch
+# backend keeps a static registry of what `@register_auto_model` registers:
+# `tensorrt_llm/_torch/models/_arch_index.py :: MODEL_ARCH_TO_MODULE`, read from the
+# NVIDIA/TensorRT-LLM repository at the commit below (through the search tool's read_file,
+# 2026-12-05). When no TensorRT-LLM wheel can be read, its architectures come from this index:
+# an architecture vLLM or SGLang also registers keeps the layout their code shows; one only
+# TensorRT-LLM registers is marked for review (its model code was not read).
+TRTLLM_INDEX_SOURCE = ("github:NVIDIA/TensorRT-LLM@065ff9e93780bc0bdbfdbc7156a306ca14f5850c:"
+                       "tensorrt_llm/_torch/models/_arch_index.py")
+TRTLLM_INDEX = {
+    "AfmoeForCausalLM": "modeling_afmoe",
+    "BartForConditionalGeneration": "modeling_bart",
+    "BertForSequenceClassification": "modeling_bert",
+    "CLIPVisionModel": "modeling_clip",
+    "Cohere2ForCausalLM": "modeling_cohere2",
+    "Cosmos3ForConditionalGeneration": "modeling_cosmos3",
+    "DeciLMForCausalLM": "modeling_nemotron_nas",
+    "DeepseekV32ForCausalLM": "modeling_deepseekv3",
+    "DeepseekV3ForCausalLM": "modeling_deepseekv3",
+    "DeepseekV4ForCausalLM": "modeling_deepseekv4",
+    "EAGLE3LlamaForCausalLM": "modeling_speculative",
+    "Eagle3DeepSeekV3ForCausalLM": "modeling_speculative",
+    "Exaone4ForCausalLM": "modeling_exaone4",
+    "Exaone4_5_ForConditionalGeneration": "modeling_exaone4_5",
+    "ExaoneMoEForCausalLM": "modeling_exaone_moe",
+    "Gemma3ForCausalLM": "modeling_gemma3",
+    "Gemma3ForConditionalGeneration": "modeling_gemma3vl",
+    "Gemma4AssistantForCausalLM": "modeling_gemma4",
+    "Gemma4ForCausalLM": "modeling_gemma4",
+    "Gemma4ForConditionalGeneration": "modeling_gemma4mm",
+    "Gemma4UnifiedForConditionalGeneration": "modeling_gemma4_unified",
+    "Glm4MoeForCausalLM": "modeling_glm",
+    "GlmMoeDsaForCausalLM": "modeling_deepseekv3",
+    "GptOssForCausalLM": "modeling_gpt_oss",
+    "HCXVisionForCausalLM": "modeling_hyperclovax",
+    "HCXVisionModel": "modeling_hyperclovax",
+    "HunYuanDenseV1ForCausalLM": "modeling_hunyuan_dense",
+    "HunYuanMoEV1ForCausalLM": "modeling_hunyuan_moe",
+    "KimiK25ForConditionalGeneration": "modeling_kimi_k25",
+    "KimiK3ForConditionalGeneration": "modeling_kimi_k3_vl",
+    "KimiLinearForCausalLM": "modeling_kimi_linear",
+    "LagunaForCausalLM": "modeling_laguna",
+    "Llama4ForConditionalGeneration": "modeling_llama",
+    "LlamaForCausalLM": "modeling_llama",
+    "LlavaLlamaModel": "modeling_vila",
+    "LlavaNextForConditionalGeneration": "modeling_llava_next",
+    "MBartForConditionalGeneration": "modeling_bart",
+    "MTPDraftModelForCausalLM": "modeling_speculative",
+    "MiniCPMV4_6ForConditionalGeneration": "modeling_minicpmv4_6",
+    "MiniMaxM2ForCausalLM": "modeling_minimaxm2",
+    "MiniMaxM3SparseForCausalLM": "modeling_minimaxm3",
+    "MiniMaxM3SparseForConditionalGeneration": "modeling_minimaxm3",
+    "Mistral3ForConditionalGeneration": "modeling_mistral",
+    "MistralForCausalLM": "modeling_mistral",
+    "MistralLarge3EagleForCausalLM": "modeling_speculative",
+    "MistralLarge3ForCausalLM": "modeling_mistral_large3",
+    "MixtralForCausalLM": "modeling_mixtral",
+    "MllamaForConditionalGeneration": "modeling_mllama",
+    "NemotronForCausalLM": "modeling_nemotron",
+    "NemotronHForCausalLM": "modeling_nemotron_h",
+    "NemotronHPuzzleForCausalLM": "modeling_nemotron_h",
+    "NemotronH_Nano_Omni_Reasoning_V3": "modeling_nemotron_nano",
+    "NemotronH_Nano_VL_V2": "modeling_nemotron_nano",
+    "Phi3ForCausalLM": "modeling_phi3",
+    "Phi4MMForCausalLM": "modeling_phi4mm",
+    "PixtralForConditionalGeneration": "modeling_mistral",
+    "PixtralVisionModel": "modeling_pixtral",
+    "Qwen2ForCausalLM": "modeling_qwen",
+    "Qwen2ForProcessRewardModel": "modeling_qwen",
+    "Qwen2ForRewardModel": "modeling_qwen",
+    "Qwen2MoeForCausalLM": "modeling_qwen_moe",
+    "Qwen2VLForConditionalGeneration": "modeling_qwen2vl",
+    "Qwen2_5_VLForConditionalGeneration": "modeling_qwen2vl",
+    "Qwen3ForCausalLM": "modeling_qwen3",
+    "Qwen3ForTextEmbedding": "modeling_qwen3",
+    "Qwen3MoeForCausalLM": "modeling_qwen3_moe",
+    "Qwen3NextForCausalLM": "modeling_qwen3_next",
+    "Qwen3VLForConditionalGeneration": "modeling_qwen3vl",
+    "Qwen3VLMoeForConditionalGeneration": "modeling_qwen3vl_moe",
+    "Qwen3_5ForCausalLM": "modeling_qwen3_5",
+    "Qwen3_5ForConditionalGeneration": "modeling_qwen3_5",
+    "Qwen3_5MoeForCausalLM": "modeling_qwen3_5",
+    "Qwen3_5MoeForConditionalGeneration": "modeling_qwen3_5",
+    "QwenImageBenchForConditionalGeneration": "modeling_qwen_image_bench",
+    "SeedOssForCausalLM": "modeling_seedoss",
+    "SiglipVisionModel": "modeling_siglip",
+    "Starcoder2ForCausalLM": "modeling_starcoder2",
+    "Step3p5ForCausalLM": "modeling_step3p7",
+    "Step3p7ForConditionalGeneration": "modeling_step3p7vl",
+    "T5ForConditionalGeneration": "modeling_t5",
+    "WhisperForConditionalGeneration": "modeling_whisper",
+}
+# Layouts of the architectures only TensorRT-LLM registers, from their names and modules
+# (drafts, vision and text encoders, T5's encoder-decoder); each stays marked for review.
+TRTLLM_ONLY = {
+    "CLIPVisionModel": ["multimodal"],
+    "SiglipVisionModel": ["multimodal"],
+    "HCXVisionModel": ["multimodal"],
+    "LlavaLlamaModel": ["multimodal", "standard"],
+    "QwenImageBenchForConditionalGeneration": ["multimodal", "standard"],
+    "EAGLE3LlamaForCausalLM": ["draft", "standard"],
+    "Eagle3DeepSeekV3ForCausalLM": ["draft", "mla"],
+    "MTPDraftModelForCausalLM": ["draft", "standard"],
+    "MistralLarge3EagleForCausalLM": ["draft", "mla"],
+    "Qwen3ForTextEmbedding": ["standard"],
+    "T5ForConditionalGeneration": ["cross_attention"],
+}
+
+
+def add_trtllm_index(table):
+    """The TensorRT-LLM rows from `TRTLLM_INDEX` (used when no TensorRT-LLM wheel was read)."""
+    commit = TRTLLM_INDEX_SOURCE.split("@")[1].split(":")[0]
+    for arch, module in TRTLLM_INDEX.items():
+        e = table.setdefault(arch, {"architecture": arch, "layout": [], "engines": {}})
+        if not e["engines"]:
+            e["layout"] = TRTLLM_ONLY.get(arch, ["standard"])
+            e["review"] = ("only TensorRT-LLM registers it (_arch_index.py); its model code "
+                           "was not read, so its layout is not classified")
+        e["engines"]["tensorrt_llm"] = {
+            "releases": f"registry at {commit[:12]}",
+            "file": f"tensorrt_llm/_torch/models/{module}.py",
+        }
 
 
 def vllm_registry(root):
@@ -283,6 +408,9 @@ def scan():
                 seen = e["engines"].setdefault(engine, {"releases": [], "file": ""})
                 seen["releases"].append(version)
                 seen["file"] = str(path.relative_to(root))
+    trtllm = engine_wheels.releases()["tensorrt_llm"]
+    if all(f"tensorrt_llm {v}" in missing for v in trtllm):
+        add_trtllm_index(table)
     return table, missing
 
 
@@ -296,11 +424,13 @@ def main():
     supported = engine_wheels.releases()
     for row in rows:
         for engine, seen in row["engines"].items():
-            seen["releases"] = span(seen["releases"], supported[engine])
+            if isinstance(seen["releases"], list):
+                seen["releases"] = span(seen["releases"], supported[engine])
     doc = {
         "generated_by": "tools/gen_architectures.py",
         "modelled": sorted(MODELLED),
         "unread": missing,
+        "tensorrt_llm_registry": TRTLLM_INDEX_SOURCE,
         "architectures": rows,
     }
     OUT.write_text(json.dumps(doc, indent=1) + "\n")

@@ -118,7 +118,8 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
         let modelled = |l: &&str| {
             MODELLED.contains(l)
                 || (*l == "compressed" && g.compressed.is_some())
-                || (RECURRENT.contains(l) && g.recurrent.is_some())
+                || (RECURRENT.contains(l)
+                    && g.recurrent.as_ref().is_some_and(|r| r.shape.layout() == *l))
         };
         let missing: Vec<&str> = row
             .layout
@@ -150,7 +151,7 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
     }
     Err(Unmodelled {
         architecture: first.clone(),
-        why: "it is not in kvlint's architecture table: no supported SGLang or vLLM release registers it".into(),
+        why: "it is not in kvlint's architecture table: no supported SGLang, vLLM or TensorRT-LLM release registers it".into(),
         need: "its entry in the architecture table (tools/gen_architectures.py reads the engines' registries)".into(),
     })
 }
@@ -192,7 +193,9 @@ mod tests {
         let made_up = check(&config("ZorblaxForCausalLM", serde_json::json!({}))).unwrap_err();
         assert_eq!(made_up.architecture, "ZorblaxForCausalLM");
         assert!(
-            made_up.why.contains("no supported SGLang or vLLM release"),
+            made_up
+                .why
+                .contains("no supported SGLang, vLLM or TensorRT-LLM release"),
             "{made_up:?}"
         );
         let none = check(&config("X", serde_json::json!({"architectures": []}))).unwrap_err();

@@ -320,6 +320,30 @@ fn layer_kinds(c: &Cfg, n: u32, model_type: &str) -> Result<Vec<LayerKind>, Mode
             .map(|t| kind_from_name(t.as_str().unwrap_or(""), window))
             .collect());
     }
+    if let Some(pattern) = c.get("hybrid_layer_pattern").and_then(Value::as_array) {
+        // MiMo-V2: 1 marks a sliding-window layer (vLLM and SGLang `mimo_v2.py ::
+        // is_swa_layer`), 0 a full one.
+        if pattern.len() < n as usize {
+            return Err(invalid(
+                c.file,
+                format!(
+                    "`hybrid_layer_pattern` has {} entries for {n} layers",
+                    pattern.len()
+                ),
+            ));
+        }
+        return Ok(pattern
+            .iter()
+            .take(n as usize)
+            .map(|v| {
+                if as_uint(v) == Some(1) {
+                    sliding(window)
+                } else {
+                    LayerKind::Full
+                }
+            })
+            .collect());
+    }
     let text_type = c.str("model_type").unwrap_or(model_type);
     let idx = 0..n;
     if text_type == "gemma2" {

@@ -13,6 +13,7 @@ mod context;
 mod hub;
 mod load;
 mod memo;
+mod mixers;
 mod overrides;
 mod params;
 mod quant;

@@ -80,6 +80,18 @@ pub struct StateElems {
     pub ssm: u64,
 }
 
+impl StateShape {
+    /// The architecture table's name for this layout (tools/gen_architectures.py `MARKERS`).
+    pub fn layout(&self) -> &'static str {
+        match self {
+            StateShape::Mamba2 { .. } | StateShape::Mamba1 { .. } => "mamba",
+            StateShape::ShortConv { .. } => "short_conv",
+            StateShape::Kda { .. } => "kimi_linear",
+            StateShape::Lightning { .. } => "lightning",
+        }
+    }
+}
+
 impl Recurrent {
     /// Elements per layer and rank. Mamba2 replicates the B/C groups when `groups % tp != 0`
     /// (`extra_groups_for_head_shards`: `tp − groups` more), then splits channels and heads.
@@ -291,7 +303,7 @@ fn short_conv(c: &Cfg) -> Result<StateShape, ModelError> {
 
 /// Nemotron-H's per-layer block letters: `hybrid_override_pattern` (M Mamba2, * attention, -
 /// MLP, E MoE), or the newer `layers_block_type` names (SGLang `configs/nemotron_h.py`).
-fn nemotron_h_pattern(c: &Cfg, n: u32) -> Result<Vec<char>, ModelError> {
+pub(super) fn nemotron_h_pattern(c: &Cfg, n: u32) -> Result<Vec<char>, ModelError> {
     let pattern: Vec<char> =
         if let Some(p) = c.get("hybrid_override_pattern").and_then(Value::as_str) {
             p.chars().collect()

@@ -32,8 +32,8 @@ pub(super) fn per_request(r: &Recurrent, attn_tp: u32, args: &EngineArgs) -> f64
 mod tests {
     use super::*;
     use crate::capacity::testing::args;
-    use crate::launch::Engine;
     use crate::engine::SettingValue::Text;
+    use crate::launch::Engine;
     use crate::model::StateShape;
 
     fn nemotron(config_dtype: Option<&str>) -> Recurrent {

@@ -34,8 +34,8 @@ pub(super) fn state_page(args: &EngineArgs, r: &Recurrent, tp: u32, model_bytes:
 mod tests {
     use super::*;
     use crate::capacity::testing::args;
-    use crate::launch::Engine;
     use crate::engine::SettingValue::Text;
+    use crate::launch::Engine;
 
     fn recurrent(shape: StateShape, ssm_cache: Option<&str>) -> Recurrent {
         Recurrent {
