@@ -342,18 +342,27 @@ fn qwen3_next_plans_its_gated_deltanet_state_per_request() {
     assert_eq!(state["value"], 77_266_944.0);
 }
 
-/// kvlint's JSON report for `launch` over a fixture config.json.
-fn hybrid_report(fixture: &str, launch: &str, gpu: &str, version: &str) -> serde_json::Value {
+/// kvlint's JSON report for `launch` serving `model`: a catalog id (its pinned public
+/// config.json, offline) or a fixture under fixtures/models/hybrids/.
+fn hybrid_report(model: &str, launch: &str, gpu: &str, version: &str) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let sh = dir.path().join("launch.sh");
-    std::fs::write(&sh, launch).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_kvlint"))
-        .args(["check", "--gpu", gpu, "--engine-version", version])
-        .args(["--format", "json", "--model-config"])
-        .arg(format!("fixtures/models/hybrids/{fixture}.json"))
-        .arg(&sh)
-        .output()
-        .unwrap();
+    std::fs::write(&sh, launch.replace("MODEL", model)).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvlint"));
+    cmd.args([
+        "check",
+        "--offline",
+        "--gpu",
+        gpu,
+        "--engine-version",
+        version,
+    ])
+    .args(["--format", "json"]);
+    if !model.contains('/') {
+        cmd.arg("--model-config")
+            .arg(format!("fixtures/models/hybrids/{model}.json"));
+    }
+    let out = cmd.arg(&sh).output().unwrap();
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
 }
@@ -366,8 +375,9 @@ fn assumption(plan: &serde_json::Value, term: &str) -> Option<f64> {
         .as_f64()
 }
 
-/// The hybrid families on the geometry keys of their public config.json (fixtures/models/
-/// hybrids), planned by SGLang 0.5.23 at TP 1, never refused as unmodelled. Worked by hand from
+/// The hybrid families, planned by SGLang 0.5.23 at TP 1, never refused as unmodelled:
+/// Nemotron-3-Nano from its pinned public config.json (the catalog), the others from the
+/// geometry keys of theirs (fixtures/models/hybrids). Worked by hand from
 /// `Mamba2StateShape.create` / `create_full_rank` / `KimiLinearStateShape.create` and
 /// `mamba_cache_per_req` (conv bf16, SSM fp32):
 /// - Nemotron-3-Nano-30B-A3B: conv (64·64 + 2·8·128) × 3 × 2 B = 36,864, SSM 64·64·128 × 4 B =
@@ -382,9 +392,13 @@ fn assumption(plan: &serde_json::Value, term: &str) -> Option<f64> {
 ///   KDA layers = 43,417,600. KV: MLA on its 7 full layers × 576 × 2 = 8,064.
 #[test]
 fn hybrid_families_plan_their_state_on_sglang() {
-    let launch = "python3 -m sglang.launch_server --model-path m --context-length 8192\n";
+    let launch = "python3 -m sglang.launch_server --model-path MODEL --context-length 8192\n";
     for (fixture, kv, state) in [
-        ("nemotron-3-nano-30b-a3b", 6_144, 49_082_368.0),
+        (
+            "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+            6_144,
+            49_082_368.0,
+        ),
         ("granite-4.0-h-small", 16_384, 152_819_712.0),
         ("falcon-h1-0.5b-instruct", 18_432, 28_698_624.0),
         ("lfm2-2.6b", 16_384, 180_224.0),
@@ -419,7 +433,13 @@ fn hybrid_families_plan_their_state_on_sglang() {
 #[test]
 fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
     for (fixture, gpu, version, tp, block) in [
-        ("nemotron-3-nano-30b-a3b", "h200", "0.33.0", 1, Some(2096.0)),
+        (
+            "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+            "h200",
+            "0.33.0",
+            1,
+            Some(2096.0),
+        ),
         ("granite-4.0-h-small", "h200", "0.33.0", 1, Some(528.0)),
         ("falcon-h1-0.5b-instruct", "h200", "0.33.0", 1, Some(800.0)),
         (
@@ -434,11 +454,38 @@ fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
         // LFM2: a 8,192-byte conv state fits a 16-token page of 2,048 B tokens: no raise.
         ("lfm2-2.6b", "h200", "0.33.0", 1, None),
     ] {
-        let launch = format!("vllm serve m --max-model-len 8192 -tp {tp}\n");
+        let launch = format!("vllm serve MODEL --max-model-len 8192 -tp {tp}\n");
         let report = hybrid_report(fixture, &launch, gpu, version);
         let plan = &report["launches"][0];
         assert_eq!(plan["verdict"], "passes", "{fixture}: {report}");
         assert!(plan["pool_tokens"].as_u64().unwrap() > 8192, "{fixture}");
         assert_eq!(assumption(plan, "attention_block_size"), block, "{fixture}");
     }
+}
+
+/// Nemotron-3-Ultra's pinned config.json states its 108 layers only as `layers_block_type` (48
+/// Mamba2, 12 attention, 48 MoE). SGLang 0.5.23 at TP 8, by hand: KV max(1, 2 / 8) = 1 head ×
+/// (128 + 128) × 2 B × 12 layers = 6,144 B per token; Mamba2 width 256 · 64 = 16,384, conv
+/// (16,384 + 2·8·128) / 8 × 3 × 2 B = 13,824, SSM 32 × 64 × 128 × 4 B = 1,048,576; × 48 =
+/// 50,995,200 B per request.
+#[test]
+fn nemotron_ultra_reads_its_layer_list() {
+    let launch =
+        "python3 -m sglang.launch_server --model-path MODEL --tp 8 --context-length 8192\n";
+    let report = hybrid_report(
+        "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+        launch,
+        "h200x8",
+        "0.5.23",
+    );
+    let plan = &report["launches"][0];
+    assert_eq!(plan["kv_bytes_per_token"], 6_144, "{report}");
+    assert_eq!(
+        assumption(plan, "mamba_state_bytes_per_request"),
+        Some(50_995_200.0)
+    );
+    // Its experts work in the 2,048-wide latent: about 550B parameters, 1.1 TB in bf16, not
+    // the 4 TB that experts as wide as the hidden size would weigh.
+    let weights = assumption(plan, "weights_bytes_per_rank").unwrap() * 8.0;
+    assert!((1.05e12..1.2e12).contains(&weights), "{weights}");
 }

@@ -66,8 +66,10 @@ MARKERS = {
 OWN_ONLY = {"cross_attention"}
 # SGLang's multimodal models embed their inputs through these (in the model's own file).
 MULTIMODAL = r"general_mm_embed_routine|MultiModalityDataPaddingPattern"
-# What kvlint's geometry and capacity code model (src/model/architectures.rs `MODELLED`).
-MODELLED = {"standard", "mla", "dsa", "gdn", "chunked", "sliding", "multimodal", "draft"}
+# What kvlint's geometry and capacity code model (src/model/architectures.rs `MODELLED`, and
+# `RECURRENT` where src/model/state.rs reads the family's state from its config).
+MODELLED = {"standard", "mla", "dsa", "gdn", "chunked", "sliding", "multimodal", "draft",
+            "mamba", "short_conv", "kimi_linear", "lightning"}
 # Layouts that come on top of an attention kind.
 EXTRAS = {"sliding", "multimodal", "draft"}
 DRAFT_NAME = re.compile(r"NextN|MTP|Eagle|DFlash|DSpark|Medusa|Draft", re.I)
@@ -107,6 +109,16 @@ REVIEWED = {
                "mark full_attention, Lfm2Attention (GQA) on the others; Lfm2BidirectionalModel "
                "is its pooling twin",
     } for arch in ("Lfm2ForCausalLM", "Lfm2BidirectionalModel")},
+    # The markers read MiniMax-M3's sparse attention as a DSA indexer; its index cache is its own.
+    **{arch: {
+        "layout": ["dsa", "multimodal", "sliding", "standard"],
+        "why": "vLLM and SGLang minimax_m3.py: MSA sparse attention (config "
+               "sparse_attention_config: sparse_index_dim, sparse_num_index_heads per "
+               "sparse_attention_freq layer), SGLang layers/attention/minimax_sparse_ops/msa.py",
+        "review": "MiniMax-M3's MSA index cache (sparse_attention_config) is not DeepSeek's "
+                  "DSA indexer, which is all kvlint models",
+    } for arch in ("MiniMaxM3ForCausalLM", "MiniMaxM3SparseForCausalLM",
+                   "MiniMaxM3SparseForConditionalGeneration", "MiniMaxM3MTP")},
     "VoxtralForConditionalGeneration": {
         "layout": ["multimodal", "standard"],
         "why": "vLLM voxtral.py imports whisper.py for WhisperEncoder (AttentionType.ENCODER, no KV "
@@ -365,7 +377,7 @@ def markers(path, models):
 def classify(arch, task, path, models, archs_in_module):
     """(layout list, review reason or None) for one architecture of one release."""
     if arch in REVIEWED:
-        return REVIEWED[arch]["layout"], None
+        return REVIEWED[arch]["layout"], REVIEWED[arch].get("review")
     if not path.exists():
         return [], f"module {path.name} is not in the wheel"
     found = list(markers(path, models))

@@ -11,6 +11,7 @@ mod compressed;
 mod config;
 mod context;
 mod hub;
+mod layers;
 mod load;
 mod memo;
 mod mixers;

@@ -124,6 +124,9 @@ struct Shape {
     blocks: Option<Vec<char>>,
     /// Nemotron-H's MLP width and shared-expert width (relu² MLPs: up and down only).
     nemotron_inter: (u64, u64),
+    /// Nemotron-H's `moe_latent_size`: routed experts work in that width between two
+    /// replicated projections (vLLM `nemotron_h.py :: fc1_latent_proj`, `fc2_latent_proj`).
+    moe_latent: Option<u64>,
 }
 
 struct MlaDims {
@@ -228,6 +231,7 @@ impl Shape {
                 c.uint_or("intermediate_size", 0)?,
                 c.uint_or("moe_shared_expert_intermediate_size", 0)?,
             ),
+            moe_latent: c.uint("moe_latent_size")?,
         })
     }
 
@@ -299,10 +303,15 @@ impl Shape {
             ('E', _) => {
                 let m = &self.mlp;
                 t.replicated(|t| t.dense(h * m.experts + m.experts));
+                let width = self.moe_latent.unwrap_or(h);
+                if let Some(latent) = self.moe_latent {
+                    let name = format!("{p}.mixer.fc1_latent_proj");
+                    t.replicated(|t| t.linear(&name, 2 * h * latent));
+                }
                 t.routed_experts += t.measure(|t| {
                     t.linear(
                         &format!("{p}.mixer.experts.0.up_proj"),
-                        m.experts * 2 * h * m.expert_inter,
+                        m.experts * 2 * width * m.expert_inter,
                     )
                 });
                 t.linear(
