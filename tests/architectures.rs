@@ -489,3 +489,44 @@ fn nemotron_ultra_reads_its_layer_list() {
     let weights = assumption(plan, "weights_bytes_per_rank").unwrap() * 8.0;
     assert!((1.05e12..1.2e12).contains(&weights), "{weights}");
 }
+
+/// The CI step (`tools/gen_architectures.py --check` in .ci/run), offline over a release cache
+/// built here: a registry that adds an architecture the table lacks fails it, naming the
+/// architecture; one the table holds passes.
+#[test]
+fn registry_check_fails_on_an_architecture_the_table_lacks() {
+    let check = |archs: &[&str]| {
+        let cache = tempfile::tempdir().unwrap();
+        let root = cache.path().join("architectures/vllm-0.33.0");
+        let models = root.join("vllm/model_executor/models");
+        std::fs::create_dir_all(&models).unwrap();
+        std::fs::write(root.join("complete"), "").unwrap();
+        let rows: String = archs
+            .iter()
+            .map(|a| format!("    \"{a}\": (\"llama\", \"{a}\"),\n"))
+            .collect();
+        std::fs::write(
+            models.join("registry.py"),
+            format!("_TEXT_GENERATION_MODELS = {{\n{rows}}}\n"),
+        )
+        .unwrap();
+        std::fs::write(models.join("llama.py"), "class LlamaAttention: pass\n").unwrap();
+        let out = Command::new("python3")
+            .args(["tools/gen_architectures.py", "--check"])
+            .env("KVLINT_CACHE", cache.path())
+            .env("KVLINT_ARCH_RELEASES", "vllm=0.33.0")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = check(&["LlamaForCausalLM", "ZorblaxForCausalLM"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("ZorblaxForCausalLM: registered by vllm but not in"),
+        "{stderr}"
+    );
+    assert_eq!(check(&["LlamaForCausalLM"]).0, Some(0));
+}

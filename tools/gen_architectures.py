@@ -18,6 +18,7 @@ architectures and shows a layout kvlint does not model is marked `review`: the m
 say which architecture it belongs to.
 
 Usage: python3 tools/gen_architectures.py [--check]
+  KVLINT_ARCH_RELEASES=engine=version,... reads only those releases (for tests).
   --check: exit 1 when a supported release registers an architecture the table lacks, or a
   release the table was read from cannot be read (the CI step in .ci/run). A release listed
   under `unread` (TensorRT-LLM where pypi.nvidia.com is out of reach) is reported, not failed.
@@ -25,6 +26,7 @@ Usage: python3 tools/gen_architectures.py [--check]
 import ast
 import functools
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -395,10 +397,24 @@ def classify(arch, task, path, models, archs_in_module):
     return sorted(set(found)), review
 
 
+def releases():
+    """The supported releases; `KVLINT_ARCH_RELEASES=vllm=0.33.0,sglang=0.5.23` narrows them
+    (tests/architectures.rs runs `--check` offline over a cache it builds)."""
+    every = engine_wheels.releases()
+    only = os.environ.get("KVLINT_ARCH_RELEASES")
+    if not only:
+        return every
+    out = {}
+    for item in only.split(","):
+        engine, version = item.split("=")
+        out.setdefault(engine, []).append(version)
+    return out
+
+
 def scan():
     """{arch: entry}, the releases that could not be read."""
     table, missing = {}, []
-    for engine, versions in engine_wheels.releases().items():
+    for engine, versions in releases().items():
         for version in versions:
             root = engine_wheels.model_dir(engine, version)
             if root is None:
@@ -420,8 +436,8 @@ def scan():
                 seen = e["engines"].setdefault(engine, {"releases": [], "file": ""})
                 seen["releases"].append(version)
                 seen["file"] = str(path.relative_to(root))
-    trtllm = engine_wheels.releases()["tensorrt_llm"]
-    if all(f"tensorrt_llm {v}" in missing for v in trtllm):
+    trtllm = releases().get("tensorrt_llm", [])
+    if trtllm and all(f"tensorrt_llm {v}" in missing for v in trtllm):
         add_trtllm_index(table)
     return table, missing
 
@@ -433,7 +449,7 @@ def main():
     if "--check" in sys.argv:
         sys.exit(check(table, missing))
     rows = [table[a] for a in sorted(table)]
-    supported = engine_wheels.releases()
+    supported = releases()
     for row in rows:
         for engine, seen in row["engines"].items():
             if isinstance(seen["releases"], list):
