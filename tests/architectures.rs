@@ -530,3 +530,23 @@ fn registry_check_fails_on_an_architecture_the_table_lacks() {
     );
     assert_eq!(check(&["LlamaForCausalLM"]).0, Some(0));
 }
+
+/// TensorRT-LLM registers Nemotron-H, but kvlint does not size its state pool there: INP008,
+/// never a plan that leaves the state out.
+#[test]
+fn recurrent_state_on_tensorrt_llm_is_refused() {
+    let launch = "trtllm-serve MODEL --tp_size 1 --max_seq_len 8192\n";
+    let report = hybrid_report(
+        "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        launch,
+        "h200",
+        "1.0.0",
+    );
+    let f = &report["findings"][0];
+    assert_eq!(f["rule"], "INP008", "{report}");
+    assert!(
+        f["message"].as_str().unwrap().contains("TensorRT-LLM"),
+        "{f}"
+    );
+    assert!(report["launches"][0]["pool_tokens"].is_null());
+}
