@@ -120,7 +120,13 @@ REVIEWED = {
         "review": "MiniMax-M3's MSA index cache (sparse_attention_config) is not DeepSeek's "
                   "DSA indexer, which is all kvlint models",
     } for arch in ("MiniMaxM3ForCausalLM", "MiniMaxM3SparseForCausalLM",
-                   "MiniMaxM3SparseForConditionalGeneration", "MiniMaxM3MTP")},
+                   "MiniMaxM3SparseForConditionalGeneration")},
+    "MiniMaxM3MTP": {
+        "layout": ["draft", "dsa", "sliding"],
+        "why": "vLLM vllm/models/minimax_m3: the MiniMax-M3 MSA attention as a draft layer",
+        "review": "MiniMax-M3's MSA index cache (sparse_attention_config) is not DeepSeek's "
+                  "DSA indexer, which is all kvlint models",
+    },
     "VoxtralForConditionalGeneration": {
         "layout": ["multimodal", "standard"],
         "why": "vLLM voxtral.py imports whisper.py for WhisperEncoder (AttentionType.ENCODER, no KV "
