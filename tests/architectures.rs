@@ -36,10 +36,15 @@ fn layout(arch: &str) -> Vec<String> {
 /// What the geometry code read from a config, as table layouts.
 fn read_layouts(g: &Geometry) -> Vec<&'static str> {
     let any = |f: fn(&LayerKind) -> bool| g.layers.iter().any(f);
+    let state = g.recurrent.as_ref().map(|r| r.shape.layout());
     [
         (g.mla.is_some(), "mla"),
         (g.dsa.is_some(), "dsa"),
         (g.linear.is_some(), "gdn"),
+        (state == Some("mamba"), "mamba"),
+        (state == Some("short_conv"), "short_conv"),
+        (state == Some("kimi_linear"), "kimi_linear"),
+        (state == Some("lightning"), "lightning"),
         (g.compressed.is_some(), "compressed"),
         (g.nas.is_some(), "nas"),
         (any(|l| matches!(l, LayerKind::Sliding { .. })), "sliding"),
@@ -337,4 +342,213 @@ fn qwen3_next_plans_its_gated_deltanet_state_per_request() {
         .find(|a| a["term"] == "mamba_state_bytes_per_request")
         .unwrap();
     assert_eq!(state["value"], 77_266_944.0);
+}
+
+/// kvlint's JSON report for `launch` serving `model`: a catalog id (its pinned public
+/// config.json, offline) or a fixture under fixtures/models/hybrids/.
+fn hybrid_report(model: &str, launch: &str, gpu: &str, version: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let sh = dir.path().join("launch.sh");
+    std::fs::write(&sh, launch.replace("MODEL", model)).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvlint"));
+    cmd.args([
+        "check",
+        "--offline",
+        "--gpu",
+        gpu,
+        "--engine-version",
+        version,
+    ])
+    .args(["--format", "json"]);
+    if !model.contains('/') {
+        cmd.arg("--model-config")
+            .arg(format!("fixtures/models/hybrids/{model}.json"));
+    }
+    let out = cmd.arg(&sh).output().unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+fn assumption(plan: &serde_json::Value, term: &str) -> Option<f64> {
+    plan["assumptions"]
+        .as_array()?
+        .iter()
+        .find(|a| a["term"] == term)?["value"]
+        .as_f64()
+}
+
+/// The hybrid families, planned by SGLang 0.5.23 at TP 1, never refused as unmodelled:
+/// Nemotron-3-Nano from its pinned public config.json (the catalog), the others from the
+/// geometry keys of theirs (fixtures/models/hybrids). Worked by hand from
+/// `Mamba2StateShape.create` / `create_full_rank` / `KimiLinearStateShape.create` and
+/// `mamba_cache_per_req` (conv bf16, SSM fp32):
+/// - Nemotron-3-Nano-30B-A3B: conv (64·64 + 2·8·128) × 3 × 2 B = 36,864, SSM 64·64·128 × 4 B =
+///   2,097,152; × 23 'M' layers = 49,082,368. KV: 6 '*' layers × 2 heads × 256 × 2 B = 6,144.
+/// - Granite-4.0-H-Small: conv (8,192 + 2·128) × 3 × 2 = 50,688, SSM 128·64·128 × 4 =
+///   4,194,304; × 36 = 152,819,712. KV: 4 layers × 8 × 256 × 2 = 16,384.
+/// - Falcon-H1-0.5B: conv (1,536 + 256) × 3 × 2 = 10,752, SSM 24·64·128 × 4 = 786,432; × 36
+///   (a mixer on every layer) = 28,698,624. KV: all 36 layers × 2 × 128 × 2 = 18,432.
+/// - LFM2-2.6B: conv 2,048 × 2 × 2 = 8,192, no SSM; × 22 conv layers = 180,224. KV: 8 × 8 ×
+///   128 × 2 = 16,384.
+/// - Kimi-Linear-48B-A3B: conv 3·32·128 × 3 × 2 = 73,728, state 32·128·128 × 4 = 2,097,152; × 20
+///   KDA layers = 43,417,600. KV: MLA on its 7 full layers × 576 × 2 = 8,064.
+#[test]
+fn hybrid_families_plan_their_state_on_sglang() {
+    let launch = "python3 -m sglang.launch_server --model-path MODEL --context-length 8192\n";
+    for (fixture, kv, state) in [
+        (
+            "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+            6_144,
+            49_082_368.0,
+        ),
+        ("granite-4.0-h-small", 16_384, 152_819_712.0),
+        ("falcon-h1-0.5b-instruct", 18_432, 28_698_624.0),
+        ("lfm2-2.6b", 16_384, 180_224.0),
+        ("kimi-linear-48b-a3b-instruct", 8_064, 43_417_600.0),
+    ] {
+        let report = hybrid_report(fixture, launch, "h200", "0.5.23");
+        let plan = &report["launches"][0];
+        assert_eq!(plan["verdict"], "passes", "{fixture}: {report}");
+        assert_eq!(plan["kv_bytes_per_token"], kv, "{fixture}");
+        assert_eq!(
+            assumption(plan, "mamba_state_bytes_per_request"),
+            Some(state),
+            "{fixture}"
+        );
+    }
+}
+
+/// The same families on vLLM, plus the vLLM-only Jamba and MiniMax-Text-01: the attention block
+/// grows until one page holds a layer's state (`update_block_size_for_backend`), each state page
+/// worked by hand from `MambaStateShapeCalculator` and `MambaStateDtypeCalculator` (bf16 model):
+/// - Nemotron-H: 18,432 × 2 + 524,288 × 4 (float32 by its hook) = 2,134,016 B; a token of
+///   attention is 2 × 2 × 128 × 2 = 1,024 B: 16 × ⌈2,134,016 / 16,384⌉ = 2,096.
+/// - Granite: 25,344 × 2 + 1,048,576 × 2 (`auto` follows the conv dtype) = 2,147,840;
+///   8 × 2 × 128 × 2 = 4,096: 16 × ⌈2,147,840 / 65,536⌉ = 528.
+/// - Falcon-H1: 5,376 × 2 + 196,608 × 2 = 403,968; 512: 16 × ⌈403,968 / 8,192⌉ = 800.
+/// - Kimi-Linear: 36,864 × 2 + 524,288 × 4 = 2,170,880; MLA aligns to 128, 576 × 2 = 1,152:
+///   128 × ⌈2,170,880 / 147,456⌉ = 1,920.
+/// - Jamba at TP 2 (Mamba1): 12,288 × 2 + 65,536 × 2 = 155,648; 4 × 2 × 128 × 2 = 2,048:
+///   16 × ⌈155,648 / 32,768⌉ = 80.
+/// - MiniMax-Text-01 at TP 8 (lightning, one state in the model dtype, 0.23.0):
+///   8 × 128 × 128 × 2 = 262,144; 1 × 2 × 128 × 2 = 512: 16 × ⌈262,144 / 8,192⌉ = 512.
+#[test]
+fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
+    for (fixture, gpu, version, tp, block) in [
+        (
+            "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+            "h200",
+            "0.33.0",
+            1,
+            Some(2096.0),
+        ),
+        ("granite-4.0-h-small", "h200", "0.33.0", 1, Some(528.0)),
+        ("falcon-h1-0.5b-instruct", "h200", "0.33.0", 1, Some(800.0)),
+        (
+            "kimi-linear-48b-a3b-instruct",
+            "h200",
+            "0.33.0",
+            1,
+            Some(1920.0),
+        ),
+        ("jamba-v0.1", "h200x8", "0.33.0", 2, Some(80.0)),
+        ("minimax-text-01", "h200x8", "0.23.0", 8, Some(512.0)),
+        // LFM2: a 8,192-byte conv state fits a 16-token page of 2,048 B tokens: no raise.
+        ("lfm2-2.6b", "h200", "0.33.0", 1, None),
+    ] {
+        let launch = format!("vllm serve MODEL --max-model-len 8192 -tp {tp}\n");
+        let report = hybrid_report(fixture, &launch, gpu, version);
+        let plan = &report["launches"][0];
+        assert_eq!(plan["verdict"], "passes", "{fixture}: {report}");
+        assert!(plan["pool_tokens"].as_u64().unwrap() > 8192, "{fixture}");
+        assert_eq!(assumption(plan, "attention_block_size"), block, "{fixture}");
+    }
+}
+
+/// Nemotron-3-Ultra's pinned config.json states its 108 layers only as `layers_block_type` (48
+/// Mamba2, 12 attention, 48 MoE). SGLang 0.5.23 at TP 8, by hand: KV max(1, 2 / 8) = 1 head ×
+/// (128 + 128) × 2 B × 12 layers = 6,144 B per token; Mamba2 width 256 · 64 = 16,384, conv
+/// (16,384 + 2·8·128) / 8 × 3 × 2 B = 13,824, SSM 32 × 64 × 128 × 4 B = 1,048,576; × 48 =
+/// 50,995,200 B per request.
+#[test]
+fn nemotron_ultra_reads_its_layer_list() {
+    let launch =
+        "python3 -m sglang.launch_server --model-path MODEL --tp 8 --context-length 8192\n";
+    let report = hybrid_report(
+        "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+        launch,
+        "h200x8",
+        "0.5.23",
+    );
+    let plan = &report["launches"][0];
+    assert_eq!(plan["kv_bytes_per_token"], 6_144, "{report}");
+    assert_eq!(
+        assumption(plan, "mamba_state_bytes_per_request"),
+        Some(50_995_200.0)
+    );
+    // Its experts work in the 2,048-wide latent: about 550B parameters, 1.1 TB in bf16, not
+    // the 4 TB that experts as wide as the hidden size would weigh.
+    let weights = assumption(plan, "weights_bytes_per_rank").unwrap() * 8.0;
+    assert!((1.05e12..1.2e12).contains(&weights), "{weights}");
+}
+
+/// The CI step (`tools/gen_architectures.py --check` in .ci/run), offline over a release cache
+/// built here: a registry that adds an architecture the table lacks fails it, naming the
+/// architecture; one the table holds passes.
+#[test]
+fn registry_check_fails_on_an_architecture_the_table_lacks() {
+    let check = |archs: &[&str]| {
+        let cache = tempfile::tempdir().unwrap();
+        let root = cache.path().join("architectures/vllm-0.33.0");
+        let models = root.join("vllm/model_executor/models");
+        std::fs::create_dir_all(&models).unwrap();
+        std::fs::write(root.join("complete"), "").unwrap();
+        let rows: String = archs
+            .iter()
+            .map(|a| format!("    \"{a}\": (\"llama\", \"{a}\"),\n"))
+            .collect();
+        std::fs::write(
+            models.join("registry.py"),
+            format!("_TEXT_GENERATION_MODELS = {{\n{rows}}}\n"),
+        )
+        .unwrap();
+        std::fs::write(models.join("llama.py"), "class LlamaAttention: pass\n").unwrap();
+        let out = Command::new("python3")
+            .args(["tools/gen_architectures.py", "--check"])
+            .env("KVLINT_CACHE", cache.path())
+            .env("KVLINT_ARCH_RELEASES", "vllm=0.33.0")
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = check(&["LlamaForCausalLM", "ZorblaxForCausalLM"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("ZorblaxForCausalLM: registered by vllm but not in"),
+        "{stderr}"
+    );
+    assert_eq!(check(&["LlamaForCausalLM"]).0, Some(0));
+}
+
+/// TensorRT-LLM registers Nemotron-H, but kvlint does not size its state pool there: INP008,
+/// never a plan that leaves the state out.
+#[test]
+fn recurrent_state_on_tensorrt_llm_is_refused() {
+    let launch = "trtllm-serve MODEL --tp_size 1 --max_seq_len 8192\n";
+    let report = hybrid_report(
+        "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        launch,
+        "h200",
+        "1.0.0",
+    );
+    let f = &report["findings"][0];
+    assert_eq!(f["rule"], "INP008", "{report}");
+    assert!(
+        f["message"].as_str().unwrap().contains("TensorRT-LLM"),
+        "{f}"
+    );
+    assert!(report["launches"][0]["pool_tokens"].is_null());
 }

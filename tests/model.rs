@@ -43,6 +43,10 @@ const PUBLIC_TOTALS: &[(&str, f64)] = &[
     ("google/gemma-3-27b-it", 27e9),
     ("MiniMaxAI/MiniMax-M2", 229e9),
     ("microsoft/phi-4", 14.7e9),
+    // Model cards: 31.6B total; 550B (named in the id); MiMo-V2-Flash 309B total.
+    ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 31.6e9),
+    ("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", 550e9),
+    ("XiaomiMiMo/MiMo-V2-Flash", 309e9),
 ];
 
 #[test]
@@ -351,4 +355,61 @@ fn real_vlms_read_their_language_model() {
             .count(),
         21
     );
+}
+
+fn hybrid(name: &str) -> Geometry {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("fixtures/models/hybrids/{name}.json"));
+    kvlint::model::load_config_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The hybrid fixtures' parameter counts against their model cards' totals: the recurrent
+/// mixers, Nemotron-H's one-module blocks and Jamba's every-other-layer experts counted as the
+/// engines build them.
+#[test]
+fn hybrid_parameter_counts_match_public_totals() {
+    for (name, total, tolerance) in [
+        ("granite-4.0-h-small", 32e9, 0.03),
+        ("falcon-h1-0.5b-instruct", 0.52e9, 0.05),
+        ("jamba-v0.1", 52e9, 0.03),
+        ("kimi-linear-48b-a3b-instruct", 48e9, 0.05),
+        ("minimax-text-01", 456e9, 0.03),
+        // LFM2 ties its head to the embedding under its own key (`tie_embedding`), which kvlint
+        // does not read: the untied head adds 0.13B.
+        ("lfm2-2.6b", 2.6e9, 0.06),
+    ] {
+        let g = hybrid(name);
+        assert!(
+            within(g.params as f64, total, tolerance),
+            "{name}: {:.3}B",
+            g.params as f64 / 1e9
+        );
+    }
+}
+
+/// MiMo-V2: `hybrid_layer_pattern` 1 marks the sliding layers (vLLM and SGLang `mimo_v2.py ::
+/// is_swa_layer`), with their own head shape; a list-valued `moe_layer_freq` marks the MoE
+/// layers one by one (`is_moe_layer`). By hand: 2 full layers × 4 heads × (192 + 128) × 2 B +
+/// 2 sliding layers × 8 heads × (192 + 128) × 2 B = 15,360.
+#[test]
+fn per_layer_lists_of_mimo_v2() {
+    let v = serde_json::json!({"architectures": ["MiMoV2FlashForCausalLM"],
+        "model_type": "mimo_v2_flash", "num_hidden_layers": 4, "hidden_size": 1024,
+        "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 192, "v_head_dim": 128,
+        "swa_num_attention_heads": 16, "swa_num_key_value_heads": 8, "swa_head_dim": 192,
+        "swa_v_head_dim": 128, "sliding_window_size": 128, "vocab_size": 1000,
+        "hybrid_layer_pattern": [0, 1, 1, 0], "moe_layer_freq": [0, 1, 1, 1],
+        "n_routed_experts": 8, "moe_intermediate_size": 256, "intermediate_size": 2048});
+    let g = Geometry::from_config_json("t", "config.json", &v).unwrap();
+    assert_eq!(g.layers[1], LayerKind::Sliding { window: 128 });
+    assert_eq!(g.full_layers(), 2);
+    assert_eq!(g.kv_bytes_per_token(), 2 * 4 * 320 * 2 + 2 * 8 * 320 * 2);
+    // Layer 0 is dense (3 × 1024 × 2048), the others route to 8 experts of 3 × 1024 × 256: the
+    // same model with an integer frequency of 1 counts layer 0 as MoE too.
+    let mut every = v.clone();
+    every["moe_layer_freq"] = serde_json::json!(1);
+    let all_moe = Geometry::from_config_json("t", "config.json", &every).unwrap();
+    let dense = 3 * 1024 * 2048;
+    let moe = 8 * 3 * 1024 * 256 + 8 * 1024;
+    assert_eq!(g.params + moe - dense, all_moe.params);
 }

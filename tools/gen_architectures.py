@@ -8,7 +8,8 @@ Registries read (from each release's wheel, tools/engine_wheels.py):
   -> (module, class).
 - SGLang `srt/models/*.py`: each module's `EntryClass` (SGLang registers a class by its name).
 - TensorRT-LLM `_torch/models/*.py`: `@register_auto_model("Arch")` (its wheels are on
-  pypi.nvidia.com; a release that cannot be downloaded is reported, never skipped silently).
+  pypi.nvidia.com; a release that cannot be downloaded is reported, never skipped silently, and
+  its architectures come from the registry index pinned in `TRTLLM_INDEX_SOURCE`).
 
 Classification: the layouts whose markers (the attention, Mamba and indexer classes and config
 keys the engine's code uses) appear in the architecture's module. `REVIEWED` holds what a person
@@ -17,6 +18,7 @@ architectures and shows a layout kvlint does not model is marked `review`: the m
 say which architecture it belongs to.
 
 Usage: python3 tools/gen_architectures.py [--check]
+  KVLINT_ARCH_RELEASES=engine=version,... reads only those releases (for tests).
   --check: exit 1 when a supported release registers an architecture the table lacks, or a
   release the table was read from cannot be read (the CI step in .ci/run). A release listed
   under `unread` (TensorRT-LLM where pypi.nvidia.com is out of reach) is reported, not failed.
@@ -24,6 +26,7 @@ Usage: python3 tools/gen_architectures.py [--check]
 import ast
 import functools
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -54,7 +57,7 @@ MARKERS = {
     "mamba": r"MambaMixer2?\b|Mamba2Mixer|mamba_chunk_scan",
     "gdn": r"GatedDeltaNet|gated_delta_rule",
     "lightning": r"[Ll]ightning_?[Aa]ttention|MiniMaxText01LinearAttention",
-    "kimi_linear": r"KimiDeltaAttention",
+    "kimi_linear": r"Kimi(K3)?DeltaAttention|kda_state_shape|KimiLinearCacheParams",
     "short_conv": r"\bShortConv",
     "cross_attention": r"ENCODER_DECODER|CrossAttention\b|cross_attn",
     "chunked": r"attention_chunk_size|ChunkedLocalAttention",
@@ -65,8 +68,10 @@ MARKERS = {
 OWN_ONLY = {"cross_attention"}
 # SGLang's multimodal models embed their inputs through these (in the model's own file).
 MULTIMODAL = r"general_mm_embed_routine|MultiModalityDataPaddingPattern"
-# What kvlint's geometry and capacity code model (src/model/architectures.rs `MODELLED`).
-MODELLED = {"standard", "mla", "dsa", "gdn", "chunked", "sliding", "multimodal", "draft"}
+# What kvlint's geometry and capacity code model (src/model/architectures.rs `MODELLED`, and
+# `RECURRENT` where src/model/state.rs reads the family's state from its config).
+MODELLED = {"standard", "mla", "dsa", "gdn", "chunked", "sliding", "multimodal", "draft",
+            "mamba", "short_conv", "kimi_linear", "lightning"}
 # Layouts that come on top of an attention kind.
 EXTRAS = {"sliding", "multimodal", "draft"}
 DRAFT_NAME = re.compile(r"NextN|MTP|Eagle|DFlash|DSpark|Medusa|Draft", re.I)
@@ -114,6 +119,22 @@ REVIEWED = {
                "pool for every layer with one KV head count); no-op FFNs build no MLP, the others "
                "ffn_mult widths",
     },
+    # The markers read MiniMax-M3's sparse attention as a DSA indexer; its index cache is its own.
+    **{arch: {
+        "layout": ["dsa", "multimodal", "sliding", "standard"],
+        "why": "vLLM and SGLang minimax_m3.py: MSA sparse attention (config "
+               "sparse_attention_config: sparse_index_dim, sparse_num_index_heads per "
+               "sparse_attention_freq layer), SGLang layers/attention/minimax_sparse_ops/msa.py",
+        "review": "MiniMax-M3's MSA index cache (sparse_attention_config) is not DeepSeek's "
+                  "DSA indexer, which is all kvlint models",
+    } for arch in ("MiniMaxM3ForCausalLM", "MiniMaxM3SparseForCausalLM",
+                   "MiniMaxM3SparseForConditionalGeneration")},
+    "MiniMaxM3MTP": {
+        "layout": ["draft", "dsa", "sliding"],
+        "why": "vLLM vllm/models/minimax_m3: the MiniMax-M3 MSA attention as a draft layer",
+        "review": "MiniMax-M3's MSA index cache (sparse_attention_config) is not DeepSeek's "
+                  "DSA indexer, which is all kvlint models",
+    },
     "VoxtralForConditionalGeneration": {
         "layout": ["multimodal", "standard"],
         "why": "vLLM voxtral.py imports whisper.py for WhisperEncoder (AttentionType.ENCODER, no KV "
@@ -121,6 +142,130 @@ REVIEWED = {
                "the same; whisper.py's ENCODER_DECODER attention is WhisperForConditionalGeneration's",
     },
 }
+
+
+# TensorRT-LLM's wheels live on pypi.nvidia.com and are too large to fetch here; its PyTorch
+# backend keeps a static registry of what `@register_auto_model` registers:
+# `tensorrt_llm/_torch/models/_arch_index.py :: MODEL_ARCH_TO_MODULE`, read from the
+# NVIDIA/TensorRT-LLM repository at the commit below (through the search tool's read_file,
+# 2026-12-05). When no TensorRT-LLM wheel can be read, its architectures come from this index:
+# an architecture vLLM or SGLang also registers keeps the layout their code shows; one only
+# TensorRT-LLM registers is marked for review (its model code was not read).
+TRTLLM_INDEX_SOURCE = ("github:NVIDIA/TensorRT-LLM@065ff9e93780bc0bdbfdbc7156a306ca14f5850c:"
+                       "tensorrt_llm/_torch/models/_arch_index.py")
+TRTLLM_INDEX = {
+    "AfmoeForCausalLM": "modeling_afmoe",
+    "BartForConditionalGeneration": "modeling_bart",
+    "BertForSequenceClassification": "modeling_bert",
+    "CLIPVisionModel": "modeling_clip",
+    "Cohere2ForCausalLM": "modeling_cohere2",
+    "Cosmos3ForConditionalGeneration": "modeling_cosmos3",
+    "DeciLMForCausalLM": "modeling_nemotron_nas",
+    "DeepseekV32ForCausalLM": "modeling_deepseekv3",
+    "DeepseekV3ForCausalLM": "modeling_deepseekv3",
+    "DeepseekV4ForCausalLM": "modeling_deepseekv4",
+    "EAGLE3LlamaForCausalLM": "modeling_speculative",
+    "Eagle3DeepSeekV3ForCausalLM": "modeling_speculative",
+    "Exaone4ForCausalLM": "modeling_exaone4",
+    "Exaone4_5_ForConditionalGeneration": "modeling_exaone4_5",
+    "ExaoneMoEForCausalLM": "modeling_exaone_moe",
+    "Gemma3ForCausalLM": "modeling_gemma3",
+    "Gemma3ForConditionalGeneration": "modeling_gemma3vl",
+    "Gemma4AssistantForCausalLM": "modeling_gemma4",
+    "Gemma4ForCausalLM": "modeling_gemma4",
+    "Gemma4ForConditionalGeneration": "modeling_gemma4mm",
+    "Gemma4UnifiedForConditionalGeneration": "modeling_gemma4_unified",
+    "Glm4MoeForCausalLM": "modeling_glm",
+    "GlmMoeDsaForCausalLM": "modeling_deepseekv3",
+    "GptOssForCausalLM": "modeling_gpt_oss",
+    "HCXVisionForCausalLM": "modeling_hyperclovax",
+    "HCXVisionModel": "modeling_hyperclovax",
+    "HunYuanDenseV1ForCausalLM": "modeling_hunyuan_dense",
+    "HunYuanMoEV1ForCausalLM": "modeling_hunyuan_moe",
+    "KimiK25ForConditionalGeneration": "modeling_kimi_k25",
+    "KimiK3ForConditionalGeneration": "modeling_kimi_k3_vl",
+    "KimiLinearForCausalLM": "modeling_kimi_linear",
+    "LagunaForCausalLM": "modeling_laguna",
+    "Llama4ForConditionalGeneration": "modeling_llama",
+    "LlamaForCausalLM": "modeling_llama",
+    "LlavaLlamaModel": "modeling_vila",
+    "LlavaNextForConditionalGeneration": "modeling_llava_next",
+    "MBartForConditionalGeneration": "modeling_bart",
+    "MTPDraftModelForCausalLM": "modeling_speculative",
+    "MiniCPMV4_6ForConditionalGeneration": "modeling_minicpmv4_6",
+    "MiniMaxM2ForCausalLM": "modeling_minimaxm2",
+    "MiniMaxM3SparseForCausalLM": "modeling_minimaxm3",
+    "MiniMaxM3SparseForConditionalGeneration": "modeling_minimaxm3",
+    "Mistral3ForConditionalGeneration": "modeling_mistral",
+    "MistralForCausalLM": "modeling_mistral",
+    "MistralLarge3EagleForCausalLM": "modeling_speculative",
+    "MistralLarge3ForCausalLM": "modeling_mistral_large3",
+    "MixtralForCausalLM": "modeling_mixtral",
+    "MllamaForConditionalGeneration": "modeling_mllama",
+    "NemotronForCausalLM": "modeling_nemotron",
+    "NemotronHForCausalLM": "modeling_nemotron_h",
+    "NemotronHPuzzleForCausalLM": "modeling_nemotron_h",
+    "NemotronH_Nano_Omni_Reasoning_V3": "modeling_nemotron_nano",
+    "NemotronH_Nano_VL_V2": "modeling_nemotron_nano",
+    "Phi3ForCausalLM": "modeling_phi3",
+    "Phi4MMForCausalLM": "modeling_phi4mm",
+    "PixtralForConditionalGeneration": "modeling_mistral",
+    "PixtralVisionModel": "modeling_pixtral",
+    "Qwen2ForCausalLM": "modeling_qwen",
+    "Qwen2ForProcessRewardModel": "modeling_qwen",
+    "Qwen2ForRewardModel": "modeling_qwen",
+    "Qwen2MoeForCausalLM": "modeling_qwen_moe",
+    "Qwen2VLForConditionalGeneration": "modeling_qwen2vl",
+    "Qwen2_5_VLForConditionalGeneration": "modeling_qwen2vl",
+    "Qwen3ForCausalLM": "modeling_qwen3",
+    "Qwen3ForTextEmbedding": "modeling_qwen3",
+    "Qwen3MoeForCausalLM": "modeling_qwen3_moe",
+    "Qwen3NextForCausalLM": "modeling_qwen3_next",
+    "Qwen3VLForConditionalGeneration": "modeling_qwen3vl",
+    "Qwen3VLMoeForConditionalGeneration": "modeling_qwen3vl_moe",
+    "Qwen3_5ForCausalLM": "modeling_qwen3_5",
+    "Qwen3_5ForConditionalGeneration": "modeling_qwen3_5",
+    "Qwen3_5MoeForCausalLM": "modeling_qwen3_5",
+    "Qwen3_5MoeForConditionalGeneration": "modeling_qwen3_5",
+    "QwenImageBenchForConditionalGeneration": "modeling_qwen_image_bench",
+    "SeedOssForCausalLM": "modeling_seedoss",
+    "SiglipVisionModel": "modeling_siglip",
+    "Starcoder2ForCausalLM": "modeling_starcoder2",
+    "Step3p5ForCausalLM": "modeling_step3p7",
+    "Step3p7ForConditionalGeneration": "modeling_step3p7vl",
+    "T5ForConditionalGeneration": "modeling_t5",
+    "WhisperForConditionalGeneration": "modeling_whisper",
+}
+# Layouts of the architectures only TensorRT-LLM registers, from their names and modules
+# (drafts, vision and text encoders, T5's encoder-decoder); each stays marked for review.
+TRTLLM_ONLY = {
+    "CLIPVisionModel": ["multimodal"],
+    "SiglipVisionModel": ["multimodal"],
+    "HCXVisionModel": ["multimodal"],
+    "LlavaLlamaModel": ["multimodal", "standard"],
+    "QwenImageBenchForConditionalGeneration": ["multimodal", "standard"],
+    "EAGLE3LlamaForCausalLM": ["draft", "standard"],
+    "Eagle3DeepSeekV3ForCausalLM": ["draft", "mla"],
+    "MTPDraftModelForCausalLM": ["draft", "standard"],
+    "MistralLarge3EagleForCausalLM": ["draft", "mla"],
+    "Qwen3ForTextEmbedding": ["standard"],
+    "T5ForConditionalGeneration": ["cross_attention"],
+}
+
+
+def add_trtllm_index(table):
+    """The TensorRT-LLM rows from `TRTLLM_INDEX` (used when no TensorRT-LLM wheel was read)."""
+    commit = TRTLLM_INDEX_SOURCE.split("@")[1].split(":")[0]
+    for arch, module in TRTLLM_INDEX.items():
+        e = table.setdefault(arch, {"architecture": arch, "layout": [], "engines": {}})
+        if not e["engines"]:
+            e["layout"] = TRTLLM_ONLY.get(arch, ["standard"])
+            e["review"] = ("only TensorRT-LLM registers it (_arch_index.py); its model code "
+                           "was not read, so its layout is not classified")
+        e["engines"]["tensorrt_llm"] = {
+            "releases": f"registry at {commit[:12]}",
+            "file": f"tensorrt_llm/_torch/models/{module}.py",
+        }
 
 
 def vllm_registry(root):
@@ -248,7 +393,7 @@ def markers(path, models):
 def classify(arch, task, path, models, archs_in_module):
     """(layout list, review reason or None) for one architecture of one release."""
     if arch in REVIEWED:
-        return REVIEWED[arch]["layout"], None
+        return REVIEWED[arch]["layout"], REVIEWED[arch].get("review")
     if not path.exists():
         return [], f"module {path.name} is not in the wheel"
     found = list(markers(path, models))
@@ -266,10 +411,24 @@ def classify(arch, task, path, models, archs_in_module):
     return sorted(set(found)), review
 
 
+def releases():
+    """The supported releases; `KVLINT_ARCH_RELEASES=vllm=0.33.0,sglang=0.5.23` narrows them
+    (tests/architectures.rs runs `--check` offline over a cache it builds)."""
+    every = engine_wheels.releases()
+    only = os.environ.get("KVLINT_ARCH_RELEASES")
+    if not only:
+        return every
+    out = {}
+    for item in only.split(","):
+        engine, version = item.split("=")
+        out.setdefault(engine, []).append(version)
+    return out
+
+
 def scan():
     """{arch: entry}, the releases that could not be read."""
     table, missing = {}, []
-    for engine, versions in engine_wheels.releases().items():
+    for engine, versions in releases().items():
         for version in versions:
             root = engine_wheels.model_dir(engine, version)
             if root is None:
@@ -291,6 +450,9 @@ def scan():
                 seen = e["engines"].setdefault(engine, {"releases": [], "file": ""})
                 seen["releases"].append(version)
                 seen["file"] = str(path.relative_to(root))
+    trtllm = releases().get("tensorrt_llm", [])
+    if trtllm and all(f"tensorrt_llm {v}" in missing for v in trtllm):
+        add_trtllm_index(table)
     return table, missing
 
 
@@ -301,14 +463,16 @@ def main():
     if "--check" in sys.argv:
         sys.exit(check(table, missing))
     rows = [table[a] for a in sorted(table)]
-    supported = engine_wheels.releases()
+    supported = releases()
     for row in rows:
         for engine, seen in row["engines"].items():
-            seen["releases"] = span(seen["releases"], supported[engine])
+            if isinstance(seen["releases"], list):
+                seen["releases"] = span(seen["releases"], supported[engine])
     doc = {
         "generated_by": "tools/gen_architectures.py",
         "modelled": sorted(MODELLED),
         "unread": missing,
+        "tensorrt_llm_registry": TRTLLM_INDEX_SOURCE,
         "architectures": rows,
     }
     OUT.write_text(json.dumps(doc, indent=1) + "\n")

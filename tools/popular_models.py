@@ -11,7 +11,8 @@ worked out here from the config.json independently of kvlint's geometry code:
 - `full_attention_interval` (Qwen3-Next): every n-th layer keeps KV, the rest are linear;
 - `attention_chunk_size` (Llama 4): every 4th layer is global, the rest chunked;
 - `sliding_window_pattern` (Gemma 2 alternates): every n-th layer global, the rest windowed;
-- a config-wide `sliding_window` (unless `use_sliding_window` is false): every layer windowed.
+- a config-wide `sliding_window` (unless `use_sliding_window` is false): every layer windowed;
+- `hybrid_layer_pattern` (MiMo-V2): 1 marks a sliding layer with its own `swa_*` head shape.
 An id the catalog lacks keeps no figures; `unmodelled` names the architecture of a row held in
 tools/model_catalog/pending/. The ids and their `sources` are left as they are.
 
@@ -40,6 +41,15 @@ def kv(cfg):
         kv_heads = t.get("num_key_value_heads") or t.get("multi_query_group_num") or heads
         head_dim = t.get("head_dim") or t.get("kv_channels") or t["hidden_size"] // heads
         per = kv_heads * head_dim * 2 * 2
+    if t.get("hybrid_layer_pattern"):
+        # MiMo-V2 (vLLM/SGLang mimo_v2.py `is_swa_layer`): 1 marks a sliding layer, which has
+        # its own swa_* head shape; K and V widths may differ (v_head_dim).
+        p = t["hybrid_layer_pattern"][:layers]
+        full = p.count(0) * t["num_key_value_heads"] * (
+            t["head_dim"] + t.get("v_head_dim", t["head_dim"])) * 2
+        swa = p.count(1) * t["swa_num_key_value_heads"] * (
+            t["swa_head_dim"] + t.get("swa_v_head_dim", t["swa_head_dim"])) * 2
+        return full, swa
     kinds = t.get("layer_types")
     if kinds:
         full = sum(k in ("full_attention", "attention") for k in kinds)

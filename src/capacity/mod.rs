@@ -179,6 +179,9 @@ fn plan_at(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     if inp.model.compressed.is_some() && inp.args.engine != Engine::Sglang {
         return Err(vec![compressed_unmodelled(inp)]);
     }
+    if inp.model.recurrent.is_some() && inp.args.engine == Engine::Trtllm {
+        return Err(vec![recurrent_unmodelled(inp)]);
+    }
     match inp.args.engine {
         Engine::Sglang => sglang::plan(inp),
         Engine::Vllm => vllm::plan(inp),
@@ -205,6 +208,25 @@ fn compressed_unmodelled(inp: &Inputs) -> Finding {
             ),
         )
         .var("need", "that engine's DeepSeek-V4 KV cache spec")
+        .label("KV layout not modelled")
+}
+
+/// The Mamba2 / Mamba1 / short-conv / KDA / lightning state (`model::Recurrent`) is sized for
+/// SGLang and vLLM only: TensorRT-LLM's plan would leave its state pool out.
+fn recurrent_unmodelled(inp: &Inputs) -> Finding {
+    let m = inp.model;
+    let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
+    Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
+        .var("model", &m.id)
+        .var(
+            "architecture",
+            m.architectures.first().map_or("", String::as_str),
+        )
+        .var(
+            "why",
+            "kvlint sizes its recurrent-state pool for SGLang and vLLM only, not for TensorRT-LLM",
+        )
+        .var("need", "TensorRT-LLM's mamba cache manager sizing")
         .label("KV layout not modelled")
 }
 
@@ -628,6 +650,7 @@ pub(crate) mod testing {
             linear: None,
             compressed: None,
             nas: None,
+            recurrent: None,
             nextn_layers: 0,
             length_keys: vec![("max_position_embeddings".into(), 131072)],
             rope_scaling: None,

@@ -17,6 +17,7 @@ use crate::units::GIB;
 use crate::version::Version;
 
 mod hybrid;
+mod mamba;
 #[cfg(test)]
 mod tests;
 
@@ -282,7 +283,7 @@ fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
             page,
         });
     }
-    let linear = count(|l| matches!(l, LayerKind::Linear));
+    let linear = m.state_layers();
     if linear > 0 {
         out.push(LayerGroup {
             kind: LayerKind::Linear,

@@ -27,6 +27,10 @@ pub const MODELLED: [&str; 8] = [
     "draft",
 ];
 
+/// Layouts modelled for the families whose state `state.rs` reads (Nemotron-H, Granite-4.0-H,
+/// Falcon-H1, Jamba, LFM2, Kimi-Linear, MiniMax-Text-01/M1).
+pub const RECURRENT: [&str; 4] = ["mamba", "short_conv", "kimi_linear", "lightning"];
+
 #[derive(Debug, Deserialize)]
 pub struct Row {
     pub architecture: String,
@@ -117,13 +121,15 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
                 need: need("nas").into(),
             });
         }
-        // Compressed attention is modelled where config.rs read its layout (the DSv4
-        // architectures of SGLang's pool configurator), not for every architecture using it;
-        // NAS blocks where nas.rs read `block_configs`.
+        // Compressed attention, NAS blocks and the recurrent states are modelled where the
+        // geometry code read their layout (the DSv4 architectures of SGLang's pool configurator;
+        // `block_configs`; the families `state.rs` reads), not for every architecture using them.
         let modelled = |l: &&str| {
             MODELLED.contains(l)
                 || (*l == "compressed" && g.compressed.is_some())
                 || (*l == "nas" && g.nas.is_some())
+                || (RECURRENT.contains(l)
+                    && g.recurrent.as_ref().is_some_and(|r| r.shape.layout() == *l))
         };
         let missing: Vec<&str> = row
             .layout
@@ -155,7 +161,7 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
     }
     Err(Unmodelled {
         architecture: first.clone(),
-        why: "it is not in kvlint's architecture table: no supported SGLang or vLLM release registers it".into(),
+        why: "it is not in kvlint's architecture table: no supported SGLang, vLLM or TensorRT-LLM release registers it".into(),
         need: "its entry in the architecture table (tools/gen_architectures.py reads the engines' registries)".into(),
     })
 }
@@ -197,7 +203,9 @@ mod tests {
         let made_up = check(&config("ZorblaxForCausalLM", serde_json::json!({}))).unwrap_err();
         assert_eq!(made_up.architecture, "ZorblaxForCausalLM");
         assert!(
-            made_up.why.contains("no supported SGLang or vLLM release"),
+            made_up
+                .why
+                .contains("no supported SGLang, vLLM or TensorRT-LLM release"),
             "{made_up:?}"
         );
         let none = check(&config("X", serde_json::json!({"architectures": []}))).unwrap_err();

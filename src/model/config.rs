@@ -69,10 +69,17 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         .get("model_type")
         .and_then(Value::as_str)
         .map_or_else(|| model_type.clone(), str::to_string);
-    let num_layers = c.u32(
-        "num_hidden_layers",
-        c.required(&["num_hidden_layers", "n_layer", "num_layers"])?,
-    )?;
+    // Newer Nemotron-H configs state only `layers_block_type` (SGLang
+    // `configs/nemotron_h.py :: num_hidden_layers` is its length).
+    let block_types = c
+        .get("layers_block_type")
+        .and_then(Value::as_array)
+        .map(|l| l.len() as u64);
+    let num_layers = match c.first_uint(&["num_hidden_layers", "n_layer", "num_layers"])? {
+        Some(n) => n,
+        None => block_types.ok_or_else(|| invalid(c.file, "missing `num_hidden_layers`"))?,
+    };
+    let num_layers = c.u32("num_hidden_layers", num_layers)?;
     let hidden_size = c.required(&["hidden_size", "d_model", "n_embd"])?;
     let num_attention_heads = c.u32(
         "num_attention_heads",
@@ -100,9 +107,13 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
     let nas = super::nas::is_nas(&architectures, &model_type)
         .then(|| super::nas::read(c, num_layers, num_attention_heads, hidden_size))
         .transpose()?;
-    let layers = match &nas {
-        Some(n) => n.layers(),
-        None => layer_kinds(c, num_layers, &model_type)?,
+    let (recurrent, layers) = match (&nas, super::state::read(c, &text_model_type, num_layers)?) {
+        (Some(n), _) => (None, n.layers()),
+        (None, Some((r, kinds))) => (Some(r), kinds),
+        (None, None) => (
+            None,
+            super::layers::layer_kinds(c, num_layers, &model_type)?,
+        ),
     };
     let dsa = dsa(c, &architectures, num_layers)?;
     let compressed = super::compressed::compressed(c, &architectures)?;
@@ -131,6 +142,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         layers,
         swa_heads: heads.swa,
         linear: linear(c)?,
+        recurrent,
         compressed,
         nas,
         nextn_layers: c.u32(
@@ -306,141 +318,6 @@ fn linear(c: &Cfg) -> Result<Option<LinearAttn>, ModelError> {
             c.uint_or("linear_conv_kernel_dim", 4)?,
         )?,
     }))
-}
-
-/// One [`LayerKind`] per decoder layer.
-fn layer_kinds(c: &Cfg, n: u32, model_type: &str) -> Result<Vec<LayerKind>, ModelError> {
-    let window = window(c)?;
-    let sliding =
-        |w: Option<u32>| w.map_or(LayerKind::Full, |window| LayerKind::Sliding { window });
-    if let Some(types) = c.get("layer_types").and_then(Value::as_array) {
-        if types.len() < n as usize {
-            return Err(invalid(
-                c.file,
-                format!("`layer_types` has {} entries for {n} layers", types.len()),
-            ));
-        }
-        return Ok(types
-            .iter()
-            .take(n as usize)
-            .map(|t| kind_from_name(t.as_str().unwrap_or(""), window))
-            .collect());
-    }
-    let text_type = c.str("model_type").unwrap_or(model_type);
-    let idx = 0..n;
-    if text_type == "gemma2" {
-        // Gemma 2: even layers slide (transformers `Gemma2DecoderLayer`: `not bool(layer_idx % 2)`).
-        return Ok(idx
-            .map(|i| {
-                if i.is_multiple_of(2) {
-                    sliding(window)
-                } else {
-                    LayerKind::Full
-                }
-            })
-            .collect());
-    }
-    if text_type.starts_with("gemma3") {
-        // Gemma 3: every `sliding_window_pattern`-th layer is global (transformers default 6).
-        let p = c.uint_or("sliding_window_pattern", 6)?.max(1);
-        return Ok(idx
-            .map(|i| {
-                if (u64::from(i) + 1).is_multiple_of(p) {
-                    LayerKind::Full
-                } else {
-                    sliding(window)
-                }
-            })
-            .collect());
-    }
-    if let Some(chunk) = c.uint("attention_chunk_size")? {
-        return llama4_layers(c, n, c.u32("attention_chunk_size", chunk)?);
-    }
-    if let Some(interval) = c.uint("full_attention_interval")? {
-        // Qwen3-Next: one full-attention layer every `full_attention_interval`, the rest linear.
-        let p = interval.max(1);
-        return Ok(idx
-            .map(|i| {
-                if (u64::from(i) + 1).is_multiple_of(p) {
-                    LayerKind::Full
-                } else {
-                    LayerKind::Linear
-                }
-            })
-            .collect());
-    }
-    // Mistral-style `sliding_window` on every layer unless `use_sliding_window` is false (Qwen2);
-    // Qwen2 with it on slides only from `max_window_layers` up.
-    if c.flag("use_sliding_window") == Some(false) {
-        return Ok(vec![LayerKind::Full; n as usize]);
-    }
-    let from = if c.flag("use_sliding_window") == Some(true) {
-        c.uint_or("max_window_layers", 0)?
-    } else {
-        0
-    };
-    Ok(idx
-        .map(|i| {
-            if u64::from(i) >= from {
-                sliding(window)
-            } else {
-                LayerKind::Full
-            }
-        })
-        .collect())
-}
-
-fn kind_from_name(name: &str, window: Option<u32>) -> LayerKind {
-    if name.contains("linear") || name.contains("mamba") {
-        LayerKind::Linear
-    } else if name.contains("sliding") {
-        // A sliding layer without a window is treated as full: it then never looks cheaper than it is.
-        window.map_or(LayerKind::Full, |window| LayerKind::Sliding { window })
-    } else {
-        LayerKind::Full
-    }
-}
-
-/// Llama 4: layers with RoPE use chunked attention, NoPE layers are global. `no_rope_layers[i]`
-/// is 1 for RoPE layers; the transformers default makes every `no_rope_layer_interval`-th (4th)
-/// layer NoPE.
-fn llama4_layers(c: &Cfg, n: u32, size: u32) -> Result<Vec<LayerKind>, ModelError> {
-    let chunked = LayerKind::Chunked { size };
-    if let Some(list) = c
-        .get("no_rope_layers")
-        .and_then(Value::as_array)
-        .filter(|l| l.len() >= n as usize)
-    {
-        return Ok(list
-            .iter()
-            .take(n as usize)
-            .map(|v| {
-                if as_uint(v) == Some(0) {
-                    LayerKind::Full
-                } else {
-                    chunked
-                }
-            })
-            .collect());
-    }
-    let p = c.uint_or("no_rope_layer_interval", 4)?.max(1);
-    Ok((0..u64::from(n))
-        .map(|i| {
-            if (i + 1).is_multiple_of(p) {
-                LayerKind::Full
-            } else {
-                chunked
-            }
-        })
-        .collect())
-}
-
-/// The sliding window, when set and positive (`sliding_window: 0` means none in vLLM).
-fn window(c: &Cfg) -> Result<Option<u32>, ModelError> {
-    match c.first_uint(&["sliding_window", "sliding_window_size"])? {
-        Some(w) if w > 0 => Ok(Some(c.u32("sliding_window", w)?)),
-        _ => Ok(None),
-    }
 }
 
 fn length_keys(text: &Obj) -> Result<Vec<(String, u64)>, ModelError> {

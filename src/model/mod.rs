@@ -11,14 +11,17 @@ mod compressed;
 mod config;
 mod context;
 mod hub;
+mod layers;
 mod load;
 mod memo;
+mod mixers;
 mod nas;
 mod overrides;
 mod params;
 mod quant;
 mod raw;
 pub mod resolve;
+mod state;
 mod weight_format;
 
 pub use cache::HubCache;
@@ -31,6 +34,7 @@ pub use memo::Memo;
 pub use nas::{Block as NasBlock, Nas};
 pub use overrides::{apply as apply_overrides, Semantics};
 pub use resolve::{ModelSource, ModelTable, Resolver};
+pub use state::{Reader, Recurrent, StateElems, StateShape};
 
 /// Why a model's geometry could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -219,6 +223,8 @@ pub struct Geometry {
     pub layers: Vec<LayerKind>,
     pub swa_heads: Option<SwaHeads>,
     pub linear: Option<LinearAttn>,
+    /// Mamba2, Mamba1, short-convolution, KDA or lightning-attention state (`state.rs`).
+    pub recurrent: Option<Recurrent>,
     /// DeepSeek-V4 compressed attention (`compress_ratios`).
     pub compressed: Option<Compressed>,
     /// Nemotron-NAS per-layer blocks (`block_configs`).
@@ -288,6 +294,25 @@ impl Geometry {
             }
         };
         attention.map(per_layer).sum::<u64>() * 2
+    }
+
+    /// Layers that keep a per-request state: the recurrent layers, else the `Linear` (Gated
+    /// DeltaNet) layers.
+    pub fn state_layers(&self) -> u32 {
+        self.recurrent.as_ref().map_or_else(
+            || {
+                self.layers
+                    .iter()
+                    .filter(|l| **l == LayerKind::Linear)
+                    .count() as u32
+            },
+            |r| r.layers,
+        )
+    }
+
+    /// A hybrid model: some layers keep a per-request state instead of (or beside) KV.
+    pub fn has_state(&self) -> bool {
+        self.linear.is_some() || self.recurrent.is_some()
     }
 
     pub fn full_layers(&self) -> u32 {

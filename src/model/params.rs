@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::raw::{as_uint, num_experts, Cfg};
 use super::weight_format::WeightFormat;
-use super::{Geometry, LayerKind, ModelError, NasBlock, WeightParts};
+use super::{Geometry, LayerKind, ModelError, NasBlock, Recurrent, WeightParts};
 
 pub(crate) struct Counts {
     pub params: u64,
@@ -122,6 +122,16 @@ struct Shape {
     k_eq_v: bool,
     attn_bias: bool,
     mlp: Mlp,
+    recurrent: Option<Recurrent>,
+    /// Falcon-H1: a Mamba2 mixer beside the attention of every layer.
+    mixer_everywhere: bool,
+    /// Nemotron-H: each layer is one block ('M', '*', 'E' or '-'), see `nemotron_layer`.
+    blocks: Option<Vec<char>>,
+    /// Nemotron-H's MLP width and shared-expert width (relu² MLPs: up and down only).
+    nemotron_inter: (u64, u64),
+    /// Nemotron-H's `moe_latent_size`: routed experts work in that width between two
+    /// replicated projections (vLLM `nemotron_h.py :: fc1_latent_proj`, `fc2_latent_proj`).
+    moe_latent: Option<u64>,
 }
 
 struct MlaDims {
@@ -156,6 +166,8 @@ struct Mlp {
     sparse_step: u64,
     only_dense: Vec<u64>,
     layer_types: Option<Vec<bool>>,
+    /// Jamba: experts where `i % expert_layer_period == expert_layer_offset`.
+    period: Option<(u64, u64)>,
 }
 
 impl Shape {
@@ -215,6 +227,16 @@ impl Shape {
             k_eq_v: c.flag("attention_k_eq_v") == Some(true),
             attn_bias: c.flag("attention_bias") == Some(true),
             mlp: Mlp::read(c, model_type)?,
+            recurrent: g.recurrent.clone(),
+            mixer_everywhere: model_type == "falcon_h1",
+            blocks: (model_type == "nemotron_h")
+                .then(|| super::state::nemotron_h_pattern(c, g.num_layers).ok())
+                .flatten(),
+            nemotron_inter: (
+                c.uint_or("intermediate_size", 0)?,
+                c.uint_or("moe_shared_expert_intermediate_size", 0)?,
+            ),
+            moe_latent: c.uint("moe_latent_size")?,
         })
     }
 
@@ -243,12 +265,23 @@ impl Shape {
 
     fn layer(&self, i: u64, kind: LayerKind, t: &mut Tally) {
         let p = format!("model.layers.{i}");
+        if let Some(block) = self.blocks.as_ref().and_then(|b| b.get(i as usize)) {
+            let bytes = t.measure(|t| self.nemotron_layer(&p, *block, t));
+            t.layers += bytes;
+            return;
+        }
         let bytes = t.measure(|t| {
             t.dense(2 * self.h); // input and post-attention norms
-            let attn = t.measure(|t| match (kind, &self.linear, &self.mla) {
-                (LayerKind::Linear, Some(l), _) => self.linear_attn(&p, *l, t),
-                (_, _, Some(m)) => self.mla_attn(&p, m, t),
-                _ => self.attn(&p, kind, t),
+            let attn = t.measure(|t| match (kind, &self.linear, &self.mla, &self.recurrent) {
+                (LayerKind::Linear, Some(l), _, _) => self.linear_attn(&p, *l, t),
+                (LayerKind::Linear, None, _, Some(r)) => self.mixer(&p, r, t),
+                (_, _, Some(m), _) => self.mla_attn(&p, m, t),
+                (_, _, _, r) => {
+                    self.attn(&p, kind, t);
+                    if let Some(r) = r.as_ref().filter(|_| self.mixer_everywhere) {
+                        self.mixer(&p, r, t);
+                    }
+                }
             });
             t.attention += attn;
             self.indexer(&p, i, t);
@@ -279,6 +312,44 @@ impl Shape {
         });
         t.layers += bytes;
         bytes
+    }
+
+    fn mixer(&self, p: &str, r: &Recurrent, t: &mut Tally) {
+        let (linear, small) = super::mixers::mixer(r, self.h);
+        t.linear(&format!("{p}.mamba.in_proj"), linear);
+        t.dense(small);
+    }
+
+    /// One Nemotron-H block with its norm (vLLM / SGLang `nemotron_h.py`: a layer holds one
+    /// mixer or one MLP): Mamba2, attention, relu² MoE (router, routed and shared experts, up
+    /// and down only) or relu² MLP.
+    fn nemotron_layer(&self, p: &str, block: char, t: &mut Tally) {
+        let h = self.h;
+        t.dense(h);
+        match (block, &self.recurrent) {
+            ('M', Some(r)) => self.mixer(p, r, t),
+            ('*', _) => t.attention += t.measure(|t| self.attn(p, LayerKind::Full, t)),
+            ('E', _) => {
+                let m = &self.mlp;
+                t.replicated(|t| t.dense(h * m.experts + m.experts));
+                let width = self.moe_latent.unwrap_or(h);
+                if let Some(latent) = self.moe_latent {
+                    let name = format!("{p}.mixer.fc1_latent_proj");
+                    t.replicated(|t| t.linear(&name, 2 * h * latent));
+                }
+                t.routed_experts += t.measure(|t| {
+                    t.linear(
+                        &format!("{p}.mixer.experts.0.up_proj"),
+                        m.experts * 2 * width * m.expert_inter,
+                    )
+                });
+                t.linear(
+                    &format!("{p}.mixer.shared_experts.up_proj"),
+                    2 * h * self.nemotron_inter.1,
+                );
+            }
+            _ => t.linear(&format!("{p}.mixer.up_proj"), 2 * h * self.nemotron_inter.0),
+        }
     }
 
     fn attn(&self, p: &str, kind: LayerKind, t: &mut Tally) {
@@ -395,7 +466,10 @@ impl Mlp {
             },
             dense_with_moe: c.flag("enable_moe_block") == Some(true),
             first_dense: c.uint_or("first_k_dense_replace", 0)?,
-            freq: c.uint_or("moe_layer_freq", 1)?.max(1),
+            freq: match c.get("moe_layer_freq") {
+                Some(Value::Array(_)) => 1,
+                _ => c.uint_or("moe_layer_freq", 1)?.max(1),
+            },
             sparse_step: c
                 .first_uint(&["decoder_sparse_step", "interleave_moe_layer_step"])?
                 .unwrap_or(1)
@@ -406,7 +480,12 @@ impl Mlp {
                 .filter_map(as_uint)
                 .collect(),
             layer_types: str_list(c, "mlp_layer_types")
-                .map(|l| l.iter().map(|t| t != "dense").collect()),
+                .map(|l| l.iter().map(|t| t != "dense").collect())
+                .or_else(|| per_layer_moe(c)),
+            period: match c.uint("expert_layer_period")? {
+                Some(p) => Some((p.max(1), c.uint_or("expert_layer_offset", 0)?)),
+                None => None,
+            },
         })
     }
 
@@ -419,6 +498,9 @@ impl Mlp {
         }
         if let Some(sparse) = self.layer_types.as_ref().and_then(|l| l.get(i as usize)) {
             return *sparse;
+        }
+        if let Some((period, offset)) = self.period {
+            return i % period == offset;
         }
         i >= self.first_dense
             && i.is_multiple_of(self.freq)
@@ -454,6 +536,14 @@ impl Mlp {
             t.dense(if self.shared_gate { h } else { 0 });
         }
     }
+}
+
+/// A list-valued `moe_layer_freq`: one entry per layer, non-zero where the layer routes to
+/// experts (vLLM and SGLang `mimo_v2.py :: is_moe_layer`, SGLang `minimax_m3.py ::
+/// _is_layer_sparse`).
+fn per_layer_moe(c: &Cfg) -> Option<Vec<bool>> {
+    let list = c.get("moe_layer_freq")?.as_array()?;
+    Some(list.iter().map(|v| as_uint(v).unwrap_or(1) != 0).collect())
 }
 
 fn str_list(c: &Cfg, key: &str) -> Option<Vec<String>> {

@@ -237,6 +237,9 @@ fn rocm_allreduce_buffers(
 /// `--mamba-ssm-dtype` says otherwise (`configs/mamba_utils.py :: mamba2_state_dtype`; the
 /// Qwen3.5/3.6 configs state float32 too); the conv state is bf16.
 pub(super) fn mamba_per_request(m: &Geometry, tp: u32, args: &EngineArgs) -> f64 {
+    if let Some(r) = &m.recurrent {
+        return super::mamba::per_request(r, tp, args);
+    }
     let Some(lin) = &m.linear else { return 0.0 };
     let tp = f64::from(tp.max(1));
     let conv_dim = f64::from(

@@ -141,7 +141,13 @@ pub(super) fn cell(
     };
     if let Some(mla) = &m.mla {
         let raw = f64::from(mla.kv_lora_rank + mla.qk_rope_head_dim);
-        let l = f64::from(layers(m.num_layers));
+        // A hybrid (Kimi-Linear) sizes its cell over the full-attention layers only
+        // (`pool_configurator.py`, 0.5.23: `mambaish.full_attention_layer_ids`).
+        let l = f64::from(layers(if m.has_state() {
+            m.full_layers()
+        } else {
+            m.num_layers
+        }));
         if let Some(dsa) = m.dsa.as_ref().filter(|_| is_dsa(m)) {
             let per_layer = dsa_latent_bytes(
                 args,
@@ -190,7 +196,7 @@ pub(super) fn cell(
         };
     }
     // Linear-attention hybrids keep KV only on their full-attention layers.
-    let kv_layers = if m.linear.is_some() {
+    let kv_layers = if m.has_state() {
         m.full_layers()
     } else {
         m.num_layers

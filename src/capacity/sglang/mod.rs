@@ -9,6 +9,7 @@ mod budget;
 mod cell;
 mod dsv4;
 mod fraction;
+mod mamba;
 mod nvfp4_moe;
 #[cfg(test)]
 mod tests;

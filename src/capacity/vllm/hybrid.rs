@@ -11,7 +11,7 @@ use crate::model::Geometry;
 
 /// Bytes of a dtype name as `--mamba-cache-dtype` / `--mamba-ssm-cache-dtype` spell it; `auto`
 /// and unknown names are `None`.
-fn dtype_bytes(name: &str) -> Option<f64> {
+pub(super) fn dtype_bytes(name: &str) -> Option<f64> {
     match name {
         "float32" => Some(4.0),
         "bfloat16" | "float16" => Some(2.0),
@@ -43,6 +43,9 @@ fn state_dtypes(args: &EngineArgs, m: &Geometry, model_bytes: f64) -> (f64, f64)
 /// (`MambaStateShapeCalculator.gated_delta_net_state_shape`): a conv state of
 /// `conv_dim / tp × (kernel − 1)` and a temporal state of `v_heads / tp × head_v × head_k`.
 pub(super) fn state_page(args: &EngineArgs, m: &Geometry, tp: u32, model_bytes: f64) -> f64 {
+    if let Some(r) = &m.recurrent {
+        return super::mamba::state_page(args, r, tp, model_bytes);
+    }
     let Some(lin) = &m.linear else { return 0.0 };
     let tp = f64::from(tp.max(1));
     let (conv_b, ssm_b) = state_dtypes(args, m, model_bytes);

@@ -1,0 +1,61 @@
+//! Parameters of the recurrent mixers (`state.rs`) and of Nemotron-H's single-module blocks, for
+//! the weight estimate of `params.rs` (used when no safetensors index gives the size).
+
+use super::{Recurrent, StateShape};
+
+/// Weights of one recurrent mixer of hidden width `h` (linear projections, then the small
+/// per-channel or per-head vectors and norms).
+pub(super) fn mixer(r: &Recurrent, h: u64) -> (u64, u64) {
+    match r.shape {
+        // transformers `Mamba2Mixer`: in_proj to (2·inter + 2·groups·state + heads), a
+        // depthwise conv over inter + 2·groups·state channels, A/D/dt_bias per head, a gated
+        // norm over inter, out_proj back to h.
+        StateShape::Mamba2 {
+            intermediate,
+            groups,
+            heads,
+            state,
+            conv_kernel,
+            ..
+        } => {
+            let conv_dim = intermediate + 2 * groups * state;
+            (
+                h * (intermediate + conv_dim + heads) + intermediate * h,
+                conv_dim * conv_kernel + 3 * heads + intermediate,
+            )
+        }
+        // `MambaMixer` (Jamba): in_proj h → 2·inter, x_proj inter → dt_rank + 2·state,
+        // dt_proj dt_rank → inter, out_proj; conv, A (inter × state) and D.
+        StateShape::Mamba1 {
+            intermediate,
+            state,
+            conv_kernel,
+        } => {
+            let dt_rank = h.div_ceil(16);
+            (
+                2 * h * intermediate
+                    + intermediate * (dt_rank + 2 * state)
+                    + dt_rank * intermediate
+                    + intermediate * h,
+                intermediate * (conv_kernel + state + 2),
+            )
+        }
+        // LFM2 `ShortConv`: in_proj h → 3·dim, a depthwise conv, out_proj dim → h.
+        StateShape::ShortConv {
+            conv_dim,
+            conv_kernel,
+            ..
+        } => (3 * h * conv_dim + conv_dim * h, conv_dim * conv_kernel),
+        // KDA: q/k/v/o and gate projections of heads × head_dim, short convs on q, k and v.
+        StateShape::Kda {
+            heads,
+            head_dim,
+            conv_kernel,
+        } => {
+            let d = heads * head_dim;
+            (5 * h * d + h * heads, 3 * d * conv_kernel + 2 * heads)
+        }
+        // Lightning attention: q, k, v, a gate and the output, each h × heads·head_dim.
+        StateShape::Lightning { heads, head_dim } => (5 * h * heads * head_dim, h),
+    }
+}

@@ -1,0 +1,611 @@
+//! Per-request recurrent state of the hybrid layers that are not Gated DeltaNet (that one is
+//! [`super::LinearAttn`]): Mamba2 (Nemotron-H, Granite-4.0-H, Falcon-H1, Zamba2), Mamba1
+//! (Jamba), short convolutions (LFM2), KimiDeltaAttention (Kimi-Linear) and lightning attention
+//! (MiniMax-Text-01 / M1). The shapes are the engines' own state-shape calculators; both engines
+//! carry the same ones (vLLM `model_executor/layers/mamba/mamba_utils.py ::
+//! MambaStateShapeCalculator`, SGLang `configs/mamba_utils.py :: Mamba2StateShape` /
+//! `KimiLinearStateShape`, 0.33.0 / 0.5.23). Which element dtype each engine stores them in is
+//! capacity code (`capacity/sglang/mamba.rs`, `capacity/vllm/mamba.rs`).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::raw::{as_uint, invalid, Cfg};
+use super::{LayerKind, ModelError};
+
+/// The state layout of one recurrent layer, unsharded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum StateShape {
+    /// `mamba2_state_shape`: a conv state over `intermediate + 2 × groups × state` channels and
+    /// an SSM state of `heads × head_dim × state`.
+    Mamba2 {
+        intermediate: u64,
+        groups: u64,
+        heads: u64,
+        head_dim: u64,
+        state: u64,
+        conv_kernel: u64,
+    },
+    /// `mamba1_state_shape` (SGLang `create_full_rank`): conv over `intermediate` channels, SSM
+    /// state `intermediate × state`.
+    Mamba1 {
+        intermediate: u64,
+        state: u64,
+        conv_kernel: u64,
+    },
+    /// `short_conv_state_shape`: a conv state only. vLLM convolves `conv_dim` channels, SGLang
+    /// `hidden_size` (`configs/lfm2.py :: Lfm2Config.mamba2_cache_params`).
+    ShortConv {
+        conv_dim: u64,
+        hidden: u64,
+        conv_kernel: u64,
+    },
+    /// `kda_state_shape` / `KimiLinearStateShape.create`: conv over q, k and v projections
+    /// (`heads × head_dim` each), recurrent state `heads × head_dim × head_dim`.
+    Kda {
+        heads: u64,
+        head_dim: u64,
+        conv_kernel: u64,
+    },
+    /// `linear_attention_state_shape`: `heads × head_dim × head_dim`, no conv state.
+    Lightning { heads: u64, head_dim: u64 },
+}
+
+/// The recurrent layers of a hybrid model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recurrent {
+    pub shape: StateShape,
+    /// Layers that hold one state per request (Falcon-H1: every layer, beside its attention).
+    pub layers: u32,
+    /// `mamba_ssm_dtype` as config.json states it, for the families whose SGLang config passes
+    /// itself to `mamba2_state_dtype` (Nemotron-H, Falcon-H1, LFM2).
+    pub config_ssm_dtype: Option<String>,
+    /// Nemotron-H's `mamba_ssm_cache_dtype`, float32 when unset (vLLM
+    /// `models/config.py :: NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`).
+    pub config_ssm_cache_dtype: Option<String>,
+}
+
+/// Which engine's variant of a shape to take where the two differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    Sglang,
+    Vllm,
+}
+
+/// Conv-state and SSM-state elements of one layer on one of `tp` ranks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StateElems {
+    pub conv: u64,
+    pub ssm: u64,
+}
+
+impl StateShape {
+    /// The architecture table's name for this layout (tools/gen_architectures.py `MARKERS`).
+    pub fn layout(&self) -> &'static str {
+        match self {
+            StateShape::Mamba2 { .. } | StateShape::Mamba1 { .. } => "mamba",
+            StateShape::ShortConv { .. } => "short_conv",
+            StateShape::Kda { .. } => "kimi_linear",
+            StateShape::Lightning { .. } => "lightning",
+        }
+    }
+}
+
+impl Recurrent {
+    /// Elements per layer and rank. Mamba2 replicates the B/C groups when `groups % tp != 0`
+    /// (`extra_groups_for_head_shards`: `tp − groups` more), then splits channels and heads.
+    pub fn elems(&self, tp: u32, reader: Reader) -> StateElems {
+        let tp = u64::from(tp.max(1));
+        match self.shape {
+            StateShape::Mamba2 {
+                intermediate,
+                groups,
+                heads,
+                head_dim,
+                state,
+                conv_kernel,
+            } => {
+                let groups = if groups % tp == 0 { groups } else { tp };
+                StateElems {
+                    conv: (intermediate + 2 * groups * state) / tp * (conv_kernel - 1),
+                    ssm: heads / tp * head_dim * state,
+                }
+            }
+            StateShape::Mamba1 {
+                intermediate,
+                state,
+                conv_kernel,
+            } => StateElems {
+                conv: intermediate / tp * (conv_kernel - 1),
+                ssm: intermediate / tp * state,
+            },
+            StateShape::ShortConv {
+                conv_dim,
+                hidden,
+                conv_kernel,
+            } => {
+                let dim = if reader == Reader::Vllm {
+                    conv_dim
+                } else {
+                    hidden
+                };
+                StateElems {
+                    conv: dim / tp * (conv_kernel - 1),
+                    ssm: 0,
+                }
+            }
+            StateShape::Kda {
+                heads,
+                head_dim,
+                conv_kernel,
+            } => StateElems {
+                conv: 3 * (heads * head_dim / tp) * (conv_kernel - 1),
+                ssm: heads / tp * head_dim * head_dim,
+            },
+            StateShape::Lightning { heads, head_dim } => StateElems {
+                conv: 0,
+                ssm: heads / tp * head_dim * head_dim,
+            },
+        }
+    }
+}
+
+/// The recurrent layers and the per-layer kinds of a hybrid model whose family this file
+/// reads, by the text config's `model_type`; None for every other model.
+pub(super) fn read(
+    c: &Cfg,
+    model_type: &str,
+    n: u32,
+) -> Result<Option<(Recurrent, Vec<LayerKind>)>, ModelError> {
+    let linear = |l: &[LayerKind]| l.iter().filter(|k| **k == LayerKind::Linear).count() as u32;
+    let (shape, layers, state_layers) = match model_type {
+        "nemotron_h" => {
+            let pattern = nemotron_h_pattern(c, n)?;
+            let mamba = pattern.iter().filter(|ch| **ch == 'M').count() as u32;
+            // Only '*' layers attend; MLP and MoE layers keep nothing, Mamba2 layers a state.
+            let layers = pattern
+                .iter()
+                .map(|ch| {
+                    if *ch == '*' {
+                        LayerKind::Full
+                    } else {
+                        LayerKind::Linear
+                    }
+                })
+                .collect();
+            (mamba2(c, NEMOTRON_H)?, layers, mamba)
+        }
+        "granitemoehybrid" => {
+            let layers = named_layers(c, n, &["mamba"])?;
+            let k = linear(&layers);
+            (mamba2(c, GRANITE)?, layers, k)
+        }
+        // Falcon-H1 runs a Mamba2 mixer beside the attention of every layer (SGLang
+        // `configs/falcon_h1.py :: linear_layer_ids` and `full_attention_layer_ids`: all).
+        "falcon_h1" => (mamba2(c, FALCON_H1)?, vec![LayerKind::Full; n as usize], n),
+        "jamba" => {
+            let layers = jamba_layers(c, n)?;
+            let k = linear(&layers);
+            (jamba(c)?, layers, k)
+        }
+        "lfm2" | "lfm2_moe" => {
+            let layers = lfm2_layers(c, n)?;
+            let k = linear(&layers);
+            (short_conv(c)?, layers, k)
+        }
+        "kimi_linear" => {
+            let (shape, layers) = kimi_linear(c, n)?;
+            let k = linear(&layers);
+            (shape, layers, k)
+        }
+        "minimax_text_01" | "minimax_m1" | "minimax" => {
+            let (shape, layers) = minimax(c, n)?;
+            let k = linear(&layers);
+            (shape, layers, k)
+        }
+        _ => return Ok(None),
+    };
+    let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_string);
+    // SGLang passes the config to `mamba2_state_dtype` for these families only; vLLM's
+    // Nemotron-H hook defaults to float32 (`DEFAULT_MAMBA_SSM_CACHE_DTYPE`).
+    let sglang_reads = matches!(model_type, "nemotron_h" | "falcon_h1" | "lfm2" | "lfm2_moe");
+    let nemotron = model_type == "nemotron_h";
+    Ok(Some((
+        Recurrent {
+            shape,
+            layers: state_layers,
+            config_ssm_dtype: text("mamba_ssm_dtype").filter(|_| sglang_reads),
+            config_ssm_cache_dtype: nemotron
+                .then(|| text("mamba_ssm_cache_dtype").unwrap_or_else(|| "float32".into())),
+        },
+        layers,
+    )))
+}
+
+/// Mamba2 key names per family: (intermediate, groups, heads, head_dim, state, conv kernel).
+/// An intermediate of "" is `heads × head_dim` (Nemotron-H: vLLM and SGLang `nemotron_h.py`
+/// pass `mamba_num_heads * mamba_head_dim`); "expand" is `mamba_expand × hidden_size`
+/// (vLLM `granitemoehybrid.py`, SGLang `configs/granitemoehybrid.py`), Falcon-H1 first takes
+/// `mamba_d_ssm` (vLLM `falcon_h1.py`, SGLang `configs/falcon_h1.py :: mamba_intermediate`).
+type Mamba2Keys = [&'static str; 6];
+const NEMOTRON_H: Mamba2Keys = [
+    "",
+    "n_groups",
+    "mamba_num_heads",
+    "mamba_head_dim",
+    "ssm_state_size",
+    "conv_kernel",
+];
+const GRANITE: Mamba2Keys = [
+    "expand",
+    "mamba_n_groups",
+    "mamba_n_heads",
+    "mamba_d_head",
+    "mamba_d_state",
+    "mamba_d_conv",
+];
+const FALCON_H1: Mamba2Keys = [
+    "mamba_d_ssm",
+    "mamba_n_groups",
+    "mamba_n_heads",
+    "mamba_d_head",
+    "mamba_d_state",
+    "mamba_d_conv",
+];
+
+fn need(c: &Cfg, k: &str) -> Result<u64, ModelError> {
+    c.required(&[k])
+}
+
+fn mamba2(c: &Cfg, keys: Mamba2Keys) -> Result<StateShape, ModelError> {
+    let [inter, groups, heads, head_dim, state, kernel] = keys;
+    let (heads, head_dim) = (need(c, heads)?, need(c, head_dim)?);
+    let expand = || -> Result<u64, ModelError> {
+        Ok(c.uint_or("mamba_expand", 2)? * need(c, "hidden_size")?)
+    };
+    let intermediate = match inter {
+        "" => heads * head_dim,
+        "expand" => expand()?,
+        key => match c.uint(key)? {
+            Some(v) => v,
+            None => expand()?,
+        },
+    };
+    Ok(StateShape::Mamba2 {
+        intermediate,
+        groups: need(c, groups)?,
+        heads,
+        head_dim,
+        state: need(c, state)?,
+        conv_kernel: c.uint_or(kernel, 4)?.max(1),
+    })
+}
+
+/// vLLM `jamba.py :: get_mamba_state_shape_from_config`: `mamba_expand × hidden_size`.
+fn jamba(c: &Cfg) -> Result<StateShape, ModelError> {
+    Ok(StateShape::Mamba1 {
+        intermediate: c.uint_or("mamba_expand", 2)? * need(c, "hidden_size")?,
+        state: c.uint_or("mamba_d_state", 16)?,
+        conv_kernel: c.uint_or("mamba_d_conv", 4)?.max(1),
+    })
+}
+
+/// vLLM `lfm2.py` (`conv_dim`, `conv_L_cache`), SGLang `configs/lfm2.py` (`hidden_size`).
+fn short_conv(c: &Cfg) -> Result<StateShape, ModelError> {
+    let hidden = need(c, "hidden_size")?;
+    Ok(StateShape::ShortConv {
+        conv_dim: c.uint_or("conv_dim", hidden)?,
+        hidden,
+        conv_kernel: c.uint_or("conv_L_cache", 3)?.max(1),
+    })
+}
+
+/// Nemotron-H's per-layer block letters: `hybrid_override_pattern` (M Mamba2, * attention, -
+/// MLP, E MoE), or the newer `layers_block_type` names (SGLang `configs/nemotron_h.py`).
+pub(super) fn nemotron_h_pattern(c: &Cfg, n: u32) -> Result<Vec<char>, ModelError> {
+    let pattern: Vec<char> =
+        if let Some(p) = c.get("hybrid_override_pattern").and_then(Value::as_str) {
+            p.chars().collect()
+        } else if let Some(list) = c.get("layers_block_type").and_then(Value::as_array) {
+            list.iter()
+                .map(|v| match v.as_str().unwrap_or("") {
+                    "mamba" => 'M',
+                    "attention" => '*',
+                    "moe" => 'E',
+                    _ => '-',
+                })
+                .collect()
+        } else {
+            return Err(invalid(
+                c.file,
+                "a nemotron_h config needs `hybrid_override_pattern` or `layers_block_type`",
+            ));
+        };
+    if pattern.len() != n as usize {
+        return Err(invalid(
+            c.file,
+            format!(
+                "the Nemotron-H layer pattern has {} entries for {n} layers",
+                pattern.len()
+            ),
+        ));
+    }
+    Ok(pattern)
+}
+
+/// `layer_types` whose names in `state` mark the recurrent layers; the rest attend.
+fn named_layers(c: &Cfg, n: u32, state: &[&str]) -> Result<Vec<LayerKind>, ModelError> {
+    let Some(types) = c.get("layer_types").and_then(Value::as_array) else {
+        return Err(invalid(c.file, "this hybrid config needs `layer_types`"));
+    };
+    if types.len() < n as usize {
+        return Err(invalid(
+            c.file,
+            format!("`layer_types` has {} entries for {n} layers", types.len()),
+        ));
+    }
+    Ok(types
+        .iter()
+        .take(n as usize)
+        .map(|t| {
+            if state.contains(&t.as_str().unwrap_or("")) {
+                LayerKind::Linear
+            } else {
+                LayerKind::Full
+            }
+        })
+        .collect())
+}
+
+/// transformers `JambaConfig.layers_block_type`: attention where `i % attn_layer_period ==
+/// attn_layer_offset`, Mamba elsewhere (vLLM `jamba.py` builds its layers from it).
+fn jamba_layers(c: &Cfg, n: u32) -> Result<Vec<LayerKind>, ModelError> {
+    let period = c.uint_or("attn_layer_period", 8)?.max(1);
+    let offset = c.uint_or("attn_layer_offset", 4)?;
+    Ok((0..u64::from(n))
+        .map(|i| {
+            if i % period == offset {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect())
+}
+
+/// LFM2: `layer_types` ("conv" / "full_attention"), or the older `full_attn_idxs`
+/// (transformers `Lfm2Config` builds `layer_types` from it).
+fn lfm2_layers(c: &Cfg, n: u32) -> Result<Vec<LayerKind>, ModelError> {
+    if c.get("layer_types").is_some() {
+        return named_layers(c, n, &["conv", "short_conv"]);
+    }
+    let Some(idxs) = c.get("full_attn_idxs").and_then(Value::as_array) else {
+        return Err(invalid(
+            c.file,
+            "an LFM2 config needs `layer_types` or `full_attn_idxs`",
+        ));
+    };
+    let full: Vec<u64> = idxs.iter().filter_map(as_uint).collect();
+    Ok((0..u64::from(n))
+        .map(|i| {
+            if full.contains(&i) {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect())
+}
+
+/// Kimi-Linear: `linear_attn_config.kda_layers` (1-based: SGLang `configs/kimi_linear.py ::
+/// is_kda_layer` tests `layer_idx + 1`) hold KDA state; the others are MLA.
+fn kimi_linear(c: &Cfg, n: u32) -> Result<(StateShape, Vec<LayerKind>), ModelError> {
+    let Some(lac) = c.get("linear_attn_config").and_then(Value::as_object) else {
+        return Err(invalid(
+            c.file,
+            "a kimi_linear config needs `linear_attn_config`",
+        ));
+    };
+    let field = |k: &str| {
+        lac.get(k)
+            .and_then(as_uint)
+            .ok_or_else(|| invalid(c.file, format!("`linear_attn_config.{k}` is missing")))
+    };
+    let kda: Vec<u64> = lac
+        .get("kda_layers")
+        .and_then(Value::as_array)
+        .map(|l| l.iter().filter_map(as_uint).collect())
+        .unwrap_or_default();
+    let shape = StateShape::Kda {
+        heads: field("num_heads")?,
+        head_dim: field("head_dim")?,
+        conv_kernel: lac
+            .get("short_conv_kernel_size")
+            .and_then(as_uint)
+            .unwrap_or(4)
+            .max(1),
+    };
+    let layers = (1..=u64::from(n))
+        .map(|i| {
+            if kda.contains(&i) {
+                LayerKind::Linear
+            } else {
+                LayerKind::Full
+            }
+        })
+        .collect();
+    Ok((shape, layers))
+}
+
+/// MiniMax-Text-01 / M1 (vLLM `minimax_text_01.py :: MiniMaxText01Model.__init__`):
+/// `attn_type_list` (0 lightning, 1 softmax), else `layer_types`; the lightning state has
+/// `num_attention_heads × head_dim × head_dim` elements.
+fn minimax(c: &Cfg, n: u32) -> Result<(StateShape, Vec<LayerKind>), ModelError> {
+    let layers = if let Some(list) = c.get("attn_type_list").and_then(Value::as_array) {
+        if list.len() < n as usize {
+            return Err(invalid(
+                c.file,
+                format!("`attn_type_list` has {} entries for {n} layers", list.len()),
+            ));
+        }
+        list.iter()
+            .take(n as usize)
+            .map(|v| {
+                if as_uint(v) == Some(0) {
+                    LayerKind::Linear
+                } else {
+                    LayerKind::Full
+                }
+            })
+            .collect()
+    } else {
+        named_layers(c, n, &["linear_attention"])?
+    };
+    let heads = need(c, "num_attention_heads")?;
+    let head_dim = c.uint_or("head_dim", need(c, "hidden_size")? / heads.max(1))?;
+    Ok((StateShape::Lightning { heads, head_dim }, layers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Geometry;
+
+    fn geo(v: Value) -> Geometry {
+        Geometry::from_config_json("t", "config.json", &v).unwrap()
+    }
+
+    fn state(g: &Geometry) -> &Recurrent {
+        g.recurrent.as_ref().unwrap()
+    }
+
+    /// Nemotron-3-Nano-30B-A3B's hybrid block (64 Mamba2 heads of 64, 8 groups, state 128,
+    /// kernel 4), on a short pattern: `M*E-M` is 2 Mamba2, 1 attention, 2 stateless layers.
+    #[test]
+    fn nemotron_h_mamba2_state_by_hand() {
+        let g = geo(
+            serde_json::json!({"architectures": ["NemotronHForCausalLM"],
+            "model_type": "nemotron_h", "num_hidden_layers": 5, "hidden_size": 2688,
+            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+            "vocab_size": 131072, "hybrid_override_pattern": "M*E-M", "mamba_num_heads": 64,
+            "mamba_head_dim": 64, "n_groups": 8, "ssm_state_size": 128, "conv_kernel": 4}),
+        );
+        let r = state(&g);
+        assert_eq!(r.layers, 2);
+        assert_eq!(g.full_layers(), 1);
+        assert_eq!(g.kv_bytes_per_token(), 2 * 256 * 2);
+        // conv_dim = 64·64 + 2·8·128 = 6,144; × (4 − 1) = 18,432. SSM 64 × 64 × 128 = 524,288.
+        let e = r.elems(1, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (18_432, 524_288));
+        // TP 4 divides the 8 groups: 6,144 / 4 × 3 = 4,608; 16 × 64 × 128 = 131,072.
+        let e = r.elems(4, Reader::Sglang);
+        assert_eq!((e.conv, e.ssm), (4_608, 131_072));
+        // TP 16 does not: the groups are replicated to 16, conv_dim = 4,096 + 2·16·128 = 8,192;
+        // 8,192 / 16 × 3 = 1,536; 4 × 64 × 128 = 32,768.
+        let e = r.elems(16, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (1_536, 32_768));
+        // vLLM's Nemotron-H hook: the SSM cache dtype defaults to float32.
+        assert_eq!(r.config_ssm_cache_dtype.as_deref(), Some("float32"));
+        // The newer spelling reads the same.
+        let list = geo(
+            serde_json::json!({"architectures": ["NemotronHForCausalLM"],
+            "model_type": "nemotron_h", "num_hidden_layers": 3, "hidden_size": 2688,
+            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+            "vocab_size": 131072, "layers_block_type": ["mamba", "attention", "moe"],
+            "mamba_num_heads": 64, "mamba_head_dim": 64, "n_groups": 8,
+            "ssm_state_size": 128, "conv_kernel": 4, "mamba_ssm_cache_dtype": "bfloat16"}),
+        );
+        assert_eq!((state(&list).layers, list.full_layers()), (1, 1));
+        assert_eq!(
+            state(&list).config_ssm_cache_dtype.as_deref(),
+            Some("bfloat16")
+        );
+    }
+
+    #[test]
+    fn granite_falcon_jamba_layers_and_shapes() {
+        // Granite-4.0-H: intermediate = mamba_expand × hidden = 2 × 4096 = 8,192; 1 group:
+        // TP 2 replicates it to 2 → conv (8,192 + 2·2·128) / 2 × 3 = 13,056; SSM 64 × 64 × 128.
+        let g = geo(
+            serde_json::json!({"architectures": ["GraniteMoeHybridForCausalLM"],
+            "model_type": "granitemoehybrid", "num_hidden_layers": 4, "hidden_size": 4096,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 100352,
+            "layer_types": ["mamba", "attention", "mamba", "mamba"], "mamba_expand": 2,
+            "mamba_n_heads": 128, "mamba_d_head": 64, "mamba_n_groups": 1,
+            "mamba_d_state": 128, "mamba_d_conv": 4}),
+        );
+        assert_eq!((state(&g).layers, g.full_layers()), (3, 1));
+        let e = state(&g).elems(2, Reader::Sglang);
+        assert_eq!((e.conv, e.ssm), (13_056, 524_288));
+        // Falcon-H1: attention and a Mamba2 mixer on every layer; mamba_d_ssm is the width.
+        let g = geo(serde_json::json!({"architectures": ["FalconH1ForCausalLM"],
+            "model_type": "falcon_h1", "num_hidden_layers": 3, "hidden_size": 1024,
+            "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
+            "vocab_size": 32784, "mamba_d_ssm": 1536, "mamba_n_heads": 24, "mamba_d_head": 64,
+            "mamba_n_groups": 1, "mamba_d_state": 128, "mamba_d_conv": 4}));
+        assert_eq!((state(&g).layers, g.full_layers()), (3, 3));
+        // (1,536 + 2·128) × 3 = 5,376; 24 × 64 × 128 = 196,608.
+        let e = state(&g).elems(1, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (5_376, 196_608));
+        // Jamba: attention at i % 8 == 4 (layers 4 and 12 of 16), Mamba1 elsewhere;
+        // intermediate 2 × 4096 = 8,192: conv 8,192 × 3 = 24,576, SSM 8,192 × 16 = 131,072.
+        let g = geo(serde_json::json!({"architectures": ["JambaForCausalLM"],
+            "model_type": "jamba", "num_hidden_layers": 16, "hidden_size": 4096,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 65536,
+            "attn_layer_period": 8, "attn_layer_offset": 4, "mamba_d_state": 16,
+            "mamba_d_conv": 4, "mamba_expand": 2}));
+        assert_eq!(g.layers[4], LayerKind::Full);
+        assert_eq!((state(&g).layers, g.full_layers()), (14, 2));
+        let e = state(&g).elems(1, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (24_576, 131_072));
+    }
+
+    #[test]
+    fn short_conv_kda_and_lightning_by_hand() {
+        // LFM2 with the early `full_attn_idxs` spelling; conv_L_cache 3 keeps 2 columns.
+        let g = geo(serde_json::json!({"architectures": ["Lfm2ForCausalLM"],
+            "model_type": "lfm2", "num_hidden_layers": 6, "hidden_size": 2048,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 65536,
+            "conv_L_cache": 3, "full_attn_idxs": [2, 5]}));
+        assert_eq!((state(&g).layers, g.full_layers()), (4, 2));
+        // 2,048 / 2 × 2 = 2,048 conv elements at TP 2, no SSM state.
+        let e = state(&g).elems(2, Reader::Sglang);
+        assert_eq!((e.conv, e.ssm), (2_048, 0));
+        // Kimi-Linear: kda_layers are 1-based; 32 heads of 128, kernel 4.
+        let g = geo(
+            serde_json::json!({"architectures": ["KimiLinearForCausalLM"],
+            "model_type": "kimi_linear", "num_hidden_layers": 4, "hidden_size": 2304,
+            "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 163840,
+            "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+            "v_head_dim": 128, "linear_attn_config": {"num_heads": 32, "head_dim": 128,
+            "short_conv_kernel_size": 4, "kda_layers": [1, 2, 3], "full_attn_layers": [4]}}),
+        );
+        assert_eq!(g.layers[3], LayerKind::Full);
+        assert_eq!((state(&g).layers, g.full_layers()), (3, 1));
+        // conv 3 × 32·128 × 3 = 36,864; recurrent 32 × 128 × 128 = 524,288.
+        let e = state(&g).elems(1, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (36_864, 524_288));
+        // MiniMax-Text-01: attn_type_list 0 is lightning; state 64 / 8 × 128 × 128 at TP 8.
+        let g = geo(
+            serde_json::json!({"architectures": ["MiniMaxText01ForCausalLM"],
+            "model_type": "minimax_text_01", "num_hidden_layers": 4, "hidden_size": 6144,
+            "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+            "vocab_size": 200064, "attn_type_list": [0, 0, 0, 1]}),
+        );
+        assert_eq!((state(&g).layers, g.full_layers()), (3, 1));
+        let e = state(&g).elems(8, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (0, 131_072));
+    }
+
+    #[test]
+    fn a_hybrid_config_without_its_layer_map_is_an_error() {
+        let bad = serde_json::json!({"architectures": ["NemotronHForCausalLM"],
+            "model_type": "nemotron_h", "num_hidden_layers": 5, "hidden_size": 2688,
+            "num_attention_heads": 32, "vocab_size": 131072, "hybrid_override_pattern": "M*",
+            "mamba_num_heads": 64, "mamba_head_dim": 64, "n_groups": 8,
+            "ssm_state_size": 128});
+        let err = Geometry::from_config_json("t", "config.json", &bad).unwrap_err();
+        assert!(err.to_string().contains("2 entries for 5 layers"), "{err}");
+    }
+}
