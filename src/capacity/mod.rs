@@ -412,7 +412,14 @@ pub fn weights_per_rank(
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, (0.10, 0.10))
+    weights(
+        model,
+        online_quant,
+        tp_pp,
+        engine_extras,
+        notes,
+        (0.10, 0.10),
+    )
 }
 
 /// `weights_per_rank` with `headroom` over a parameter-count estimate of the checkpoint's own
@@ -450,7 +457,14 @@ pub fn weights_per_rank_counted(
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, (0.10, 0.03))
+    weights(
+        model,
+        online_quant,
+        tp_pp,
+        engine_extras,
+        notes,
+        (0.10, 0.03),
+    )
 }
 
 fn weights(

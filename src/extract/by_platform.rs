@@ -6,8 +6,8 @@ mod container;
 mod place;
 
 pub use container::container;
-pub use place::place_found;
 use place::place;
+pub use place::place_found;
 
 use super::k8s::{scalar, synthetic_words};
 use super::shell::{self, MappedWord};
