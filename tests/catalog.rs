@@ -410,14 +410,22 @@ fn geometry_matches_vllm_model_arch_groundtruth() {
     );
 }
 
-/// README.md and the book's introduction state how many models the catalog holds.
+/// README.md and the book's introduction state how many models and GPUs the catalogs hold.
 #[test]
 fn readme_and_introduction_state_the_catalog_size() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let claim = format!("an embedded catalog of {} models", models().len());
+    let claims = [
+        format!("an embedded catalog of {} models", models().len()),
+        format!(
+            "an embedded catalog of {} GPUs",
+            kvlint::gpu::catalog::entries().len()
+        ),
+    ];
     for page in ["README.md", "docs/src/introduction.md"] {
         let text = std::fs::read_to_string(root.join(page)).unwrap();
-        assert!(text.contains(&claim), "{page} does not say {claim:?}");
+        for claim in &claims {
+            assert!(text.contains(claim), "{page} does not say {claim:?}");
+        }
     }
 }
 
