@@ -378,8 +378,8 @@ fn assumption(plan: &serde_json::Value, term: &str) -> Option<f64> {
 }
 
 /// The hybrid families, planned by SGLang 0.5.23 at TP 1, never refused as unmodelled:
-/// Nemotron-3-Nano from its pinned public config.json (the catalog), the others from the
-/// geometry keys of theirs (fixtures/models/hybrids). Worked by hand from
+/// Nemotron-3-Nano and LFM2.5-VL from their pinned public config.json (the catalog), the others
+/// from the geometry keys of theirs (fixtures/models/hybrids). Worked by hand from
 /// `Mamba2StateShape.create` / `create_full_rank` / `KimiLinearStateShape.create` and
 /// `mamba_cache_per_req` (conv bf16, SSM fp32):
 /// - Nemotron-3-Nano-30B-A3B: conv (64·64 + 2·8·128) × 3 × 2 B = 36,864, SSM 64·64·128 × 4 B =
@@ -388,8 +388,9 @@ fn assumption(plan: &serde_json::Value, term: &str) -> Option<f64> {
 ///   4,194,304; × 36 = 152,819,712. KV: 4 layers × 8 × 256 × 2 = 16,384.
 /// - Falcon-H1-0.5B: conv (1,536 + 256) × 3 × 2 = 10,752, SSM 24·64·128 × 4 = 786,432; × 36
 ///   (a mixer on every layer) = 28,698,624. KV: all 36 layers × 2 × 128 × 2 = 18,432.
-/// - LFM2-2.6B: conv 2,048 × 2 × 2 = 8,192, no SSM; × 22 conv layers = 180,224. KV: 8 × 8 ×
-///   128 × 2 = 16,384.
+/// - LFM2.5-VL-1.6B (real pinned config; its `text_config` is LFM2-1.2B): conv `hidden_size`
+///   2,048 × (`conv_L_cache` 3 − 1) × 2 B = 8,192, no SSM; × 10 conv layers = 81,920. KV: 6
+///   full-attention layers × 8 heads × (64 + 64) × 2 B = 12,288.
 /// - Kimi-Linear-48B-A3B: conv 3·32·128 × 3 × 2 = 73,728, state 32·128·128 × 4 = 2,097,152; × 20
 ///   KDA layers = 43,417,600. KV: MLA on its 7 full layers × 576 × 2 = 8,064.
 #[test]
@@ -403,7 +404,7 @@ fn hybrid_families_plan_their_state_on_sglang() {
         ),
         ("granite-4.0-h-small", 16_384, 152_819_712.0),
         ("falcon-h1-0.5b-instruct", 18_432, 28_698_624.0),
-        ("lfm2-2.6b", 16_384, 180_224.0),
+        ("LiquidAI/LFM2.5-VL-1.6B", 12_288, 81_920.0),
         ("kimi-linear-48b-a3b-instruct", 8_064, 43_417_600.0),
     ] {
         let report = hybrid_report(fixture, launch, "h200", "0.5.23");
@@ -453,8 +454,9 @@ fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
         ),
         ("jamba-v0.1", "h200x8", "0.33.0", 2, Some(80.0)),
         ("minimax-text-01", "h200x8", "0.23.0", 8, Some(512.0)),
-        // LFM2: a 8,192-byte conv state fits a 16-token page of 2,048 B tokens: no raise.
-        ("lfm2-2.6b", "h200", "0.33.0", 1, None),
+        // LFM2 (LFM2.5-VL's pinned config): its 8,192-byte conv state fits a 16-token page of
+        // 8 × (64 + 64) × 2 = 2,048 B tokens (32,768 B): no raise.
+        ("LiquidAI/LFM2.5-VL-1.6B", "h200", "0.33.0", 1, None),
     ] {
         let launch = format!("vllm serve MODEL --max-model-len 8192 -tp {tp}\n");
         let report = hybrid_report(fixture, &launch, gpu, version);
