@@ -467,6 +467,32 @@ fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
     }
 }
 
+/// Gemma 3n E4B (35 layers, four sliding then one full, the last 15 reading earlier layers' KV;
+/// 2 KV heads × 256 × 2 B × 2 = 2,048 B per layer per token), worked by hand:
+/// - vLLM 0.33.0: the 15 shared layers get no KV spec (`gemma3n.py :: Gemma3nAttention.__init__`
+///   sets `kv_sharing_target_layer_name`; `gpu_model_runner.py :: get_kv_cache_spec` skips it),
+///   so 20 layers (16 sliding, 4 full) × 2,048 = 40,960 B.
+/// - vLLM 0.23.0 (code unread) and SGLang 0.5.23 (`gemma3n_causal.py` only reroutes the shared
+///   layers' `layer_id`; the pool still holds `num_effective_layers`, `layer_setup.py`): all 35 ×
+///   2,048 = 71,680 B.
+#[test]
+fn gemma_3n_shares_kv_on_vllm_only() {
+    for (launch, version, kv) in [
+        ("vllm serve MODEL --max-model-len 8192\n", "0.33.0", 40_960),
+        ("vllm serve MODEL --max-model-len 8192\n", "0.23.0", 71_680),
+        (
+            "python3 -m sglang.launch_server --model-path MODEL --context-length 8192\n",
+            "0.5.23",
+            71_680,
+        ),
+    ] {
+        let report = hybrid_report("gemma-3n-e4b-it", launch, "h200", version);
+        let plan = &report["launches"][0];
+        assert_eq!(plan["verdict"], "passes", "{version}: {report}");
+        assert_eq!(plan["kv_bytes_per_token"], kv, "{version}");
+    }
+}
+
 /// Nemotron-3-Ultra's pinned config.json states its 108 layers only as `layers_block_type` (48
 /// Mamba2, 12 attention, 48 MoE). SGLang 0.5.23 at TP 8, by hand: KV max(1, 2 / 8) = 1 head ×
 /// (128 + 128) × 2 B × 12 layers = 6,144 B per token; Mamba2 width 256 · 64 = 16,384, conv
