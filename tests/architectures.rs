@@ -378,14 +378,15 @@ fn assumption(plan: &serde_json::Value, term: &str) -> Option<f64> {
 }
 
 /// The hybrid families, planned by SGLang 0.5.23 at TP 1, never refused as unmodelled:
-/// Nemotron-3-Nano and LFM2.5-VL from their pinned public config.json (the catalog), the others
-/// from the geometry keys of theirs (fixtures/models/hybrids). Worked by hand from
+/// Nemotron-3-Nano, Granite-4.0-H-350M and LFM2.5-VL from their pinned public config.json (the
+/// catalog), the others from the geometry keys of theirs (fixtures/models/hybrids). Worked by hand from
 /// `Mamba2StateShape.create` / `create_full_rank` / `KimiLinearStateShape.create` and
 /// `mamba_cache_per_req` (conv bf16, SSM fp32):
 /// - Nemotron-3-Nano-30B-A3B: conv (64·64 + 2·8·128) × 3 × 2 B = 36,864, SSM 64·64·128 × 4 B =
 ///   2,097,152; × 23 'M' layers = 49,082,368. KV: 6 '*' layers × 2 heads × 256 × 2 B = 6,144.
-/// - Granite-4.0-H-Small: conv (8,192 + 2·128) × 3 × 2 = 50,688, SSM 128·64·128 × 4 =
-///   4,194,304; × 36 = 152,819,712. KV: 4 layers × 8 × 256 × 2 = 16,384.
+/// - Granite-4.0-H-350M (real pinned config): conv (48·32 + 2·128) × 3 × 2 = 10,752, SSM
+///   48·32·128 × 4 = 786,432; × 28 'mamba' layers = 22,321,152. KV: 4 layers × 4 × (64 + 64) × 2
+///   = 4,096.
 /// - Falcon-H1-0.5B: conv (1,536 + 256) × 3 × 2 = 10,752, SSM 24·64·128 × 4 = 786,432; × 36
 ///   (a mixer on every layer) = 28,698,624. KV: all 36 layers × 2 × 128 × 2 = 18,432.
 /// - LFM2.5-VL-1.6B (real pinned config; its `text_config` is LFM2-1.2B): conv `hidden_size`
@@ -402,7 +403,7 @@ fn hybrid_families_plan_their_state_on_sglang() {
             6_144,
             49_082_368.0,
         ),
-        ("granite-4.0-h-small", 16_384, 152_819_712.0),
+        ("ibm-granite/granite-4.0-h-350m", 4_096, 22_321_152.0),
         ("falcon-h1-0.5b-instruct", 18_432, 28_698_624.0),
         ("LiquidAI/LFM2.5-VL-1.6B", 12_288, 81_920.0),
         ("kimi-linear-48b-a3b-instruct", 8_064, 43_417_600.0),
@@ -424,8 +425,8 @@ fn hybrid_families_plan_their_state_on_sglang() {
 /// worked by hand from `MambaStateShapeCalculator` and `MambaStateDtypeCalculator` (bf16 model):
 /// - Nemotron-H: 18,432 × 2 + 524,288 × 4 (float32 by its hook) = 2,134,016 B; a token of
 ///   attention is 2 × 2 × 128 × 2 = 1,024 B: 16 × ⌈2,134,016 / 16,384⌉ = 2,096.
-/// - Granite: 25,344 × 2 + 1,048,576 × 2 (`auto` follows the conv dtype) = 2,147,840;
-///   8 × 2 × 128 × 2 = 4,096: 16 × ⌈2,147,840 / 65,536⌉ = 528.
+/// - Granite-4.0-H-350M: 5,376 × 2 + 196,608 × 2 (`auto` follows the conv dtype) = 403,968;
+///   4 × (64 + 64) × 2 = 1,024: 16 × ⌈403,968 / 16,384⌉ = 400.
 /// - Falcon-H1: 5,376 × 2 + 196,608 × 2 = 403,968; 512: 16 × ⌈403,968 / 8,192⌉ = 800.
 /// - Kimi-Linear: 36,864 × 2 + 524,288 × 4 = 2,170,880; MLA aligns to 128, 576 × 2 = 1,152:
 ///   128 × ⌈2,170,880 / 147,456⌉ = 1,920.
@@ -443,7 +444,13 @@ fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
             1,
             Some(2096.0),
         ),
-        ("granite-4.0-h-small", "h200", "0.33.0", 1, Some(528.0)),
+        (
+            "ibm-granite/granite-4.0-h-350m",
+            "h200",
+            "0.33.0",
+            1,
+            Some(400.0),
+        ),
         ("falcon-h1-0.5b-instruct", "h200", "0.33.0", 1, Some(800.0)),
         (
             "kimi-linear-48b-a3b-instruct",
