@@ -378,18 +378,20 @@ fn assumption(plan: &serde_json::Value, term: &str) -> Option<f64> {
 }
 
 /// The hybrid families, planned by SGLang 0.5.23 at TP 1, never refused as unmodelled:
-/// Nemotron-3-Nano from its pinned public config.json (the catalog), the others from the
-/// geometry keys of theirs (fixtures/models/hybrids). Worked by hand from
+/// Nemotron-3-Nano, Granite-4.0-H-350M and LFM2.5-VL from their pinned public config.json (the
+/// catalog), the others from the geometry keys of theirs (fixtures/models/hybrids). Worked by hand from
 /// `Mamba2StateShape.create` / `create_full_rank` / `KimiLinearStateShape.create` and
 /// `mamba_cache_per_req` (conv bf16, SSM fp32):
 /// - Nemotron-3-Nano-30B-A3B: conv (64·64 + 2·8·128) × 3 × 2 B = 36,864, SSM 64·64·128 × 4 B =
 ///   2,097,152; × 23 'M' layers = 49,082,368. KV: 6 '*' layers × 2 heads × 256 × 2 B = 6,144.
-/// - Granite-4.0-H-Small: conv (8,192 + 2·128) × 3 × 2 = 50,688, SSM 128·64·128 × 4 =
-///   4,194,304; × 36 = 152,819,712. KV: 4 layers × 8 × 256 × 2 = 16,384.
+/// - Granite-4.0-H-350M (real pinned config): conv (48·32 + 2·128) × 3 × 2 = 10,752, SSM
+///   48·32·128 × 4 = 786,432; × 28 'mamba' layers = 22,321,152. KV: 4 layers × 4 × (64 + 64) × 2
+///   = 4,096.
 /// - Falcon-H1-0.5B: conv (1,536 + 256) × 3 × 2 = 10,752, SSM 24·64·128 × 4 = 786,432; × 36
 ///   (a mixer on every layer) = 28,698,624. KV: all 36 layers × 2 × 128 × 2 = 18,432.
-/// - LFM2-2.6B: conv 2,048 × 2 × 2 = 8,192, no SSM; × 22 conv layers = 180,224. KV: 8 × 8 ×
-///   128 × 2 = 16,384.
+/// - LFM2.5-VL-1.6B (real pinned config; its `text_config` is LFM2-1.2B): conv `hidden_size`
+///   2,048 × (`conv_L_cache` 3 − 1) × 2 B = 8,192, no SSM; × 10 conv layers = 81,920. KV: 6
+///   full-attention layers × 8 heads × (64 + 64) × 2 B = 12,288.
 /// - Kimi-Linear-48B-A3B: conv 3·32·128 × 3 × 2 = 73,728, state 32·128·128 × 4 = 2,097,152; × 20
 ///   KDA layers = 43,417,600. KV: MLA on its 7 full layers × 576 × 2 = 8,064.
 #[test]
@@ -401,9 +403,9 @@ fn hybrid_families_plan_their_state_on_sglang() {
             6_144,
             49_082_368.0,
         ),
-        ("granite-4.0-h-small", 16_384, 152_819_712.0),
+        ("ibm-granite/granite-4.0-h-350m", 4_096, 22_321_152.0),
         ("falcon-h1-0.5b-instruct", 18_432, 28_698_624.0),
-        ("lfm2-2.6b", 16_384, 180_224.0),
+        ("LiquidAI/LFM2.5-VL-1.6B", 12_288, 81_920.0),
         ("kimi-linear-48b-a3b-instruct", 8_064, 43_417_600.0),
     ] {
         let report = hybrid_report(fixture, launch, "h200", "0.5.23");
@@ -423,8 +425,8 @@ fn hybrid_families_plan_their_state_on_sglang() {
 /// worked by hand from `MambaStateShapeCalculator` and `MambaStateDtypeCalculator` (bf16 model):
 /// - Nemotron-H: 18,432 × 2 + 524,288 × 4 (float32 by its hook) = 2,134,016 B; a token of
 ///   attention is 2 × 2 × 128 × 2 = 1,024 B: 16 × ⌈2,134,016 / 16,384⌉ = 2,096.
-/// - Granite: 25,344 × 2 + 1,048,576 × 2 (`auto` follows the conv dtype) = 2,147,840;
-///   8 × 2 × 128 × 2 = 4,096: 16 × ⌈2,147,840 / 65,536⌉ = 528.
+/// - Granite-4.0-H-350M: 5,376 × 2 + 196,608 × 2 (`auto` follows the conv dtype) = 403,968;
+///   4 × (64 + 64) × 2 = 1,024: 16 × ⌈403,968 / 16,384⌉ = 400.
 /// - Falcon-H1: 5,376 × 2 + 196,608 × 2 = 403,968; 512: 16 × ⌈403,968 / 8,192⌉ = 800.
 /// - Kimi-Linear: 36,864 × 2 + 524,288 × 4 = 2,170,880; MLA aligns to 128, 576 × 2 = 1,152:
 ///   128 × ⌈2,170,880 / 147,456⌉ = 1,920.
@@ -442,7 +444,13 @@ fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
             1,
             Some(2096.0),
         ),
-        ("granite-4.0-h-small", "h200", "0.33.0", 1, Some(528.0)),
+        (
+            "ibm-granite/granite-4.0-h-350m",
+            "h200",
+            "0.33.0",
+            1,
+            Some(400.0),
+        ),
         ("falcon-h1-0.5b-instruct", "h200", "0.33.0", 1, Some(800.0)),
         (
             "kimi-linear-48b-a3b-instruct",
@@ -453,8 +461,9 @@ fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
         ),
         ("jamba-v0.1", "h200x8", "0.33.0", 2, Some(80.0)),
         ("minimax-text-01", "h200x8", "0.23.0", 8, Some(512.0)),
-        // LFM2: a 8,192-byte conv state fits a 16-token page of 2,048 B tokens: no raise.
-        ("lfm2-2.6b", "h200", "0.33.0", 1, None),
+        // LFM2 (LFM2.5-VL's pinned config): its 8,192-byte conv state fits a 16-token page of
+        // 8 × (64 + 64) × 2 = 2,048 B tokens (32,768 B): no raise.
+        ("LiquidAI/LFM2.5-VL-1.6B", "h200", "0.33.0", 1, None),
     ] {
         let launch = format!("vllm serve MODEL --max-model-len 8192 -tp {tp}\n");
         let report = hybrid_report(fixture, &launch, gpu, version);
@@ -462,6 +471,32 @@ fn hybrid_families_size_the_vllm_attention_block_for_their_state() {
         assert_eq!(plan["verdict"], "passes", "{fixture}: {report}");
         assert!(plan["pool_tokens"].as_u64().unwrap() > 8192, "{fixture}");
         assert_eq!(assumption(plan, "attention_block_size"), block, "{fixture}");
+    }
+}
+
+/// Gemma 3n E4B (35 layers, four sliding then one full, the last 15 reading earlier layers' KV;
+/// 2 KV heads × 256 × 2 B × 2 = 2,048 B per layer per token), worked by hand:
+/// - vLLM 0.33.0: the 15 shared layers get no KV spec (`gemma3n.py :: Gemma3nAttention.__init__`
+///   sets `kv_sharing_target_layer_name`; `gpu_model_runner.py :: get_kv_cache_spec` skips it),
+///   so 20 layers (16 sliding, 4 full) × 2,048 = 40,960 B.
+/// - vLLM 0.23.0 (code unread) and SGLang 0.5.23 (`gemma3n_causal.py` only reroutes the shared
+///   layers' `layer_id`; the pool still holds `num_effective_layers`, `layer_setup.py`): all 35 ×
+///   2,048 = 71,680 B.
+#[test]
+fn gemma_3n_shares_kv_on_vllm_only() {
+    for (launch, version, kv) in [
+        ("vllm serve MODEL --max-model-len 8192\n", "0.33.0", 40_960),
+        ("vllm serve MODEL --max-model-len 8192\n", "0.23.0", 71_680),
+        (
+            "python3 -m sglang.launch_server --model-path MODEL --context-length 8192\n",
+            "0.5.23",
+            71_680,
+        ),
+    ] {
+        let report = hybrid_report("gemma-3n-e4b-it", launch, "h200", version);
+        let plan = &report["launches"][0];
+        assert_eq!(plan["verdict"], "passes", "{version}: {report}");
+        assert_eq!(plan["kv_bytes_per_token"], kv, "{version}");
     }
 }
 

@@ -369,14 +369,10 @@ fn hybrid(name: &str) -> Geometry {
 #[test]
 fn hybrid_parameter_counts_match_public_totals() {
     for (name, total, tolerance) in [
-        ("granite-4.0-h-small", 32e9, 0.03),
         ("falcon-h1-0.5b-instruct", 0.52e9, 0.05),
         ("jamba-v0.1", 52e9, 0.03),
         ("kimi-linear-48b-a3b-instruct", 48e9, 0.05),
         ("minimax-text-01", 456e9, 0.03),
-        // LFM2 ties its head to the embedding under its own key (`tie_embedding`), which kvlint
-        // does not read: the untied head adds 0.13B.
-        ("lfm2-2.6b", 2.6e9, 0.06),
     ] {
         let g = hybrid(name);
         assert!(

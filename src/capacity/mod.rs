@@ -666,6 +666,7 @@ pub(crate) mod testing {
             nas: None,
             recurrent: None,
             nextn_layers: 0,
+            kv_shared_layers: 0,
             length_keys: vec![("max_position_embeddings".into(), 131072)],
             rope_scaling: None,
             dtype: Dtype::Bf16,

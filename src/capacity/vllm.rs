@@ -25,6 +25,7 @@ const V0_16: Version = Version::new(0, 16, 0);
 const V0_17: Version = Version::new(0, 17, 0);
 const V0_20: Version = Version::new(0, 20, 0);
 const V0_21: Version = Version::new(0, 21, 0);
+const V0_24: Version = Version::new(0, 24, 0);
 const V0_33: Version = Version::new(0, 33, 0);
 /// Every release above (0.33 also changes model/context.rs and engine/startup.rs): the math is
 /// the same between two of them, so a launch whose release is unknown is planned once per
@@ -236,6 +237,22 @@ struct Shape<'a> {
     bs: u32,
     /// The hybrid KV cache manager (separate groups for window layers) is on.
     hma: bool,
+    version: &'a Version,
+}
+
+/// The layers that hold their own KV (0.24.0, 0.33.0): Gemma 3n / Gemma 4 point their last
+/// `num_kv_shared_layers` at an earlier layer's cache (`models/gemma3n.py ::
+/// Gemma3nAttention.__init__`, `models/gemma4.py :: Gemma4Attention.__init__`:
+/// `kv_sharing_target_layer_name`) and `v1/worker/gpu_model_runner.py :: get_kv_cache_spec`
+/// gives those no spec. Gemma 3n's targets are layers `first - 2` and `first - 1`: with fewer than
+/// two owners some keep their own cache, and before 0.24.0 the code is unread: all counted there.
+fn kv_layers<'a>(m: &'a Geometry, v: &Version) -> &'a [LayerKind] {
+    let own = m.layers.len().saturating_sub(m.kv_shared_layers as usize);
+    if *v >= V0_24 && own >= 2 {
+        &m.layers[..own]
+    } else {
+        &m.layers
+    }
 }
 
 /// Layer groups of the binding PP stage (`get_pp_indices`: the remainder goes to later stages).
@@ -244,11 +261,13 @@ fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
     let per_token = layer_bytes(m, sh.tp, sh.dcp, sh.kv, sh.kvb);
     let page = per_token * f64::from(bs);
     let stage = |n: u32| n.div_ceil(sh.pp.max(1));
-    let count = |pred: fn(&LayerKind) -> bool| m.layers.iter().filter(|l| pred(l)).count() as u32;
-    let full = count(|l| matches!(l, LayerKind::Full));
+    let layers = kv_layers(m, sh.version);
+    let full = layers
+        .iter()
+        .filter(|l| matches!(l, LayerKind::Full))
+        .count() as u32;
     let mut out = Vec::new();
-    let windowed: Vec<LayerKind> = m
-        .layers
+    let windowed: Vec<LayerKind> = layers
         .iter()
         .copied()
         .filter(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }))
@@ -623,6 +642,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         kvb,
         bs,
         hma,
+        version: v,
     };
     let groups = groups(m, &shape);
     let g = grouping(&groups);

@@ -149,6 +149,10 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
             "num_nextn_predict_layers",
             c.uint_or("num_nextn_predict_layers", 0)?,
         )?,
+        kv_shared_layers: c.u32(
+            "num_kv_shared_layers",
+            c.uint_or("num_kv_shared_layers", 0)?,
+        )?,
         length_keys: length_keys(c.text)?,
         rope_scaling: rope_scaling(c),
         dtype: dtype(c)?,
@@ -173,7 +177,7 @@ fn routed_experts(c: &Cfg) -> Result<Option<RoutedExperts>, ModelError> {
     }
     let intermediate = match c.first_uint(&["moe_intermediate_size", "expert_intermediate_size"])? {
         Some(i) => i,
-        None => c.uint_or("intermediate_size", 0)?,
+        None => c.intermediate_size()?,
     };
     Ok(Some(RoutedExperts {
         count,
@@ -677,6 +681,22 @@ mod tests {
         assert!(geo(base(json!({"rope_scaling": {"rope_type": "default"}})))
             .rope_scaling
             .is_none());
+    }
+
+    /// Gemma 3n states `intermediate_size` per layer: counted as the mean rounded up (100.5 →
+    /// 101); `num_kv_shared_layers` is kept for the engines that skip those layers' KV.
+    #[test]
+    fn per_layer_intermediate_sizes_and_kv_shared_layers() {
+        let list = geo(base(json!({"intermediate_size": [100, 101, 100, 101],
+            "num_kv_shared_layers": 2})));
+        assert_eq!(
+            list.params,
+            geo(base(json!({"intermediate_size": 101}))).params
+        );
+        assert_eq!(list.kv_shared_layers, 2);
+        let bad = base(json!({"intermediate_size": [100, "x"]}));
+        let err = Geometry::from_config_json("t", "c", &bad).unwrap_err();
+        assert!(err.to_string().contains("intermediate_size"), "{err}");
     }
 
     #[test]

@@ -231,6 +231,9 @@ pub struct Geometry {
     pub nas: Option<Nas>,
     /// MTP / NextN layers (`num_nextn_predict_layers`).
     pub nextn_layers: u32,
+    /// Trailing decoder layers that attend over an earlier layer's KV instead of their own
+    /// (Gemma 3n / Gemma 4 `num_kv_shared_layers`); whether an engine skips their cache is its own.
+    pub kv_shared_layers: u32,
     /// Context-length keys present in the text config, in file order (`max_position_embeddings`, ...).
     pub length_keys: Vec<(String, u64)>,
     pub rope_scaling: Option<RopeScaling>,

@@ -233,7 +233,7 @@ impl Shape {
                 .then(|| super::state::nemotron_h_pattern(c, g.num_layers).ok())
                 .flatten(),
             nemotron_inter: (
-                c.uint_or("intermediate_size", 0)?,
+                c.intermediate_size()?,
                 c.uint_or("moe_shared_expert_intermediate_size", 0)?,
             ),
             moe_latent: c.uint("moe_latent_size")?,
@@ -435,7 +435,7 @@ impl Shape {
 impl Mlp {
     fn read(c: &Cfg, model_type: &str) -> Result<Mlp, ModelError> {
         let experts = num_experts(c)?;
-        let inter = c.uint_or("intermediate_size", 0)?;
+        let inter = c.intermediate_size()?;
         let expert_inter = c
             .first_uint(&["moe_intermediate_size", "expert_intermediate_size"])?
             .unwrap_or(inter);

@@ -57,6 +57,23 @@ impl<'a> Cfg<'a> {
         Ok(self.uint(key)?.unwrap_or(default))
     }
 
+    /// `intermediate_size`, which Gemma 3n states per layer (MatFormer; vLLM and SGLang
+    /// `gemma3n.py` build layer i from entry i): a list counts as its mean, rounded up, so the
+    /// per-layer sum the parameter count takes is never short.
+    pub fn intermediate_size(&self) -> Result<u64, ModelError> {
+        const KEY: &str = "intermediate_size";
+        match self.get(KEY) {
+            Some(Value::Array(sizes)) if !sizes.is_empty() => {
+                let mut sum = 0u64;
+                for v in sizes {
+                    sum += as_uint(v).ok_or_else(|| self.bad(KEY, v))?;
+                }
+                Ok(sum.div_ceil(sizes.len() as u64))
+            }
+            _ => self.uint_or(KEY, 0),
+        }
+    }
+
     pub fn required(&self, keys: &[&str]) -> Result<u64, ModelError> {
         self.first_uint(keys)?
             .ok_or_else(|| invalid(self.file, format!("missing `{}`", keys[0])))

@@ -14,6 +14,7 @@ fn tokens_for(m: &Geometry, tp: u32, kv_gib: f64) -> (u64, u64) {
         kvb: 2.0,
         bs,
         hma: true,
+        version: &Version::new(0, 33, 0),
     };
     let g = grouping(&groups(m, &shape));
     let blocks = (kv_gib * GIB / g.bytes_per_block).floor() as u64;
@@ -254,6 +255,7 @@ fn hybrid_pool_counts_whole_attention_blocks_per_request() {
         kvb: 2.0,
         bs: 1056,
         hma: true,
+        version: &Version::new(0, 33, 0),
     };
     let g = grouping(&groups(&m, &shape));
     assert_eq!(blocks_per_request(&g, 262_144, 1056, 32_768, &v, true), 255);
@@ -283,6 +285,7 @@ fn hybrid_pool_matches_a_qwen36_log() {
         kvb: 1.0,
         bs,
         hma: true,
+        version: &Version::new(0, 33, 0),
     };
     let g = grouping(&groups(&m, &shape));
     let blocks = (6.01 * GIB / g.bytes_per_block).floor() as u64;
