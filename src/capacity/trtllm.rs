@@ -127,21 +127,45 @@ pub fn bytes_per_token(m: &Geometry, l: &Layout) -> f64 {
 /// `tp_size = 1` when `mapping.enable_attention_dp`), the dense MLPs and shared experts
 /// (_torch/models/modeling_deepseekv3.py :: DeepseekV3DecoderLayer._compute_mlp_tp_size,
 /// Deepseekv3MoE._compute_shared_expert_tp_size: 1 under attention DP) and the LM head
-/// (sharded only with `enable_lm_head_tp_in_adp`, default off). The split estimate counted
-/// `1/tp` of them; the rest (less what is already held whole) is added here.
-fn attention_dp_weights(m: &Geometry, l: &Layout, pp: u32) -> Option<(Estimate, String)> {
+/// (sharded only with `enable_lm_head_tp_in_adp`, default off: _torch/models/modeling_utils.py
+/// :: DecoderModelForCausalLM.__init__ builds a whole `LMHead` only under attention DP without
+/// it, else a column-parallel one). The split estimate counted `1/tp` of them; the rest (less
+/// what is already held whole) is added here.
+fn attention_dp_weights(
+    args: &EngineArgs,
+    m: &Geometry,
+    l: &Layout,
+    pp: u32,
+) -> Option<(Estimate, String)> {
     if !l.attention_dp || l.tp <= 1 {
         return None;
     }
     let parts = &m.weight_parts;
+    let head_split = args.flag("enable_lm_head_tp_in_adp");
+    let head = if head_split { lm_head_bytes(m) } else { 0 };
     let whole = m
         .weight_bytes
-        .saturating_sub(parts.routed_experts + parts.replicated) as f64;
+        .saturating_sub(parts.routed_experts + parts.replicated + head) as f64;
     let extra = super::unsplit_share(whole, f64::from(l.tp), f64::from(pp.max(1)));
     Some((
         Estimate::exact(extra),
-        "weights besides the routed experts, whole on every attention-DP rank (attention.py, modeling_deepseekv3.py: tp_size 1 under enable_attention_dp)".into(),
+        format!(
+            "weights besides the routed experts{}, whole on every attention-DP rank (attention.py, modeling_deepseekv3.py: tp_size 1 under enable_attention_dp)",
+            if head_split { " and the LM head (split by enable_lm_head_tp_in_adp)" } else { "" }
+        ),
     ))
+}
+
+/// The untied LM head's bytes: what the weight count holds besides the embedding and the decoder
+/// layers (the final norm, a few kilobytes, rides along). A VLM's count also holds its vision
+/// tower, so none is taken apart there.
+fn lm_head_bytes(m: &Geometry) -> u64 {
+    if m.multimodal {
+        return 0;
+    }
+    let parts = &m.weight_parts;
+    m.weight_bytes
+        .saturating_sub(parts.embedding + parts.layers)
 }
 
 /// MTP decoding loads the checkpoint's MTP layers next to the target
@@ -383,7 +407,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         m,
         None,
         (tp, pp),
-        attention_dp_weights(m, &layout, pp)
+        attention_dp_weights(args, m, &layout, pp)
             .into_iter()
             .chain(mtp_weights(m, &layout)),
         &mut notes,
@@ -652,9 +676,21 @@ mod tests {
             attention_dp: true,
             ..layout(8, KvElem::Bytes(1.0))
         };
-        let (e, _) = attention_dp_weights(&m, &on, 1).unwrap();
+        let plain = args(Engine::Trtllm, "1.2.0", &[]);
+        let (e, _) = attention_dp_weights(&plain, &m, &on, 1).unwrap();
         assert_eq!(e.point, 7_200.0 * 7.0 / 8.0);
-        assert!(attention_dp_weights(&m, &layout(8, KvElem::Bytes(1.0)), 1).is_none());
+        assert!(attention_dp_weights(&plain, &m, &layout(8, KvElem::Bytes(1.0)), 1).is_none());
+        // enable_lm_head_tp_in_adp splits the LM head: what the count holds besides the
+        // embedding and the layers (here 100,000 − 1,000 − 98,000 = 1,000 bytes) stays split.
+        m.weight_parts.embedding = 1_000;
+        m.weight_parts.layers = 98_000;
+        let split = args(
+            Engine::Trtllm,
+            "1.2.0",
+            &[("enable_lm_head_tp_in_adp", SettingValue::Flag(true))],
+        );
+        let (e, _) = attention_dp_weights(&split, &m, &on, 1).unwrap();
+        assert_eq!(e.point, 6_200.0 * 7.0 / 8.0);
     }
 
     #[test]
