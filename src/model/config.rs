@@ -104,6 +104,14 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         ),
         None => (heads.full_head_dim, heads.full_v_head_dim),
     };
+    // Zamba2's shared attention block: MHA over `2 × hidden` (state.rs `zamba2_attention`).
+    let (full_kv, head_dim, v_head_dim) = if text_model_type == "zamba2" {
+        let (kv, d) = super::state::zamba2_attention(hidden_size, num_attention_heads);
+        let d = c.u32("attention_head_dim", d)?;
+        (kv, d, d)
+    } else {
+        (heads.full_kv, head_dim, v_head_dim)
+    };
     let nas = super::nas::is_nas(&architectures, &model_type)
         .then(|| super::nas::read(c, num_layers, num_attention_heads, hidden_size))
         .transpose()?;
@@ -134,7 +142,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         num_kv_heads: nas
             .as_ref()
             .and_then(super::nas::Nas::kv_heads)
-            .unwrap_or(heads.full_kv),
+            .unwrap_or(full_kv),
         head_dim,
         v_head_dim,
         mla,

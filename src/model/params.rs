@@ -132,6 +132,19 @@ struct Shape {
     /// Nemotron-H's `moe_latent_size`: routed experts work in that width between two
     /// replicated projections (vLLM `nemotron_h.py :: fc1_latent_proj`, `fc2_latent_proj`).
     moe_latent: Option<u64>,
+    /// Zamba2's shared blocks (see `zamba2_layer`).
+    zamba2: Option<Zamba2>,
+}
+
+/// vLLM `zamba2.py`: `num_mem_blocks` shared attention + MLP blocks, cycled over the hybrid
+/// layers, each hybrid layer with a LoRA on the MLP (and on q, k, v when
+/// `use_shared_attention_adapter`) of rank `adapter_rank`.
+struct Zamba2 {
+    inter: u64,
+    rank: u64,
+    attn_adapter: bool,
+    /// The first `num_mem_blocks` hybrid layers, where the shared blocks are counted.
+    shared_on: Vec<u64>,
 }
 
 struct MlaDims {
@@ -237,16 +250,29 @@ impl Shape {
                 c.uint_or("moe_shared_expert_intermediate_size", 0)?,
             ),
             moe_latent: c.uint("moe_latent_size")?,
+            zamba2: match model_type {
+                "zamba2" => Some(Zamba2 {
+                    shared_on: (0..g.layers.len() as u64)
+                        .filter(|i| g.layers[*i as usize] == LayerKind::Full)
+                        .take(c.uint_or("num_mem_blocks", 1)?.max(1) as usize)
+                        .collect(),
+                    inter: c.uint_or("intermediate_size", 4 * g.hidden_size)?,
+                    rank: c.uint_or("adapter_rank", 128)?,
+                    attn_adapter: c.flag("use_shared_attention_adapter") == Some(true),
+                }),
+                _ => None,
+            },
         })
     }
 
     fn embeddings(&self, c: &Cfg, t: &mut Tally) -> Result<(), ModelError> {
         let vocab = c.required(&["vocab_size", "padded_vocab_size"])?;
         let model_type = c.str("model_type").unwrap_or_default();
-        // transformers defaults: Gemma ties the head to the embedding, the others do not.
-        let tied = c
-            .flag("tie_word_embeddings")
-            .unwrap_or(model_type.starts_with("gemma"));
+        // transformers defaults: Gemma ties the head to the embedding, the others do not;
+        // vLLM `zamba2.py` always ties it (`lm_head.tie_weights`).
+        let tied = self.zamba2.is_some()
+            || c.flag("tie_word_embeddings")
+                .unwrap_or(model_type.starts_with("gemma"));
         t.embedding += t.measure(|t| t.dense(vocab * self.h));
         if !tied {
             t.linear("lm_head", vocab * self.h);
@@ -267,6 +293,11 @@ impl Shape {
         let p = format!("model.layers.{i}");
         if let Some(block) = self.blocks.as_ref().and_then(|b| b.get(i as usize)) {
             let bytes = t.measure(|t| self.nemotron_layer(&p, *block, t));
+            t.layers += bytes;
+            return;
+        }
+        if let (Some(z), Some(r)) = (&self.zamba2, &self.recurrent) {
+            let bytes = t.measure(|t| self.zamba2_layer((i, &p), z, r, kind, t));
             t.layers += bytes;
             return;
         }
@@ -349,6 +380,46 @@ impl Shape {
                 );
             }
             _ => t.linear(&format!("{p}.mixer.up_proj"), 2 * h * self.nemotron_inter.0),
+        }
+    }
+
+    /// One Zamba2 layer (vLLM `zamba2.py`): a norm and a Mamba2 mixer; a hybrid layer adds its
+    /// replicated `linear` (h → h) and its LoRAs (h → rank → 2 × inter on the MLP; 2h → rank →
+    /// 2h on q, k and v). The shared blocks (a 2h norm, MHA over 2h with `o_proj` back to h, a
+    /// norm and a GELU-gated MLP) are counted once, on the first hybrid layers
+    /// (`Zamba2Model.__init__` cycles `num_mem_blocks` of them).
+    fn zamba2_layer(
+        &self,
+        (i, p): (u64, &str),
+        z: &Zamba2,
+        r: &Recurrent,
+        kind: LayerKind,
+        t: &mut Tally,
+    ) {
+        let h = self.h;
+        t.dense(h);
+        self.mixer(p, r, t);
+        if kind != LayerKind::Full {
+            return;
+        }
+        t.replicated(|t| t.linear(&format!("{p}.linear"), h * h));
+        t.linear(
+            &format!("{p}.gate_up_proj_adapter"),
+            z.rank * (h + 2 * z.inter),
+        );
+        if z.attn_adapter {
+            t.linear(&format!("{p}.linear_q_adapter"), 3 * z.rank * 4 * h);
+        }
+        if z.shared_on.contains(&i) {
+            t.dense(3 * h);
+            t.attention += t.measure(|t| {
+                let name = format!("{p}.shared_transformer.self_attn.qkv_proj");
+                t.linear(&name, 2 * h * 6 * h + 2 * h * h)
+            });
+            t.linear(
+                &format!("{p}.shared_transformer.feed_forward"),
+                3 * h * z.inter,
+            );
         }
     }
 
