@@ -161,3 +161,29 @@ fn attention_free_mamba_is_refused_with_what_kvlint_would_need() {
         assert!(why.contains("attention-free"), "{why}");
     }
 }
+
+/// Plamo2 on vLLM 0.26.0 (the last release that registers it) at TP 1, worked by hand from
+/// `plamo2.py`: attention on the odd layers of 16 (`is_mamba`, `mamba_step` 2), 1 KV head of
+/// `hidden_size_per_head` 128: 2 × 1 × 128 × 2 B = 512 B per token and layer. State page
+/// (`get_mamba_state_shape_from_config`, no groups): conv 32·128 × 3 = 12,288, SSM 32 × 128 ×
+/// 64 = 262,144; (12,288 + 262,144) × 2 B = 548,864 B. Block: 16 × ⌈548,864 / (16 × 512)⌉ =
+/// 16 × 67 = 1,072; all 16 layers take a page of that size: 16 × 512 = 8,192 B per token.
+/// vLLM 0.27.0 no longer registers it: INP008.
+#[test]
+fn plamo2_plans_on_the_vllm_releases_that_register_it() {
+    let config = serde_json::json!({"architectures": ["Plamo2ForCausalLM"],
+        "model_type": "plamo2", "num_hidden_layers": 16, "hidden_size": 2048,
+        "num_attention_heads": 32, "num_key_value_heads": 1, "hidden_size_per_head": 128,
+        "intermediate_size": 8192, "mamba_num_heads": 32, "mamba_d_state": 64,
+        "mamba_d_conv": 4, "mamba_step": 2, "vocab_size": 100000,
+        "max_position_embeddings": 10485760, "tie_word_embeddings": true,
+        "torch_dtype": "bfloat16"});
+    let vllm = "vllm serve pfnet/plamo-2-1b --max-model-len 8192 --trust-remote-code\n";
+    let r = report(&config, vllm, "h200", "0.26.0");
+    let plan = &r["launches"][0];
+    assert_eq!(plan["verdict"], "passes", "{r}");
+    assert_eq!(plan["kv_bytes_per_token"], 8_192);
+    assert_eq!(assumption(plan, "attention_block_size"), Some(1072.0));
+    let why = refused(&report(&config, vllm, "h200", "0.27.0"));
+    assert!(why.contains("vLLM 0.27.0 does not register it"), "{why}");
+}

@@ -109,6 +109,13 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         let (kv, d) = super::state::zamba2_attention(hidden_size, num_attention_heads);
         let d = c.u32("attention_head_dim", d)?;
         (kv, d, d)
+    } else if text_model_type == "plamo2" {
+        // vLLM `plamo2.py :: Plamo2AttentionMixer.__init__`: head_dim = `hidden_size_per_head`.
+        let d = c.u32(
+            "hidden_size_per_head",
+            c.required(&["hidden_size_per_head"])?,
+        )?;
+        (heads.full_kv, d, d)
     } else {
         (heads.full_kv, head_dim, v_head_dim)
     };

@@ -134,6 +134,8 @@ struct Shape {
     moe_latent: Option<u64>,
     /// Zamba2's shared blocks (see `zamba2_layer`).
     zamba2: Option<Zamba2>,
+    /// Plamo2: four norms per layer and its own Mamba mixer (`mixers::plamo2`).
+    plamo2: bool,
 }
 
 /// vLLM `zamba2.py`: `num_mem_blocks` shared attention + MLP blocks, cycled over the hybrid
@@ -250,6 +252,7 @@ impl Shape {
                 c.uint_or("moe_shared_expert_intermediate_size", 0)?,
             ),
             moe_latent: c.uint("moe_latent_size")?,
+            plamo2: model_type == "plamo2",
             zamba2: match model_type {
                 "zamba2" => Some(Zamba2 {
                     shared_on: (0..g.layers.len() as u64)
@@ -302,7 +305,8 @@ impl Shape {
             return;
         }
         let bytes = t.measure(|t| {
-            t.dense(2 * self.h); // input and post-attention norms
+            // input and post-attention norms; Plamo2 norms before and after mixer and MLP
+            t.dense(if self.plamo2 { 4 } else { 2 } * self.h);
             let attn = t.measure(|t| match (kind, &self.linear, &self.mla, &self.recurrent) {
                 (LayerKind::Linear, Some(l), _, _) => self.linear_attn(&p, *l, t),
                 (LayerKind::Linear, None, _, Some(r)) => self.mixer(&p, r, t),
@@ -346,7 +350,11 @@ impl Shape {
     }
 
     fn mixer(&self, p: &str, r: &Recurrent, t: &mut Tally) {
-        let (linear, small) = super::mixers::mixer(r, self.h);
+        let (linear, small) = if self.plamo2 {
+            super::mixers::plamo2(r, self.h)
+        } else {
+            super::mixers::mixer(r, self.h)
+        };
         t.linear(&format!("{p}.mamba.in_proj"), linear);
         t.dense(small);
     }

@@ -207,6 +207,11 @@ pub(super) fn read(
             let k = linear(&layers);
             (bamba(c)?, layers, k)
         }
+        "plamo2" => {
+            let layers = plamo2_layers(c, n)?;
+            let k = linear(&layers);
+            (plamo2(c)?, layers, k)
+        }
         "minimax_text_01" | "minimax_m1" | "minimax" => {
             let (shape, layers) = minimax(c, n)?;
             let k = linear(&layers);
@@ -390,6 +395,48 @@ fn bamba_layers(c: &Cfg, n: u32) -> Result<Vec<LayerKind>, ModelError> {
                 LayerKind::Full
             } else {
                 LayerKind::Linear
+            }
+        })
+        .collect())
+}
+
+/// vLLM `plamo2.py :: Plamo2ForCausalLM.get_mamba_state_shape_from_config` (0.26.0): width
+/// `mamba_num_heads × hidden_size_per_head`, no B/C groups (`n_groups=0`), state
+/// `mamba_d_state`, kernel `mamba_d_conv`.
+fn plamo2(c: &Cfg) -> Result<StateShape, ModelError> {
+    let (heads, head_dim) = (
+        need(c, "mamba_num_heads")?,
+        need(c, "hidden_size_per_head")?,
+    );
+    Ok(StateShape::Mamba2 {
+        intermediate: heads * head_dim,
+        groups: 0,
+        heads,
+        head_dim,
+        state: need(c, "mamba_d_state")?,
+        conv_kernel: c.uint_or("mamba_d_conv", 4)?.max(1),
+    })
+}
+
+/// vLLM `plamo2.py :: is_mamba`: with more than `mamba_step / 2` layers, layer i attends when
+/// `i % mamba_step == mamba_step / 2`; a shorter model attends on its last layer only.
+fn plamo2_layers(c: &Cfg, n: u32) -> Result<Vec<LayerKind>, ModelError> {
+    let step = need(c, "mamba_step")?;
+    if step < 2 {
+        return Err(invalid(c.file, "Plamo2's `mamba_step` must be above 1"));
+    }
+    let n = u64::from(n);
+    Ok((0..n)
+        .map(|i| {
+            let mamba = if n <= step / 2 {
+                i != n - 1
+            } else {
+                i % step != step / 2
+            };
+            if mamba {
+                LayerKind::Linear
+            } else {
+                LayerKind::Full
             }
         })
         .collect())
@@ -745,6 +792,30 @@ mod tests {
         assert_eq!(g.kv_bytes_per_token(), 3 * 2 * 8 * 128 * 2);
         let e = state(&g).elems(1, Reader::Vllm);
         assert_eq!((e.conv, e.ssm), (26_112, 2_097_152));
+    }
+
+    /// Plamo2 (vLLM `plamo2.py`): `mamba_step` 2 puts attention on the odd layers; 32 Mamba
+    /// heads of `hidden_size_per_head` 128 and no groups: conv 4,096 × 3 = 12,288, SSM
+    /// 32 × 128 × 64 = 262,144; KV 1 head × 128 (`hidden_size_per_head`, not 2,048 / 32).
+    #[test]
+    fn plamo2_by_hand() {
+        let g = geo(
+            serde_json::json!({"architectures": ["Plamo2ForCausalLM"], "model_type": "plamo2",
+            "num_hidden_layers": 16, "hidden_size": 2048, "num_attention_heads": 32,
+            "num_key_value_heads": 1, "hidden_size_per_head": 128, "mamba_num_heads": 32,
+            "mamba_d_state": 64, "mamba_d_conv": 4, "mamba_step": 2, "vocab_size": 100000}),
+        );
+        assert_eq!(
+            (g.layers[0], g.layers[1]),
+            (LayerKind::Linear, LayerKind::Full)
+        );
+        assert_eq!((state(&g).layers, g.full_layers()), (8, 8));
+        assert_eq!(g.kv_bytes_per_token(), 8 * 2 * 128 * 2);
+        let e = state(&g).elems(1, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (12_288, 262_144));
+        // TP 2: no groups to replicate; 2,048 × 3 and 16 × 128 × 64.
+        let e = state(&g).elems(2, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (6_144, 131_072));
     }
 
     #[test]
