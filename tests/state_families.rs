@@ -144,22 +144,72 @@ fn jamba_on_sglang_is_refused_by_name() {
     assert!(why.contains("does not register it"), "{why}");
 }
 
-/// An attention-free `Mamba2ForCausalLM` (Codestral-Mamba's shape) stays INP008 on both engines
-/// and says what kvlint would need: a slot check for a model with no KV cache.
+/// Attention-free models stay INP008 on both engines and say what kvlint would need (a slot
+/// check for a model with no KV cache): a `Mamba2ForCausalLM` in Codestral-Mamba's shape, and a
+/// `MambaForCausalLM` in mamba-130m-hf's, whose config.json names no attention heads at all.
 #[test]
 fn attention_free_mamba_is_refused_with_what_kvlint_would_need() {
-    let config = serde_json::json!({"architectures": ["Mamba2ForCausalLM"],
+    let mamba2 = serde_json::json!({"architectures": ["Mamba2ForCausalLM"],
         "model_type": "mamba2", "num_hidden_layers": 64, "hidden_size": 4096,
         "num_heads": 128, "head_dim": 64, "n_groups": 8, "state_size": 128, "expand": 2,
         "conv_kernel": 4, "vocab_size": 32768, "torch_dtype": "bfloat16"});
-    for (launch, version) in [
-        ("vllm serve mistralai/Mamba-Codestral-7B-v0.1 --max-model-len 8192\n", "0.33.0"),
-        ("python3 -m sglang.launch_server --model-path mistralai/Mamba-Codestral-7B-v0.1 --context-length 8192\n", "0.5.23"),
-    ] {
-        let why = refused(&report(&config, launch, "h200", version));
-        assert!(why.contains("Mamba2ForCausalLM"), "{why}");
-        assert!(why.contains("attention-free"), "{why}");
+    let mamba1 = serde_json::json!({"architectures": ["MambaForCausalLM"],
+        "model_type": "mamba", "num_hidden_layers": 24, "hidden_size": 768,
+        "intermediate_size": 1536, "state_size": 16, "conv_kernel": 4, "expand": 2,
+        "vocab_size": 50280});
+    for (config, arch) in [(mamba2, "Mamba2ForCausalLM"), (mamba1, "MambaForCausalLM")] {
+        for (launch, version) in [
+            ("vllm serve org/mamba --max-model-len 8192\n", "0.33.0"),
+            (
+                "python3 -m sglang.launch_server --model-path org/mamba --context-length 8192\n",
+                "0.5.23",
+            ),
+        ] {
+            let why = refused(&report(&config, launch, "h200", version));
+            assert!(why.contains(arch), "{why}");
+            assert!(why.contains("attention-free"), "{why}");
+        }
     }
+}
+
+/// kvlint.toml may assert a layout for an unmodelled architecture, but an attention-free model
+/// has no KV pool to plan whatever the assertion says: still INP008, never a pool.
+#[test]
+fn an_asserted_layout_does_not_plan_an_attention_free_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = serde_json::json!({"architectures": ["FalconMambaForCausalLM"],
+        "model_type": "falcon_mamba", "num_hidden_layers": 64, "hidden_size": 4096,
+        "intermediate_size": 8192, "state_size": 16, "conv_kernel": 4, "expand": 16,
+        "vocab_size": 65024});
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    std::fs::write(
+        dir.path().join("kvlint.toml"),
+        "[models]\n\"tiiuae/falcon-mamba-7b\" = { config = \"config.json\", layout = \"standard\" }\n",
+    )
+    .unwrap();
+    let sh = dir.path().join("launch.sh");
+    std::fs::write(
+        &sh,
+        "vllm serve tiiuae/falcon-mamba-7b --max-model-len 8192\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args([
+            "check",
+            "--offline",
+            "--gpu",
+            "h200",
+            "--engine-version",
+            "0.33.0",
+        ])
+        .args(["--format", "json", "--config"])
+        .arg(dir.path().join("kvlint.toml"))
+        .arg(&sh)
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = refused(&r);
+    assert!(why.contains("no attention layer"), "{why}");
 }
 
 /// Plamo2 on vLLM 0.26.0 (the last release that registers it) at TP 1, worked by hand from

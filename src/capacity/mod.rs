@@ -182,7 +182,7 @@ fn plan_at(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     if inp.model.recurrent.is_some() && inp.args.engine == Engine::Trtllm {
         return Err(vec![recurrent_unmodelled(inp)]);
     }
-    if let Some(f) = state_unregistered(inp) {
+    if let Some(f) = state_unregistered(inp).or_else(|| attention_free(inp)) {
         return Err(vec![f]);
     }
     match inp.args.engine {
@@ -279,6 +279,36 @@ fn state_unregistered(inp: &Inputs) -> Option<Finding> {
                     "an engine release that registers it ({})",
                     where_registered.join(", ")
                 ),
+            )
+            .label("KV layout not modelled"),
+    )
+}
+
+/// A model with no attention layer at all (the pure Mamba models, even where kvlint.toml
+/// asserts a layout for them) has no KV pool to set against its context.
+fn attention_free(inp: &Inputs) -> Option<Finding> {
+    let m = inp.model;
+    if m.layers
+        .iter()
+        .any(|l| *l != crate::model::LayerKind::NoAttention)
+    {
+        return None;
+    }
+    let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
+    Some(
+        Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
+            .var("model", &m.id)
+            .var(
+                "architecture",
+                m.architectures.first().map_or("", String::as_str),
+            )
+            .var(
+                "why",
+                "it has no attention layer, so it keeps no KV cache to size",
+            )
+            .var(
+                "need",
+                "a check of the state pool's request slots in place of pool tokens",
             )
             .label("KV layout not modelled"),
     )

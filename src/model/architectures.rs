@@ -29,7 +29,7 @@ pub const MODELLED: [&str; 8] = [
 ];
 
 /// Layouts modelled for the families whose state `state.rs` reads (Nemotron-H, Granite-4.0-H,
-/// Falcon-H1, Jamba, LFM2, Kimi-Linear, MiniMax-Text-01/M1).
+/// Falcon-H1, Jamba, Zamba2, Bamba, Plamo2, LFM2, Kimi-Linear, MiniMax-Text-01/M1).
 pub const RECURRENT: [&str; 4] = ["mamba", "short_conv", "kimi_linear", "lightning"];
 
 #[derive(Debug, Deserialize)]
