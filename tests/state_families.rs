@@ -122,6 +122,10 @@ fn bamba_plans_on_the_vllm_releases_that_register_it() {
     assert_eq!(plan["verdict"], "passes", "{r}");
     assert_eq!(plan["kv_bytes_per_token"], 131_072);
     assert_eq!(assumption(plan, "attention_block_size"), Some(1040.0));
+    // Bamba-9B's model card (https://huggingface.co/ibm-fms/Bamba-9B, README) gives 9.78B
+    // parameters for this shape; the bf16 weights kvlint counts are within 1 % of that.
+    let params = plan["weights_bytes"].as_f64().unwrap() / 2.0;
+    assert!((9.78e9 * 0.99..9.78e9 * 1.01).contains(&params), "{params}");
     let why = refused(&report(&bamba(), vllm, "h200", "0.33.0"));
     assert!(why.contains("vLLM 0.33.0 does not register it"), "{why}");
     let sglang = "python3 -m sglang.launch_server --model-path ibm-ai-platform/Bamba-9B --context-length 8192\n";
