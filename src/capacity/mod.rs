@@ -182,6 +182,9 @@ fn plan_at(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     if inp.model.recurrent.is_some() && inp.args.engine == Engine::Trtllm {
         return Err(vec![recurrent_unmodelled(inp)]);
     }
+    if let Some(f) = state_unregistered(inp).or_else(|| attention_free(inp)) {
+        return Err(vec![f]);
+    }
     match inp.args.engine {
         Engine::Sglang => sglang::plan(inp),
         Engine::Vllm => vllm::plan(inp),
@@ -228,6 +231,87 @@ fn recurrent_unmodelled(inp: &Inputs) -> Finding {
         )
         .var("need", "TensorRT-LLM's mamba cache manager sizing")
         .label("KV layout not modelled")
+}
+
+/// A hybrid whose architecture this release does not register (Zamba2 and Jamba on SGLang,
+/// Bamba on vLLM from 0.24): the engine's Transformers fallback keeps no recurrent state, so no
+/// plan of its state pool can stand. The architecture table (model/architectures.rs) says which
+/// releases register it.
+fn state_unregistered(inp: &Inputs) -> Option<Finding> {
+    let m = inp.model;
+    let engine = match inp.args.engine {
+        Engine::Sglang => "sglang",
+        Engine::Vllm => "vllm",
+        Engine::Trtllm => return None,
+    };
+    let arch = m.architectures.first()?;
+    if !m.has_state()
+        || crate::model::architectures::registered(arch, engine, &inp.args.version) != Some(false)
+    {
+        return None;
+    }
+    let name = if engine == "sglang" { "SGLang" } else { "vLLM" };
+    let where_registered: Vec<String> = crate::model::architectures::table()
+        .get(arch)
+        .map(|r| {
+            r.engines
+                .iter()
+                .map(|(e, s)| format!("{e} {}", s.releases))
+                .collect()
+        })
+        .unwrap_or_default();
+    let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
+    Some(
+        Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
+            .var("model", &m.id)
+            .var("architecture", arch)
+            .var(
+                "why",
+                format!(
+                    "{name} {} does not register it, and a Transformers fallback keeps no \
+                     recurrent state",
+                    inp.args.version
+                ),
+            )
+            .var(
+                "need",
+                format!(
+                    "an engine release that registers it ({})",
+                    where_registered.join(", ")
+                ),
+            )
+            .label("KV layout not modelled"),
+    )
+}
+
+/// A model with no attention layer at all (the pure Mamba models, even where kvlint.toml
+/// asserts a layout for them) has no KV pool to set against its context.
+fn attention_free(inp: &Inputs) -> Option<Finding> {
+    let m = inp.model;
+    if m.layers
+        .iter()
+        .any(|l| *l != crate::model::LayerKind::NoAttention)
+    {
+        return None;
+    }
+    let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
+    Some(
+        Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
+            .var("model", &m.id)
+            .var(
+                "architecture",
+                m.architectures.first().map_or("", String::as_str),
+            )
+            .var(
+                "why",
+                "it has no attention layer, so it keeps no KV cache to size",
+            )
+            .var(
+                "need",
+                "a check of the state pool's request slots in place of pool tokens",
+            )
+            .label("KV layout not modelled"),
+    )
 }
 
 /// Records assumptions as a plan is built.

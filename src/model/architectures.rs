@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use super::Geometry;
+use crate::version::Version;
 
 const TABLE_JSON: &str = include_str!("architectures.json");
 
@@ -28,7 +29,7 @@ pub const MODELLED: [&str; 8] = [
 ];
 
 /// Layouts modelled for the families whose state `state.rs` reads (Nemotron-H, Granite-4.0-H,
-/// Falcon-H1, Jamba, LFM2, Kimi-Linear, MiniMax-Text-01/M1).
+/// Falcon-H1, Jamba, Zamba2, Bamba, Plamo2, LFM2, Kimi-Linear, MiniMax-Text-01/M1).
 pub const RECURRENT: [&str; 4] = ["mamba", "short_conv", "kimi_linear", "lightning"];
 
 #[derive(Debug, Deserialize)]
@@ -68,6 +69,40 @@ pub fn table() -> &'static HashMap<String, Row> {
     })
 }
 
+/// Whether `engine` (the table's key: "sglang", "vllm") registers `arch` in release `v`: None
+/// when the table cannot say (the architecture is not in it, or `v` lies outside the releases
+/// the generator read for that engine), else whether `v` falls in the row's release range.
+pub fn registered(arch: &str, engine: &str, v: &Version) -> Option<bool> {
+    let row = table().get(arch)?;
+    let newest = table()
+        .values()
+        .filter_map(|r| range(&r.engines.get(engine)?.releases))
+        .map(|(_, hi)| hi)
+        .max()?;
+    let oldest = table()
+        .values()
+        .filter_map(|r| range(&r.engines.get(engine)?.releases))
+        .map(|(lo, _)| lo)
+        .min()?;
+    let v = v.release();
+    if v < oldest || v > newest {
+        return None;
+    }
+    Some(
+        row.engines
+            .get(engine)
+            .and_then(|s| range(&s.releases))
+            .is_some_and(|(lo, hi)| lo <= v && v <= hi),
+    )
+}
+
+/// `0.10.0..0.33.0` or `0.33.0` (tools/gen_architectures.py); None for TensorRT-LLM's
+/// "registry at <commit>".
+fn range(releases: &str) -> Option<(Version, Version)> {
+    let (lo, hi) = releases.split_once("..").unwrap_or((releases, releases));
+    Some((Version::parse(lo)?.release(), Version::parse(hi)?.release()))
+}
+
 /// Why a model's KV layout is not modelled: the architecture, and what kvlint would need.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unmodelled {
@@ -87,6 +122,22 @@ fn need(layout: &str) -> &'static str {
         "cross_attention" => "the encoder-decoder cross-attention cache",
         "nas" => "Nemotron-NAS `block_configs` with one KV head count over the attention layers and no linear-replaced blocks (model/nas.rs)",
         _ => "a KV layout kvlint's geometry code reads",
+    }
+}
+
+/// What kvlint would need for an architecture whose gap is narrower than its layout's.
+fn need_for(arch: &str, layout: &str) -> &'static str {
+    match (arch, layout) {
+        // SGLang `configs/model_config.py :: PURE_SSM_ARCHITECTURES`; vLLM `mamba.py`,
+        // `mamba2.py` (`MambaModelConfig`: the state block spans `max_model_len`).
+        ("MambaForCausalLM" | "Mamba2ForCausalLM" | "FalconMambaForCausalLM", "mamba") => {
+            "a plan for an attention-free model: it keeps no KV cache, only a fixed state per \
+             request, so its limit is the number of request slots in the state pool, not pool \
+             tokens against the context (SGLang `model_executor/pool_configurator.py :: \
+             DefaultPoolConfigurator` sizes a 0-byte KV cell to the context length; vLLM gives \
+             each request one state block of `max_model_len` tokens)"
+        }
+        _ => need(layout),
     }
 }
 
@@ -154,7 +205,7 @@ pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
             ),
             need: missing
                 .iter()
-                .map(|l| need(l))
+                .map(|l| need_for(arch, l))
                 .collect::<Vec<_>>()
                 .join("; "),
         });

@@ -54,8 +54,17 @@ pub(super) const DSA_ARCHS: [&str; 14] = [
     "Glm5NextForConditionalGenerationNextN",
 ];
 
+/// SGLang `configs/model_config.py :: PURE_SSM_ARCHITECTURES` (vLLM `mamba.py`, `mamba2.py`):
+/// attention-free models, whose config.json need not name any attention heads.
+const PURE_SSM: [&str; 3] = [
+    "MambaForCausalLM",
+    "Mamba2ForCausalLM",
+    "FalconMambaForCausalLM",
+];
+
 pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry, ModelError> {
     let architectures = architectures(c);
+    let pure_ssm = architectures.iter().any(|a| PURE_SSM.contains(&a.as_str()));
     let model_type = c
         .root
         .get("model_type")
@@ -81,10 +90,14 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
     };
     let num_layers = c.u32("num_hidden_layers", num_layers)?;
     let hidden_size = c.required(&["hidden_size", "d_model", "n_embd"])?;
-    let num_attention_heads = c.u32(
-        "num_attention_heads",
-        c.required(&["num_attention_heads", "n_head", "num_heads"])?,
-    )?;
+    let head_keys = ["num_attention_heads", "n_head", "num_heads"];
+    // An attention-free model reads as one nominal head over layers that hold no KV; the
+    // architecture table refuses it (INP008) before any plan.
+    let heads = match c.first_uint(&head_keys)? {
+        None if pure_ssm => 1,
+        _ => c.required(&head_keys)?,
+    };
+    let num_attention_heads = c.u32("num_attention_heads", heads)?;
     if num_attention_heads == 0 || num_layers == 0 {
         return Err(invalid(
             source,
@@ -104,10 +117,26 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         ),
         None => (heads.full_head_dim, heads.full_v_head_dim),
     };
+    // Zamba2's shared attention block: MHA over `2 × hidden` (state.rs `zamba2_attention`).
+    let (full_kv, head_dim, v_head_dim) = if text_model_type == "zamba2" {
+        let (kv, d) = super::state::zamba2_attention(hidden_size, num_attention_heads);
+        let d = c.u32("attention_head_dim", d)?;
+        (kv, d, d)
+    } else if text_model_type == "plamo2" {
+        // vLLM `plamo2.py :: Plamo2AttentionMixer.__init__`: head_dim = `hidden_size_per_head`.
+        let d = c.u32(
+            "hidden_size_per_head",
+            c.required(&["hidden_size_per_head"])?,
+        )?;
+        (heads.full_kv, d, d)
+    } else {
+        (heads.full_kv, head_dim, v_head_dim)
+    };
     let nas = super::nas::is_nas(&architectures, &model_type)
         .then(|| super::nas::read(c, num_layers, num_attention_heads, hidden_size))
         .transpose()?;
     let (recurrent, layers) = match (&nas, super::state::read(c, &text_model_type, num_layers)?) {
+        _ if pure_ssm => (None, vec![LayerKind::NoAttention; num_layers as usize]),
         (Some(n), _) => (None, n.layers()),
         (None, Some((r, kinds))) => (Some(r), kinds),
         (None, None) => (
@@ -134,7 +163,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         num_kv_heads: nas
             .as_ref()
             .and_then(super::nas::Nas::kv_heads)
-            .unwrap_or(heads.full_kv),
+            .unwrap_or(full_kv),
         head_dim,
         v_head_dim,
         mla,

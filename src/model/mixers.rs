@@ -59,3 +59,25 @@ pub(super) fn mixer(r: &Recurrent, h: u64) -> (u64, u64) {
         StateShape::Lightning { heads, head_dim } => (5 * h * heads * head_dim, h),
     }
 }
+
+/// Plamo2's Mamba mixer (vLLM `plamo2.py :: Plamo2MambaMixer.__init__`, 0.26.0): `in_proj`
+/// h → 2·inter, `bcdt_proj` inter → rank + 2·state, `dt_proj` rank → heads, `out_proj` inter →
+/// h (rank = max(64, h / 16)); a depthwise conv over inter, A, D and dt_bias per head, and the
+/// dt, B and C norms.
+pub(super) fn plamo2(r: &Recurrent, h: u64) -> (u64, u64) {
+    let StateShape::Mamba2 {
+        intermediate,
+        heads,
+        state,
+        conv_kernel,
+        ..
+    } = r.shape
+    else {
+        return mixer(r, h);
+    };
+    let rank = (h / 16).max(64);
+    (
+        2 * h * intermediate + intermediate * (rank + 2 * state) + rank * heads + intermediate * h,
+        intermediate * conv_kernel + 3 * heads + rank + 2 * state,
+    )
+}

@@ -132,6 +132,21 @@ struct Shape {
     /// Nemotron-H's `moe_latent_size`: routed experts work in that width between two
     /// replicated projections (vLLM `nemotron_h.py :: fc1_latent_proj`, `fc2_latent_proj`).
     moe_latent: Option<u64>,
+    /// Zamba2's shared blocks (see `zamba2_layer`).
+    zamba2: Option<Zamba2>,
+    /// Plamo2: four norms per layer and its own Mamba mixer (`mixers::plamo2`).
+    plamo2: bool,
+}
+
+/// vLLM `zamba2.py`: `num_mem_blocks` shared attention + MLP blocks, cycled over the hybrid
+/// layers, each hybrid layer with a LoRA on the MLP (and on q, k, v when
+/// `use_shared_attention_adapter`) of rank `adapter_rank`.
+struct Zamba2 {
+    inter: u64,
+    rank: u64,
+    attn_adapter: bool,
+    /// The first `num_mem_blocks` hybrid layers, where the shared blocks are counted.
+    shared_on: Vec<u64>,
 }
 
 struct MlaDims {
@@ -237,16 +252,30 @@ impl Shape {
                 c.uint_or("moe_shared_expert_intermediate_size", 0)?,
             ),
             moe_latent: c.uint("moe_latent_size")?,
+            plamo2: model_type == "plamo2",
+            zamba2: match model_type {
+                "zamba2" => Some(Zamba2 {
+                    shared_on: (0..g.layers.len() as u64)
+                        .filter(|i| g.layers[*i as usize] == LayerKind::Full)
+                        .take(c.uint_or("num_mem_blocks", 1)?.max(1) as usize)
+                        .collect(),
+                    inter: c.uint_or("intermediate_size", 4 * g.hidden_size)?,
+                    rank: c.uint_or("adapter_rank", 128)?,
+                    attn_adapter: c.flag("use_shared_attention_adapter") == Some(true),
+                }),
+                _ => None,
+            },
         })
     }
 
     fn embeddings(&self, c: &Cfg, t: &mut Tally) -> Result<(), ModelError> {
         let vocab = c.required(&["vocab_size", "padded_vocab_size"])?;
         let model_type = c.str("model_type").unwrap_or_default();
-        // transformers defaults: Gemma ties the head to the embedding, the others do not.
-        let tied = c
-            .flag("tie_word_embeddings")
-            .unwrap_or(model_type.starts_with("gemma"));
+        // transformers defaults: Gemma ties the head to the embedding, the others do not;
+        // vLLM `zamba2.py` always ties it (`lm_head.tie_weights`).
+        let tied = self.zamba2.is_some()
+            || c.flag("tie_word_embeddings")
+                .unwrap_or(model_type.starts_with("gemma"));
         t.embedding += t.measure(|t| t.dense(vocab * self.h));
         if !tied {
             t.linear("lm_head", vocab * self.h);
@@ -270,8 +299,14 @@ impl Shape {
             t.layers += bytes;
             return;
         }
+        if let (Some(z), Some(r)) = (&self.zamba2, &self.recurrent) {
+            let bytes = t.measure(|t| self.zamba2_layer((i, &p), z, r, kind, t));
+            t.layers += bytes;
+            return;
+        }
         let bytes = t.measure(|t| {
-            t.dense(2 * self.h); // input and post-attention norms
+            // input and post-attention norms; Plamo2 norms before and after mixer and MLP
+            t.dense(if self.plamo2 { 4 } else { 2 } * self.h);
             let attn = t.measure(|t| match (kind, &self.linear, &self.mla, &self.recurrent) {
                 (LayerKind::Linear, Some(l), _, _) => self.linear_attn(&p, *l, t),
                 (LayerKind::Linear, None, _, Some(r)) => self.mixer(&p, r, t),
@@ -315,7 +350,11 @@ impl Shape {
     }
 
     fn mixer(&self, p: &str, r: &Recurrent, t: &mut Tally) {
-        let (linear, small) = super::mixers::mixer(r, self.h);
+        let (linear, small) = if self.plamo2 {
+            super::mixers::plamo2(r, self.h)
+        } else {
+            super::mixers::mixer(r, self.h)
+        };
         t.linear(&format!("{p}.mamba.in_proj"), linear);
         t.dense(small);
     }
@@ -349,6 +388,46 @@ impl Shape {
                 );
             }
             _ => t.linear(&format!("{p}.mixer.up_proj"), 2 * h * self.nemotron_inter.0),
+        }
+    }
+
+    /// One Zamba2 layer (vLLM `zamba2.py`): a norm and a Mamba2 mixer; a hybrid layer adds its
+    /// replicated `linear` (h → h) and its LoRAs (h → rank → 2 × inter on the MLP; 2h → rank →
+    /// 2h on q, k and v). The shared blocks (a 2h norm, MHA over 2h with `o_proj` back to h, a
+    /// norm and a GELU-gated MLP) are counted once, on the first hybrid layers
+    /// (`Zamba2Model.__init__` cycles `num_mem_blocks` of them).
+    fn zamba2_layer(
+        &self,
+        (i, p): (u64, &str),
+        z: &Zamba2,
+        r: &Recurrent,
+        kind: LayerKind,
+        t: &mut Tally,
+    ) {
+        let h = self.h;
+        t.dense(h);
+        self.mixer(p, r, t);
+        if kind != LayerKind::Full {
+            return;
+        }
+        t.replicated(|t| t.linear(&format!("{p}.linear"), h * h));
+        t.linear(
+            &format!("{p}.gate_up_proj_adapter"),
+            z.rank * (h + 2 * z.inter),
+        );
+        if z.attn_adapter {
+            t.linear(&format!("{p}.linear_q_adapter"), 3 * z.rank * 4 * h);
+        }
+        if z.shared_on.contains(&i) {
+            t.dense(3 * h);
+            t.attention += t.measure(|t| {
+                let name = format!("{p}.shared_transformer.self_attn.qkv_proj");
+                t.linear(&name, 2 * h * 6 * h + 2 * h * h)
+            });
+            t.linear(
+                &format!("{p}.shared_transformer.feed_forward"),
+                3 * h * z.inter,
+            );
         }
     }
 

@@ -1,5 +1,5 @@
 //! Per-request recurrent state of the hybrid layers that are not Gated DeltaNet (that one is
-//! [`super::LinearAttn`]): Mamba2 (Nemotron-H, Granite-4.0-H, Falcon-H1, Zamba2), Mamba1
+//! [`super::LinearAttn`]): Mamba2 (Nemotron-H, Granite-4.0-H, Falcon-H1, Zamba2, Bamba), Mamba1
 //! (Jamba), short convolutions (LFM2), KimiDeltaAttention (Kimi-Linear) and lightning attention
 //! (MiniMax-Text-01 / M1). The shapes are the engines' own state-shape calculators; both engines
 //! carry the same ones (vLLM `model_executor/layers/mamba/mamba_utils.py ::
@@ -199,6 +199,19 @@ pub(super) fn read(
             let k = linear(&layers);
             (shape, layers, k)
         }
+        // Zamba2 runs a Mamba2 mixer on every layer; its "hybrid" layers add a shared
+        // attention block with a KV cache of its own (vLLM `zamba2.py :: Zamba2Attention`).
+        "zamba2" => (zamba2(c)?, zamba2_layers(c, n)?, n),
+        "bamba" => {
+            let layers = bamba_layers(c, n)?;
+            let k = linear(&layers);
+            (bamba(c)?, layers, k)
+        }
+        "plamo2" => {
+            let layers = plamo2_layers(c, n)?;
+            let k = linear(&layers);
+            (plamo2(c)?, layers, k)
+        }
         "minimax_text_01" | "minimax_m1" | "minimax" => {
             let (shape, layers) = minimax(c, n)?;
             let k = linear(&layers);
@@ -289,6 +302,144 @@ fn jamba(c: &Cfg) -> Result<StateShape, ModelError> {
         state: c.uint_or("mamba_d_state", 16)?,
         conv_kernel: c.uint_or("mamba_d_conv", 4)?.max(1),
     })
+}
+
+/// vLLM `zamba2.py :: Zamba2ForCausalLM.get_mamba_state_shape_from_config` (0.33.0): width
+/// `mamba_expand × hidden_size`, `mamba_ngroups` groups, `n_mamba_heads` heads of
+/// `mamba_headdim`, which transformers `Zamba2Config.__post_init__` derives as width /
+/// heads whatever the file says. Unset keys take `Zamba2Config`'s defaults.
+fn zamba2(c: &Cfg) -> Result<StateShape, ModelError> {
+    let intermediate = c.uint_or("mamba_expand", 2)? * need(c, "hidden_size")?;
+    let heads = c.uint_or("n_mamba_heads", 8)?.max(1);
+    Ok(StateShape::Mamba2 {
+        intermediate,
+        groups: c.uint_or("mamba_ngroups", 1)?,
+        heads,
+        head_dim: intermediate / heads,
+        state: c.uint_or("mamba_d_state", 64)?,
+        conv_kernel: c.uint_or("mamba_d_conv", 4)?.max(1),
+    })
+}
+
+/// Zamba2's attention, as vLLM builds it (`zamba2.py :: Zamba2Attention.__init__`): one
+/// `Attention` per hybrid layer with `num_attention_heads` KV heads (no GQA) of
+/// `attention_head_dim`, which transformers `Zamba2Config.__post_init__` sets to
+/// `2 × hidden_size / num_attention_heads` (the shared block attends over the hidden state
+/// concatenated with the embeddings). Returns (KV heads, head dim).
+pub(super) fn zamba2_attention(hidden: u64, heads: u32) -> (u32, u64) {
+    (heads, 2 * hidden / u64::from(heads.max(1)))
+}
+
+/// `layers_block_type`: "hybrid" layers attend (and run their mixer), the others
+/// ("mamba", or "linear_attention" as transformers 5 remaps it) run only the mixer.
+fn zamba2_layers(c: &Cfg, n: u32) -> Result<Vec<LayerKind>, ModelError> {
+    let Some(types) = c.get("layers_block_type").and_then(Value::as_array) else {
+        return Err(invalid(c.file, "a zamba2 config needs `layers_block_type`"));
+    };
+    if types.len() != n as usize {
+        return Err(invalid(
+            c.file,
+            format!(
+                "`layers_block_type` has {} entries for {n} layers",
+                types.len()
+            ),
+        ));
+    }
+    Ok(types
+        .iter()
+        .map(|t| {
+            if t.as_str() == Some("hybrid") {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect())
+}
+
+/// vLLM `bamba.py :: BambaForCausalLM.get_mamba_state_shape_from_config` (0.23.0): width
+/// `mamba_expand × hidden_size`; `mamba_d_head` "auto" (or unset) is width / `mamba_n_heads`
+/// (transformers `BambaConfig`, whose defaults fill the unset keys).
+fn bamba(c: &Cfg) -> Result<StateShape, ModelError> {
+    let intermediate = c.uint_or("mamba_expand", 2)? * need(c, "hidden_size")?;
+    let heads = c.uint_or("mamba_n_heads", 128)?.max(1);
+    let head_dim = match c.get("mamba_d_head") {
+        Some(v) if v.as_str() == Some("auto") => intermediate / heads,
+        _ => c.uint_or("mamba_d_head", intermediate / heads)?,
+    };
+    Ok(StateShape::Mamba2 {
+        intermediate,
+        groups: c.uint_or("mamba_n_groups", 1)?,
+        heads,
+        head_dim,
+        state: c.uint_or("mamba_d_state", 256)?,
+        conv_kernel: c.uint_or("mamba_d_conv", 4)?.max(1),
+    })
+}
+
+/// Bamba: attention on `attn_layer_indices`, Mamba2 elsewhere (transformers
+/// `BambaConfig.layers_block_type`, from which vLLM `bamba.py :: BambaModel` builds its layers).
+/// Without the list every layer would be Mamba2 and hold no KV at all, which kvlint does not plan.
+fn bamba_layers(c: &Cfg, n: u32) -> Result<Vec<LayerKind>, ModelError> {
+    let attn: Vec<u64> = c
+        .get("attn_layer_indices")
+        .and_then(Value::as_array)
+        .map(|l| l.iter().filter_map(as_uint).collect())
+        .unwrap_or_default();
+    if attn.is_empty() {
+        return Err(invalid(c.file, "a bamba config needs `attn_layer_indices`"));
+    }
+    Ok((0..u64::from(n))
+        .map(|i| {
+            if attn.contains(&i) {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect())
+}
+
+/// vLLM `plamo2.py :: Plamo2ForCausalLM.get_mamba_state_shape_from_config` (0.26.0): width
+/// `mamba_num_heads × hidden_size_per_head`, no B/C groups (`n_groups=0`), state
+/// `mamba_d_state`, kernel `mamba_d_conv`.
+fn plamo2(c: &Cfg) -> Result<StateShape, ModelError> {
+    let (heads, head_dim) = (
+        need(c, "mamba_num_heads")?,
+        need(c, "hidden_size_per_head")?,
+    );
+    Ok(StateShape::Mamba2 {
+        intermediate: heads * head_dim,
+        groups: 0,
+        heads,
+        head_dim,
+        state: need(c, "mamba_d_state")?,
+        conv_kernel: c.uint_or("mamba_d_conv", 4)?.max(1),
+    })
+}
+
+/// vLLM `plamo2.py :: is_mamba`: with more than `mamba_step / 2` layers, layer i attends when
+/// `i % mamba_step == mamba_step / 2`; a shorter model attends on its last layer only.
+fn plamo2_layers(c: &Cfg, n: u32) -> Result<Vec<LayerKind>, ModelError> {
+    let step = need(c, "mamba_step")?;
+    if step < 2 {
+        return Err(invalid(c.file, "Plamo2's `mamba_step` must be above 1"));
+    }
+    let n = u64::from(n);
+    Ok((0..n)
+        .map(|i| {
+            let mamba = if n <= step / 2 {
+                i != n - 1
+            } else {
+                i % step != step / 2
+            };
+            if mamba {
+                LayerKind::Linear
+            } else {
+                LayerKind::Full
+            }
+        })
+        .collect())
 }
 
 /// vLLM `lfm2.py` (`conv_dim`, `conv_L_cache`), SGLang `configs/lfm2.py` (`hidden_size`).
@@ -598,6 +749,75 @@ mod tests {
         assert_eq!((e.conv, e.ssm), (0, 131_072));
     }
 
+    /// transformers `Zamba2Config()` (its "Zamba2-2.7B style configuration", every key at its
+    /// default, `layers_block_type` written out: 9 "hybrid" of 54), read as vLLM `zamba2.py`
+    /// reads it: width 2 × 2,560 = 5,120 over 8 heads of 640, 1 group, state 64, kernel 4.
+    fn zamba2_defaults() -> Value {
+        let mut types = vec!["mamba"];
+        for _ in 0..7 {
+            types.extend(["mamba"; 5]);
+            types.push("hybrid");
+        }
+        types.extend(["mamba", "mamba", "mamba", "mamba", "hybrid"]);
+        types.extend(["mamba", "mamba", "mamba", "hybrid", "mamba", "mamba"]);
+        serde_json::json!({"architectures": ["Zamba2ForCausalLM"], "model_type": "zamba2",
+            "num_hidden_layers": 54, "hidden_size": 2560, "num_attention_heads": 32,
+            "vocab_size": 32000, "layers_block_type": types})
+    }
+
+    #[test]
+    fn zamba2_and_bamba_by_hand() {
+        let g = geo(zamba2_defaults());
+        // Every layer runs a mixer; the 9 hybrid layers attend, MHA of 2 × 2,560 / 32 = 160.
+        assert_eq!((state(&g).layers, g.full_layers()), (54, 9));
+        assert_eq!((g.num_kv_heads, g.head_dim), (32, 160));
+        assert_eq!(g.kv_bytes_per_token(), 9 * 2 * 32 * 160 * 2);
+        // conv (5,120 + 2·1·64) × 3 = 15,744; SSM 8 × 640 × 64 = 327,680. At TP 2 the one
+        // group is replicated to 2: (5,120 + 2·2·64) / 2 × 3 = 8,064; 4 × 640 × 64 = 163,840.
+        let e = state(&g).elems(1, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (15_744, 327_680));
+        let e = state(&g).elems(2, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (8_064, 163_840));
+        // Bamba (transformers `BambaConfig` defaults: 128 heads, `mamba_d_head` "auto" =
+        // 2 × 4,096 / 128 = 64, 1 group, state 256, kernel 4) with attention on layers 9, 18
+        // and 27 of 32: conv (8,192 + 2·256) × 3 = 26,112, SSM 128 × 64 × 256 = 2,097,152.
+        let g = geo(
+            serde_json::json!({"architectures": ["BambaForCausalLM"], "model_type": "bamba",
+            "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "vocab_size": 128000, "mamba_d_head": "auto",
+            "attn_layer_indices": [9, 18, 27]}),
+        );
+        assert_eq!(g.layers[9], LayerKind::Full);
+        assert_eq!((state(&g).layers, g.full_layers()), (29, 3));
+        assert_eq!(g.kv_bytes_per_token(), 3 * 2 * 8 * 128 * 2);
+        let e = state(&g).elems(1, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (26_112, 2_097_152));
+    }
+
+    /// Plamo2 (vLLM `plamo2.py`): `mamba_step` 2 puts attention on the odd layers; 32 Mamba
+    /// heads of `hidden_size_per_head` 128 and no groups: conv 4,096 × 3 = 12,288, SSM
+    /// 32 × 128 × 64 = 262,144; KV 1 head × 128 (`hidden_size_per_head`, not 2,048 / 32).
+    #[test]
+    fn plamo2_by_hand() {
+        let g = geo(
+            serde_json::json!({"architectures": ["Plamo2ForCausalLM"], "model_type": "plamo2",
+            "num_hidden_layers": 16, "hidden_size": 2048, "num_attention_heads": 32,
+            "num_key_value_heads": 1, "hidden_size_per_head": 128, "mamba_num_heads": 32,
+            "mamba_d_state": 64, "mamba_d_conv": 4, "mamba_step": 2, "vocab_size": 100000}),
+        );
+        assert_eq!(
+            (g.layers[0], g.layers[1]),
+            (LayerKind::Linear, LayerKind::Full)
+        );
+        assert_eq!((state(&g).layers, g.full_layers()), (8, 8));
+        assert_eq!(g.kv_bytes_per_token(), 8 * 2 * 128 * 2);
+        let e = state(&g).elems(1, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (12_288, 262_144));
+        // TP 2: no groups to replicate; 2,048 × 3 and 16 × 128 × 64.
+        let e = state(&g).elems(2, Reader::Vllm);
+        assert_eq!((e.conv, e.ssm), (6_144, 131_072));
+    }
+
     #[test]
     fn a_hybrid_config_without_its_layer_map_is_an_error() {
         let bad = serde_json::json!({"architectures": ["NemotronHForCausalLM"],
@@ -607,5 +827,15 @@ mod tests {
             "ssm_state_size": 128});
         let err = Geometry::from_config_json("t", "config.json", &bad).unwrap_err();
         assert!(err.to_string().contains("2 entries for 5 layers"), "{err}");
+        // A Bamba without `attn_layer_indices` would keep no KV at all; a Zamba2 without
+        // `layers_block_type` has no layer map.
+        let mut bamba = zamba2_defaults();
+        bamba["model_type"] = "bamba".into();
+        let err = Geometry::from_config_json("t", "config.json", &bamba).unwrap_err();
+        assert!(err.to_string().contains("attn_layer_indices"), "{err}");
+        let mut zamba = zamba2_defaults();
+        zamba["layers_block_type"] = serde_json::json!(["mamba", "hybrid"]);
+        let err = Geometry::from_config_json("t", "config.json", &zamba).unwrap_err();
+        assert!(err.to_string().contains("2 entries for 54 layers"), "{err}");
     }
 }
