@@ -438,3 +438,21 @@ fn official_scripts_and_compose_files_of_other_projects() {
     };
     assert!(l.args.iter().any(|a| a.text == "--max-model-len"));
 }
+
+/// A chart template that writes no engine command still names the engine it runs: by its shape
+/// with the directives blanked (a KServe Hugging Face InferenceService runs vLLM), else by an
+/// engine's sizing flag; INP006 either way, with the command that renders it.
+#[test]
+fn a_helm_template_names_its_engine_by_its_shape_or_its_flags() {
+    let (_, out) = read("fixtures/extract/helm-template/templates/inferenceservice.yaml");
+    assert!(out.launches.is_empty());
+    assert_eq!(rules_of(&out), ["INP006"]);
+    assert_eq!(out.findings[0].get("engine"), Some("vLLM"));
+    assert!(out.findings[0]
+        .get("help")
+        .unwrap()
+        .contains("helm template"));
+    let (s, out) = read("fixtures/extract/helm-template/templates/deployment.yaml");
+    assert_eq!(rules_of(&out), ["INP006"]);
+    assert_eq!(s.text(out.findings[0].primary.unwrap()), "--max-model-len");
+}

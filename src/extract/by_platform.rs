@@ -335,11 +335,7 @@ fn launch(
             content: Ok((src.name.clone(), only(&src.text, map, &site.drop))),
         });
     }
-    for a in &mut l.args {
-        if a.unresolved.is_empty() {
-            a.unresolved = placeholders(&a.text);
-        }
-    }
+    option_map::unresolved_placeholders(engine, &mut l.args);
     l.kwargs = kwargs;
     l.role_hint = site.role.clone().or_else(|| {
         let from = site.role_from.as_ref()?;
@@ -472,7 +468,7 @@ pub fn role_name(site: &Site, doc: &Node, node: &Node) -> Option<String> {
 
 /// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the
 /// platform fills before it starts (Triton's fill_template.py, DJL's job variables) left unfilled.
-fn placeholders(text: &str) -> Vec<String> {
+pub(crate) fn placeholders(text: &str) -> Vec<String> {
     let word = |s: &str| {
         let n = s
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

@@ -30,6 +30,9 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
                 .into_iter()
                 .filter_map(|(k, v)| crate::engine::kwargs::tokens(engine, k, v))
                 .collect();
+            for kw in &mut out.kwargs {
+                unresolved_placeholders(engine, &mut kw.tokens);
+            }
         }
         Keys::Flags if flag_names.is_empty() => {
             let own = |k: &Node| {
@@ -68,6 +71,29 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
         }
     }
     Ok(out)
+}
+
+/// Marks each `$NAME` or `${NAME}` left in `args` (a template's placeholder, a script's unquoted
+/// heredoc) a value kvlint does not see. A switch given one (`trust_remote_code: $TRUST`, a bool
+/// the filler writes) keeps no value token, which argparse would read as a positional (vLLM's
+/// model): the switch itself is then unknown.
+pub(crate) fn unresolved_placeholders(engine: Engine, args: &mut Vec<Arg>) {
+    let mut out: Vec<Arg> = Vec::with_capacity(args.len());
+    for mut a in args.drain(..) {
+        let names = super::by_platform::placeholders(&a.text);
+        if names.is_empty() || !a.unresolved.is_empty() {
+            out.push(a);
+            continue;
+        }
+        match out.last_mut() {
+            Some(flag) if crate::engine::is_switch(engine, &flag.text) => flag.unresolved = names,
+            _ => {
+                a.unresolved = names;
+                out.push(a);
+            }
+        }
+    }
+    *args = out;
 }
 
 /// A flag a platform names in vLLM's spelling, as the engine that runs spells the same setting:
