@@ -456,3 +456,15 @@ fn a_helm_template_names_its_engine_by_its_shape_or_its_flags() {
     assert_eq!(rules_of(&out), ["INP006"]);
     assert_eq!(s.text(out.findings[0].primary.unwrap()), "--max-model-len");
 }
+
+/// `docker run` of an image a platform knows, with no engine command (the image's own server): read
+/// as that platform reads the container in a pod. A NIM without a profile names no engine kvlint
+/// can see, which is said (INP006), never silence.
+#[test]
+fn a_docker_run_of_a_platform_image_is_read_by_that_platform() {
+    let (s, out) = read("fixtures/platforms/nim-container/pass-docker-run-no-profile.sh");
+    assert!(out.launches.is_empty());
+    assert_eq!(rules_of(&out), ["INP006"]);
+    let at = s.text(out.findings[0].primary.unwrap());
+    assert_eq!(at, "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4");
+}

@@ -34,6 +34,7 @@ mod commands;
 mod dockerfile;
 mod expand;
 mod files;
+mod images;
 mod lex;
 mod rewrites;
 mod slurm;
