@@ -468,3 +468,27 @@ fn a_docker_run_of_a_platform_image_is_read_by_that_platform() {
     let at = s.text(out.findings[0].primary.unwrap());
     assert_eq!(at, "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4");
 }
+
+/// `key=value` words of a command that is no launch itself, mostly one engine's option names (an
+/// application that hands its arguments to the engine's parser): read as that engine's settings,
+/// recognized by their keys; other `key=value` words are nothing.
+#[test]
+fn key_value_words_that_are_an_engines_options_are_its_settings() {
+    let (s, out) = read("fixtures/extract/shell/serve-run-keys.sh");
+    assert_eq!(out.launches.len(), 1, "{:?}", out.launches);
+    let l = &out.launches[0];
+    assert_eq!(l.engine, kvlint::launch::Engine::Vllm);
+    let args: Vec<&str> = l.args.iter().map(|a| a.text.as_str()).collect();
+    assert_eq!(
+        args,
+        [
+            "--model",
+            "Qwen/Qwen3-8B",
+            "--tensor-parallel-size",
+            "2",
+            "--max-model-len",
+            "16384"
+        ]
+    );
+    assert_eq!(s.text(l.args[3].loc), "2");
+}

@@ -278,7 +278,8 @@ fn options_launch(engine: Engine, map: &Node, path: &str) -> Option<Launch> {
         value: Value::Map(kept),
         loc: map.loc,
     };
-    let args = crate::engine::config_file_args(engine, &options).ok()?;
+    let mut args = crate::engine::config_file_args(engine, &options).ok()?;
+    unresolved_placeholders(engine, &mut args);
     let at = crate::source::Loc {
         end: map.loc.start,
         ..map.loc

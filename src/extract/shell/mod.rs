@@ -35,6 +35,7 @@ mod dockerfile;
 mod expand;
 mod files;
 mod images;
+mod keyed;
 mod lex;
 mod rewrites;
 mod slurm;

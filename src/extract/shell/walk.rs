@@ -452,6 +452,7 @@ impl Walker {
                 return;
             }
         }
+        self.options_by_keys(&fields[first..]);
     }
 
     /// `sh -c 'script'`: a fresh shell that sees only exported variables and the command's env.
