@@ -1,7 +1,7 @@
 //! A `docker run` of an image a platform file knows (`recognize.images`: a NIM, a DJL LMI or a
-//! Runpod worker image) with no engine command of its own: the container's server reads its
-//! settings from env, so it is read as that platform reads such a container in a pod or a compose
-//! service (`by_platform::container`).
+//! Runpod worker image), or a Dockerfile built on one, with no engine command of its own: the
+//! container's server reads its settings from env, so it is read as that platform reads such a
+//! container in a pod or a compose service (`by_platform::container`).
 
 use super::expand::Field;
 use super::walk::Walker;
@@ -12,7 +12,7 @@ impl Walker {
     /// The launches, or the finding saying why there is none, of a container started from
     /// `image` with the `-e NAME=value` variables `env`, by the platform that knows the image;
     /// nothing where none does.
-    pub(super) fn image_platform(&mut self, image: &Field, env: &[(String, Field)]) {
+    pub(super) fn image_platform(&mut self, image: &str, at: Loc, env: &[(String, Field)]) {
         let text = |t: String, loc: Loc| Node {
             value: Value::Str(t),
             loc,
@@ -30,14 +30,14 @@ impl Walker {
             .collect();
         let env_list = Node {
             value: Value::Seq(items),
-            loc: image.loc,
+            loc: at,
         };
         let container = Node {
             value: Value::Map(vec![
-                (key("image", image.loc), text(image.text(), image.loc)),
-                (key("env", image.loc), env_list),
+                (key("image", at), text(image.to_string(), at)),
+                (key("env", at), env_list),
             ]),
-            loc: image.loc,
+            loc: at,
         };
         // No file text stands behind these nodes: their words are read from the values.
         let src = SourceFile::new("", "");

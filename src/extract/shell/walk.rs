@@ -528,7 +528,7 @@ impl Walker {
         }
         // No engine command: the image's own server, which a platform may know by the image.
         if inner.launches.is_empty() && run.entrypoint.is_none() {
-            inner.image_platform(image, &env);
+            inner.image_platform(&image.text(), image.loc, &env);
         }
         let gpus = run.gpus.and_then(|g| commands::docker_gpus(texts[g]));
         for l in &mut inner.launches {
