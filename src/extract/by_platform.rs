@@ -335,7 +335,12 @@ fn launch(
             content: Ok((src.name.clone(), only(&src.text, map, &site.drop))),
         });
     }
-    option_map::unresolved_placeholders(engine, &mut l.args);
+    // Argv words and option values alike: a `$NAME` left in one is a value kvlint does not see.
+    for a in &mut l.args {
+        if a.unresolved.is_empty() {
+            a.unresolved = placeholders(&a.text);
+        }
+    }
     l.kwargs = kwargs;
     l.role_hint = site.role.clone().or_else(|| {
         let from = site.role_from.as_ref()?;

@@ -50,6 +50,7 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
                 loc: map.loc,
             };
             out.args = crate::engine::config_file_args(engine, &kept)?;
+            unresolved_placeholders(engine, &mut out.args);
         }
         _ => {
             for (k, v) in unique(entries) {
@@ -66,7 +67,10 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
                     }
                     continue;
                 }
-                rendered(Arg::new(flag, k.loc), v, &mut out.args);
+                let mut tokens = Vec::new();
+                rendered(Arg::new(flag, k.loc), v, &mut tokens);
+                unresolved_placeholders(engine, &mut tokens);
+                out.args.extend(tokens);
             }
         }
     }
@@ -322,6 +326,30 @@ mod tests {
         let map = crate::yaml::parse_document(file, sources.get(file)).unwrap();
         let read = super::read(engine, &map, &site).unwrap();
         read.args.into_iter().map(|a| a.text).collect()
+    }
+
+    /// A placeholder on a valued option is its unresolved value; on a switch it is dropped (it
+    /// would read as a positional, vLLM's model) and the switch itself is unknown.
+    #[test]
+    fn placeholders_are_unresolved_and_never_positional() {
+        let at = crate::source::Loc::new(crate::source::FileId(0), 0..1);
+        let mut args: Vec<Arg> = ["--max-model-len", "$CTX", "--trust-remote-code", "${TRUST}"]
+            .iter()
+            .map(|t| Arg::new(*t, at))
+            .collect();
+        unresolved_placeholders(Engine::Vllm, &mut args);
+        let got: Vec<(&str, Vec<String>)> = args
+            .iter()
+            .map(|a| (a.text.as_str(), a.unresolved.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("--max-model-len", vec![]),
+                ("$CTX", vec!["CTX".to_string()]),
+                ("--trust-remote-code", vec!["TRUST".to_string()]),
+            ]
+        );
     }
 
     /// Runpod's worker: a switch set to true, 1 or yes is the bare flag; anything else nothing.
