@@ -50,8 +50,10 @@ pub struct Body {
 /// Files and unknowns kept per script, so that a hostile script cannot grow them without bound.
 const MAX_FILES: usize = 256;
 const MAX_UNKNOWN: usize = 64;
-/// Heredoc characters kept per file to read it as an input of its own ([`Walker::written_inputs`]).
-const MAX_RAW: usize = 1 << 20;
+/// Heredoc characters kept per file to read it as an input of its own, and files so read per
+/// script ([`Walker::written_inputs`]): each read blanks a copy of the whole script.
+const MAX_RAW: usize = 1 << 16;
+const MAX_WRITTEN_INPUTS: usize = 8;
 
 impl Body {
     /// This text with `b` written after it, at `b`'s own line when that is further down.
@@ -355,7 +357,17 @@ impl Walker {
     pub(super) fn written_inputs(&self, text: &str) -> Vec<(String, String)> {
         let blank = |b: u8| if b == b'\n' { b'\n' } else { b' ' };
         let mut out = Vec::new();
-        for w in self.files.iter().filter(|w| !w.read) {
+        let readable = |w: &&Written| {
+            let kind = crate::extract::kind(&w.path, "");
+            use crate::extract::Kind;
+            !w.read
+                && w.raw.is_some()
+                && matches!(
+                    kind,
+                    Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties
+                )
+        };
+        for w in self.files.iter().filter(readable).take(MAX_WRITTEN_INPUTS) {
             let Some(blocks) = &w.raw else { continue };
             let mut bytes: Vec<u8> = text.bytes().map(blank).collect();
             let mut whole = true;
