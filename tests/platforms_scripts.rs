@@ -438,3 +438,57 @@ fn official_scripts_and_compose_files_of_other_projects() {
     };
     assert!(l.args.iter().any(|a| a.text == "--max-model-len"));
 }
+
+/// A chart template that writes no engine command still names the engine it runs: by its shape
+/// with the directives blanked (a KServe Hugging Face InferenceService runs vLLM), else by an
+/// engine's sizing flag; INP006 either way, with the command that renders it.
+#[test]
+fn a_helm_template_names_its_engine_by_its_shape_or_its_flags() {
+    let (_, out) = read("fixtures/extract/helm-template/templates/inferenceservice.yaml");
+    assert!(out.launches.is_empty());
+    assert_eq!(rules_of(&out), ["INP006"]);
+    assert_eq!(out.findings[0].get("engine"), Some("vLLM"));
+    assert!(out.findings[0]
+        .get("help")
+        .unwrap()
+        .contains("helm template"));
+    let (s, out) = read("fixtures/extract/helm-template/templates/deployment.yaml");
+    assert_eq!(rules_of(&out), ["INP006"]);
+    assert_eq!(s.text(out.findings[0].primary.unwrap()), "--max-model-len");
+}
+
+/// `docker run` of an image a platform knows, with no engine command (the image's own server): read
+/// as that platform reads the container in a pod. A NIM without a profile names no engine kvlint
+/// can see, which is said (INP006), never silence.
+#[test]
+fn a_docker_run_of_a_platform_image_is_read_by_that_platform() {
+    let (s, out) = read("fixtures/platforms/nim-container/pass-docker-run-no-profile.sh");
+    assert!(out.launches.is_empty());
+    assert_eq!(rules_of(&out), ["INP006"]);
+    let at = s.text(out.findings[0].primary.unwrap());
+    assert_eq!(at, "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4");
+}
+
+/// `key=value` words of a command that is no launch itself, mostly one engine's option names (an
+/// application that hands its arguments to the engine's parser): read as that engine's settings,
+/// recognized by their keys; other `key=value` words are nothing.
+#[test]
+fn key_value_words_that_are_an_engines_options_are_its_settings() {
+    let (s, out) = read("fixtures/extract/shell/serve-run-keys.sh");
+    assert_eq!(out.launches.len(), 1, "{:?}", out.launches);
+    let l = &out.launches[0];
+    assert_eq!(l.engine, kvlint::launch::Engine::Vllm);
+    let args: Vec<&str> = l.args.iter().map(|a| a.text.as_str()).collect();
+    assert_eq!(
+        args,
+        [
+            "--model",
+            "Qwen/Qwen3-8B",
+            "--tensor-parallel-size",
+            "2",
+            "--max-model-len",
+            "16384"
+        ]
+    );
+    assert_eq!(s.text(l.args[3].loc), "2");
+}

@@ -187,3 +187,59 @@ fn a_file_written_differently_in_branches_is_unknown() {
     assert_eq!(launches[1].0, 4096);
     assert_eq!(code, 1);
 }
+
+/// `check --format json` of one fixture, as JSON.
+fn doc(name: &str) -> serde_json::Value {
+    let path = format!("{DIR}/{name}");
+    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", &path]);
+    serde_json::from_str(&run.stdout).expect(&run.stderr)
+}
+
+/// A script that starts no engine itself but writes its settings (a model repository's
+/// model.json, a manifest it applies) for a server kvlint does not read: the file it writes is read
+/// as an input of its own kind, with its spans at the script's lines.
+#[test]
+fn a_file_a_script_writes_for_a_server_it_does_not_start_is_read_as_its_kind() {
+    let (code, findings, launches) = check("image-server-model-json.sh");
+    assert_eq!(findings, []);
+    assert_eq!(launches, [(8192, 0.85, "bfloat16".to_string())]);
+    assert_eq!(code, 0);
+    let d = doc("image-server-model-json.sh");
+    assert_eq!(
+        d["launches"][0]["object"]["kind"],
+        "Triton vLLM backend model.json"
+    );
+    // The launch is where the written JSON starts in the script.
+    assert_eq!(d["launches"][0]["line"], 6);
+    let (_, _, launches) = check("apply-manifest.sh");
+    assert_eq!(launches.iter().map(|l| l.0).collect::<Vec<_>>(), [4096]);
+    assert_eq!(
+        doc("apply-manifest.sh")["launches"][0]["model"],
+        "Qwen/Qwen3-8B"
+    );
+}
+
+/// An unquoted heredoc's variables that the caller may set are values kvlint does not see
+/// (INP004 at them); a switch given one is unknown, not a positional word taken as the model.
+#[test]
+fn variables_in_a_written_file_read_as_its_kind_stay_unknown() {
+    let d = doc("image-server-unquoted.sh");
+    let l = &d["launches"][0];
+    assert_eq!(l["model"], "Qwen/Qwen3-8B");
+    assert_eq!(l["context_length"], serde_json::Value::Null);
+    let (_, findings, _) = check("image-server-unquoted.sh");
+    let at_ctx = (
+        "INP004".to_string(),
+        "image-server-unquoted.sh".to_string(),
+        10,
+    );
+    assert!(findings.contains(&at_ctx), "{findings:?}");
+}
+
+/// A file edited in place after it is written (`sed -i`) no longer holds the heredoc's text: it is
+/// not read as written.
+#[test]
+fn a_written_file_edited_afterwards_is_not_read_as_written() {
+    let (_, _, launches) = check("edited-after.sh");
+    assert_eq!(launches, []);
+}

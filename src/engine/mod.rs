@@ -233,6 +233,21 @@ pub fn is_option(engine: Engine, flag: &str) -> bool {
     spec.exact(&name).is_some()
 }
 
+/// Whether `flag` is one of `engine`'s options that takes no value (`--trust-remote-code`) in
+/// its newest modelled release.
+pub fn is_switch(engine: Engine, flag: &str) -> bool {
+    let Some(spec) = flag_spec(engine, supported(engine).1) else {
+        return false;
+    };
+    let name = if spec.underscores {
+        flag.replace('_', "-")
+    } else {
+        flag.to_string()
+    };
+    spec.exact(&name)
+        .is_some_and(|(f, _)| !matches!(f.kind.as_str(), "value" | "nargs" | "append"))
+}
+
 /// The option table of `engine` at `version`, if it has one.
 fn flag_spec(engine: Engine, version: Version) -> Option<argparse::Spec<'static>> {
     match engine {

@@ -335,6 +335,7 @@ fn launch(
             content: Ok((src.name.clone(), only(&src.text, map, &site.drop))),
         });
     }
+    // Argv words and option values alike: a `$NAME` left in one is a value kvlint does not see.
     for a in &mut l.args {
         if a.unresolved.is_empty() {
             a.unresolved = placeholders(&a.text);
@@ -472,7 +473,7 @@ pub fn role_name(site: &Site, doc: &Node, node: &Node) -> Option<String> {
 
 /// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the
 /// platform fills before it starts (Triton's fill_template.py, DJL's job variables) left unfilled.
-fn placeholders(text: &str) -> Vec<String> {
+pub(crate) fn placeholders(text: &str) -> Vec<String> {
     let word = |s: &str| {
         let n = s
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

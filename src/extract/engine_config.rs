@@ -91,10 +91,13 @@ pub fn launch(src: &SourceFile, node: &Node) -> Option<Result<Launch, String>> {
     if engine == Engine::Trtllm {
         return Some(Ok(trtllm_launch(src, node)));
     }
-    let args = match crate::engine::config_file_args(engine, node) {
+    let mut args = match crate::engine::config_file_args(engine, node) {
         Ok(args) => args,
         Err(e) => return Some(Err(e)),
     };
+    // A `$NAME` left in a value (a file `envsubst` or a script's heredoc fills) is a value kvlint
+    // does not see, not the text itself.
+    super::option_map::unresolved_placeholders(engine, &mut args);
     let start = Loc {
         end: node.loc.start,
         ..node.loc

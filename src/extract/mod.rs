@@ -123,6 +123,22 @@ fn by_kind(
     }
 }
 
+/// A file a shell script writes (`cat > /tmp/model.json <<EOF`) read as an input of its name's
+/// kind (YAML or JSON, protobuf text, properties); `text` is the script's own, blanked outside the
+/// written blocks, so spans point into the script (`file`). Other kinds give nothing.
+pub(crate) fn written_file(file: FileId, name: &str, text: String) -> Extracted {
+    let src = SourceFile::new(name, text);
+    let mut launches = Vec::new();
+    let mut findings = Vec::new();
+    if matches!(
+        kind(name, &src.text),
+        Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties
+    ) {
+        findings = by_kind(file, &src, 1, &mut |l| launches.push(l));
+    }
+    Extracted { launches, findings }
+}
+
 /// What an input is, by its name first (extensions in any case), then by its first lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -30,6 +30,9 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
                 .into_iter()
                 .filter_map(|(k, v)| crate::engine::kwargs::tokens(engine, k, v))
                 .collect();
+            for kw in &mut out.kwargs {
+                unresolved_placeholders(engine, &mut kw.tokens);
+            }
         }
         Keys::Flags if flag_names.is_empty() => {
             let own = |k: &Node| {
@@ -47,6 +50,7 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
                 loc: map.loc,
             };
             out.args = crate::engine::config_file_args(engine, &kept)?;
+            unresolved_placeholders(engine, &mut out.args);
         }
         _ => {
             for (k, v) in unique(entries) {
@@ -63,11 +67,37 @@ pub fn read(engine: Engine, map: &Node, site: &Site) -> Result<Read, String> {
                     }
                     continue;
                 }
-                rendered(Arg::new(flag, k.loc), v, &mut out.args);
+                let mut tokens = Vec::new();
+                rendered(Arg::new(flag, k.loc), v, &mut tokens);
+                unresolved_placeholders(engine, &mut tokens);
+                out.args.extend(tokens);
             }
         }
     }
     Ok(out)
+}
+
+/// Marks each `$NAME` or `${NAME}` left in `args` (a template's placeholder, a script's unquoted
+/// heredoc) a value kvlint does not see. A switch given one (`trust_remote_code: $TRUST`, a bool
+/// the filler writes) keeps no value token, which argparse would read as a positional (vLLM's
+/// model): the switch itself is then unknown.
+pub(crate) fn unresolved_placeholders(engine: Engine, args: &mut Vec<Arg>) {
+    let mut out: Vec<Arg> = Vec::with_capacity(args.len());
+    for mut a in args.drain(..) {
+        let names = super::by_platform::placeholders(&a.text);
+        if names.is_empty() || !a.unresolved.is_empty() {
+            out.push(a);
+            continue;
+        }
+        match out.last_mut() {
+            Some(flag) if crate::engine::is_switch(engine, &flag.text) => flag.unresolved = names,
+            _ => {
+                a.unresolved = names;
+                out.push(a);
+            }
+        }
+    }
+    *args = out;
 }
 
 /// A flag a platform names in vLLM's spelling, as the engine that runs spells the same setting:
@@ -252,7 +282,8 @@ fn options_launch(engine: Engine, map: &Node, path: &str) -> Option<Launch> {
         value: Value::Map(kept),
         loc: map.loc,
     };
-    let args = crate::engine::config_file_args(engine, &options).ok()?;
+    let mut args = crate::engine::config_file_args(engine, &options).ok()?;
+    unresolved_placeholders(engine, &mut args);
     let at = crate::source::Loc {
         end: map.loc.start,
         ..map.loc
@@ -295,6 +326,30 @@ mod tests {
         let map = crate::yaml::parse_document(file, sources.get(file)).unwrap();
         let read = super::read(engine, &map, &site).unwrap();
         read.args.into_iter().map(|a| a.text).collect()
+    }
+
+    /// A placeholder on a valued option is its unresolved value; on a switch it is dropped (it
+    /// would read as a positional, vLLM's model) and the switch itself is unknown.
+    #[test]
+    fn placeholders_are_unresolved_and_never_positional() {
+        let at = crate::source::Loc::new(crate::source::FileId(0), 0..1);
+        let mut args: Vec<Arg> = ["--max-model-len", "$CTX", "--trust-remote-code", "${TRUST}"]
+            .iter()
+            .map(|t| Arg::new(*t, at))
+            .collect();
+        unresolved_placeholders(Engine::Vllm, &mut args);
+        let got: Vec<(&str, Vec<String>)> = args
+            .iter()
+            .map(|a| (a.text.as_str(), a.unresolved.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("--max-model-len", vec![]),
+                ("$CTX", vec!["CTX".to_string()]),
+                ("--trust-remote-code", vec!["TRUST".to_string()]),
+            ]
+        );
     }
 
     /// Runpod's worker: a switch set to true, 1 or yes is the bare flag; anything else nothing.

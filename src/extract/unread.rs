@@ -268,13 +268,21 @@ pub fn helm_template(file: FileId, src: &SourceFile) -> Option<Extracted> {
     }
     let help = render_help(&src.name);
     let at = Loc::new(file, 0..src.text.find('\n').unwrap_or(src.text.len()));
-    let finding = match mentions(&src.text, ENGINES).into_iter().next() {
+    let reason = "it is a Helm chart template, whose values are filled in only when rendered";
+    // An engine's entrypoint, else the launch its shape alone gives (a serving resource whose
+    // engine is its kind's), else an engine's sizing option: each names what the chart runs.
+    let named = mentions(&src.text, ENGINES)
+        .into_iter()
+        .next()
+        .map(|(range, engine)| (range, engine.to_string()))
+        .or_else(|| skeleton_engine(file, src))
+        .or_else(|| {
+            engine_option(&src.text).map(|(at, flag)| (at, format!("an engine option ({flag})")))
+        });
+    let finding = match named {
         Some((range, engine)) => Finding::new("INP006", Some(Loc::new(file, range)))
             .var("engine", engine)
-            .var(
-                "reason",
-                "it is a Helm chart template, whose values are filled in only when rendered",
-            ),
+            .var("reason", reason),
         None => Finding::new("INP007", Some(at))
             .var("what", "a Helm chart template")
             .var(
@@ -323,8 +331,67 @@ fn is_template(file: FileId, src: &SourceFile) -> bool {
                 .iter()
                 .all(|r| text[r.clone()].contains("{{"))
     };
+    // A chart's values that a platform reads, holding a `{{ .Values.x }}` the chart renders
+    // through `tpl` (llm-d modelservice: `uri: hf://"{{ .Values.modelArtifacts.name }}"`).
+    let platform_values = || {
+        crate::yaml::parse_documents(file, src)
+            .iter()
+            .flatten()
+            .any(|d| {
+                super::by_platform::find(crate::platform::registry().plain(), src, d).is_some()
+            })
+    };
     yaml && text.contains("{{")
-        && (in_templates || lower.ends_with(".tpl") || helm_refs() || (directives && unparsed()))
+        && (in_templates
+            || lower.ends_with(".tpl")
+            || (helm_refs() && !platform_values())
+            || (directives && unparsed()))
+}
+
+/// The first launch a chart template gives with its `{{ }}` directives blanked (its shape alone:
+/// a KServe InferenceService, a Deployment whose command starts an engine), and its engine. What
+/// the directives render is unknown, so only the engine is taken, never the launch.
+fn skeleton_engine(file: FileId, src: &SourceFile) -> Option<(Range<usize>, String)> {
+    let skeleton = SourceFile::new(src.name.clone(), blank_directives(&src.text));
+    crate::yaml::parse_documents(file, &skeleton)
+        .iter()
+        .flatten()
+        .find_map(|doc| {
+            let launches = if super::k8s::is_object(doc) {
+                super::k8s::read(file, &skeleton, doc).0
+            } else {
+                let registry = crate::platform::registry();
+                let p = super::by_platform::find(registry.plain(), &skeleton, doc)?;
+                super::by_platform::read(p, file, &skeleton, doc, None).launches
+            };
+            let l = launches.into_iter().next()?;
+            let engine = match l.engine {
+                crate::launch::Engine::Sglang => "SGLang",
+                crate::launch::Engine::Vllm => "vLLM",
+                crate::launch::Engine::Trtllm => "TensorRT-LLM",
+            };
+            Some((l.command.range(), engine.to_string()))
+        })
+}
+
+/// `text` with each `{{ ... }}` directive replaced by spaces (newlines kept), so that the bytes
+/// around it stay where they are.
+fn blank_directives(text: &str) -> String {
+    let mut out = text.as_bytes().to_vec();
+    let mut from = 0;
+    while let Some(open) = text[from..].find("{{").map(|i| from + i) {
+        let Some(close) = text[open..].find("}}").map(|i| open + i + 2) else {
+            break;
+        };
+        for b in &mut out[open..close] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+        from = close;
+    }
+    // Only ASCII bytes were written over whole directives, which start and end on ASCII braces.
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 /// A Kustomize kustomization (`kustomization.yaml`, `kind: Kustomization`): it names resources

@@ -20,7 +20,16 @@ pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
         Some(s) => Cow::Borrowed(s),
         None => Cow::Owned(node.scalar_text()?),
     };
-    let raw = src.text.get(node.loc.range()).unwrap_or("");
+    // A node built from another text (a `docker run -e` word read as a container's env) is not
+    // in `src`: each character stands for the node's whole span.
+    let Some(raw) = src.text.get(node.loc.range()) else {
+        let chars = value.chars().map(|c| (c, node.loc.start, node.loc.end));
+        return Some(MappedWord {
+            chars: chars.collect(),
+            loc: node.loc,
+            unresolved: Vec::new(),
+        });
+    };
     let base = node.loc.start;
     if let Some(chars) = verbatim(raw, base, &value) {
         return Some(MappedWord {

@@ -3,7 +3,7 @@
 //! sets none (`vllm/vllm-openai` runs `vllm serve`) and names the engine release in its tag.
 
 use super::commands;
-use super::expand::{Field, Scope};
+use super::expand::{Field, Scope, Value};
 use super::lex::{self, chars_of, literal_text, Ch};
 use super::walk::Walker;
 use crate::extract::k8s::placement;
@@ -87,6 +87,7 @@ pub fn walk(file: FileId, text: &str) -> Walker {
         .as_ref()
         .and_then(|(name, loc)| Some((commands::image_entrypoint(name)?, *loc)));
     let before = walker.launches.len();
+    let own_command = entrypoint.is_some() || cmd.is_some();
     match (entrypoint, cmd) {
         (Some(Form::Exec(mut ep)), Some(Form::Exec(args))) => {
             ep.extend(args);
@@ -103,6 +104,21 @@ pub fn walk(file: FileId, text: &str) -> Walker {
             (_, Some(Form::Shell(script))) => walker.script(script),
             (None, None) => {}
         },
+    }
+    // Built on an image whose own server a platform knows (a Runpod or NIM image), configured
+    // by the `ENV` lines.
+    if let (Some((name, loc)), false) = (&image, own_command || walker.launches.len() > before) {
+        let env: Vec<(String, Field)> = walker
+            .scope
+            .vars
+            .iter()
+            .filter(|v| v.exported)
+            .filter_map(|v| match &v.value {
+                Value::Scalar(f) => Some((v.name.clone(), f.clone())),
+                _ => None,
+            })
+            .collect();
+        walker.image_platform(name, *loc, &env);
     }
     if let Some((name, loc)) = image {
         for l in &mut walker.launches[before..] {

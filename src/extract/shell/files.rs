@@ -27,7 +27,15 @@ pub struct Written {
     /// `cd`s the script had run when it wrote the file: a relative path read after another
     /// `cd` names another file.
     pub cwd: usize,
+    /// The heredoc blocks that make up the file, each character with the script bytes it is
+    /// written at; `None` when some of its text is not a heredoc's, or differs between branches.
+    pub raw: Option<Vec<Raw>>,
+    /// Whether a launch of the script names the file.
+    pub read: bool,
 }
+
+/// A heredoc's characters, each with the script bytes it is read from.
+pub type Raw = Vec<(usize, usize, char)>;
 
 /// Written text, preceded by newlines so each block sits at the line it is written at, and the
 /// variables left in it with where they are referenced.
@@ -42,6 +50,10 @@ pub struct Body {
 /// Files and unknowns kept per script, so that a hostile script cannot grow them without bound.
 const MAX_FILES: usize = 256;
 const MAX_UNKNOWN: usize = 64;
+/// Heredoc characters kept per file to read it as an input of its own, and files so read per
+/// script ([`Walker::written_inputs`]): each read blanks a copy of the whole script.
+const MAX_RAW: usize = 1 << 16;
+const MAX_WRITTEN_INPUTS: usize = 8;
 
 impl Body {
     /// This text with `b` written after it, at `b`'s own line when that is further down.
@@ -71,6 +83,8 @@ struct Block {
     text: String,
     line: usize,
     unknown: Vec<(String, Loc)>,
+    /// A heredoc's characters where they are written; empty for `echo` and `printf`.
+    raw: Raw,
 }
 
 impl Walker {
@@ -120,6 +134,10 @@ impl Walker {
             if self.files.len() >= MAX_FILES {
                 return;
             }
+            let raw = match &block {
+                Ok(b) if !b.raw.is_empty() => Some(vec![b.raw.clone()]),
+                _ => None,
+            };
             let content = match (block, append) {
                 (Ok(_), true) => Err(format!(
                     "{path} is appended to, and what it held before is not in the script"
@@ -130,10 +148,33 @@ impl Walker {
                 path: path.to_string(),
                 content,
                 cwd: self.cwd_changes,
+                raw,
+                read: false,
             });
             return;
         };
         let branch = self.in_compound();
+        let w = &mut self.files[i];
+        w.raw = match (w.raw.take(), &block, append) {
+            (_, Err(_), _) => None,
+            (_, Ok(b), _) if b.raw.is_empty() => None,
+            (Some(mut blocks), Ok(b), true) => {
+                blocks.push(b.raw.clone());
+                Some(blocks)
+            }
+            (None, Ok(_), true) => None,
+            (old, Ok(b), false) => {
+                let differs = old
+                    .is_some_and(|o| o.concat().iter().map(|r| r.2).ne(b.raw.iter().map(|r| r.2)));
+                (!(branch && differs)).then(|| vec![b.raw.clone()])
+            }
+        };
+        if w.raw
+            .as_ref()
+            .is_some_and(|r| r.iter().map(Vec::len).sum::<usize>() > MAX_RAW)
+        {
+            w.raw = None;
+        }
         let content = &mut self.files[i].content;
         match (content.as_mut(), block, append) {
             (_, Err(why), _) => *content = Err(why),
@@ -166,6 +207,7 @@ impl Walker {
                 text,
                 line,
                 unknown: Vec::new(),
+                raw: raw_of(doc),
             });
         }
         let span = match (doc.body.first(), doc.body.last()) {
@@ -177,7 +219,9 @@ impl Walker {
             loc: span,
         };
         let fields = self.scope.expand(&word, false);
-        Ok(self.block_of(&fields, line, ""))
+        let mut block = self.block_of(&fields, line, "");
+        block.raw = raw_of(doc);
+        Ok(block)
     }
 
     /// `echo [-n] WORDS`: the words joined by spaces, and a newline unless `-n`.
@@ -238,6 +282,7 @@ impl Walker {
             text,
             line,
             unknown,
+            raw: Raw::new(),
         }
     }
 
@@ -255,9 +300,11 @@ impl Walker {
                 _ => text.as_str(),
             };
             let norm = |p: &str| p.trim_start_matches("./").to_string();
-            let Some(w) = self.files.iter().find(|w| norm(&w.path) == norm(value)) else {
+            let Some(i) = self.files.iter().position(|w| norm(&w.path) == norm(value)) else {
                 continue;
             };
+            self.files[i].read = true;
+            let w = &self.files[i];
             if out.iter().any(|f| f.path == value) {
                 continue;
             }
@@ -290,6 +337,53 @@ impl Walker {
                 path: value.to_string(),
                 content,
             });
+        }
+        out
+    }
+}
+
+/// A heredoc's characters where the script writes them.
+fn raw_of(doc: &Heredoc) -> Raw {
+    doc.body.iter().map(|ch| (ch.start, ch.end, ch.c)).collect()
+}
+
+impl Walker {
+    /// Files the script writes from heredocs and no launch of it names (`cat > /tmp/model.json
+    /// <<EOF` before the image's own server starts): each with the script's text blanked outside
+    /// the file's blocks, newlines kept, so that a reader of the file's own kind reads it with its
+    /// spans in the script. Variables in an unquoted heredoc stay as written (`$TP`), values
+    /// kvlint does not see; a block whose characters are not the script's own bytes (an escape
+    /// inside `sh -c "..."`) leaves the file out.
+    pub(super) fn written_inputs(&self, text: &str) -> Vec<(String, String)> {
+        let blank = |b: u8| if b == b'\n' { b'\n' } else { b' ' };
+        let mut out = Vec::new();
+        let readable = |w: &&Written| {
+            let kind = crate::extract::kind(&w.path, "");
+            use crate::extract::Kind;
+            !w.read
+                && w.raw.is_some()
+                && matches!(
+                    kind,
+                    Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties
+                )
+        };
+        for w in self.files.iter().filter(readable).take(MAX_WRITTEN_INPUTS) {
+            let Some(blocks) = &w.raw else { continue };
+            let mut bytes: Vec<u8> = text.bytes().map(blank).collect();
+            let mut whole = true;
+            for &(start, end, c) in blocks.iter().flatten() {
+                let mut buf = [0u8; 4];
+                let ch = c.encode_utf8(&mut buf);
+                if text.get(start..end) != Some(&*ch) {
+                    whole = false;
+                    break;
+                }
+                bytes[start..end].copy_from_slice(ch.as_bytes());
+            }
+            match String::from_utf8(bytes) {
+                Ok(t) if whole && !t.trim().is_empty() => out.push((w.path.clone(), t)),
+                _ => {}
+            }
         }
         out
     }

@@ -34,6 +34,8 @@ mod commands;
 mod dockerfile;
 mod expand;
 mod files;
+mod images;
+mod keyed;
 mod lex;
 mod rewrites;
 mod slurm;
@@ -92,8 +94,30 @@ pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
         titled(reader_title(Reader::Slurm), &mut launches, job.name(), None);
         walker.launches = launches;
     }
+    written(&mut walker, file, text);
     elsewhere(&mut walker, text);
     (extracted(walker), budget.spent())
+}
+
+/// A script that starts no engine itself but writes an engine's settings for a server started
+/// elsewhere (`cat > /tmp/model.json <<EOF` before the image's entrypoint): each file it writes
+/// and none of its launches names is read as an input of its own name's kind. What that gives is
+/// kept where it is a launch, or an engine's settings kvlint could not read (INP006); anything
+/// else (a file of another kind, text that is no input kvlint reads) is not the script's business.
+fn written(walker: &mut Walker, file: FileId, text: &str) {
+    if !walker.launches.is_empty() {
+        return;
+    }
+    for (path, blanked) in walker.written_inputs(text) {
+        let out = super::written_file(file, &path, blanked);
+        if out.launches.is_empty() {
+            let not_read = out.findings.into_iter().filter(|f| f.rule == "INP006");
+            walker.findings.extend(not_read);
+        } else {
+            walker.launches.extend(out.launches);
+            walker.findings.extend(out.findings);
+        }
+    }
 }
 
 /// A script that starts no engine itself but names one and runs other script files: the launch

@@ -84,13 +84,26 @@ impl Walker {
             return;
         }
         let command = texts.join(" ");
-        for f in &fields[1..] {
+        let last = fields.len() - 1;
+        for (i, f) in fields.iter().enumerate().skip(1) {
             let arg = f.as_str();
             let value = arg.split_once('=').map_or(arg, |(_, v)| v);
             let unknown = !f.names.is_empty();
+            // Copied, moved or applied elsewhere, the text the script wrote is still what it
+            // wrote: it stays readable as the script's own ([`Walker::written_inputs`]), unless a
+            // copy lands on that very path.
+            let norm = |p: &str| p.trim_start_matches("./").to_string();
+            let passed_on = |path: &str| match first {
+                "cp" | "mv" | "scp" | "rsync" | "install" => {
+                    i != last || (!unknown && norm(value) != norm(path))
+                }
+                "kubectl" | "oc" | "helm" => true,
+                _ => false,
+            };
             self.unsettle(
                 |path| unknown || may_name(value, path),
                 || format!("changed after it is written, by `{command}`"),
+                passed_on,
             );
         }
     }
@@ -116,14 +129,28 @@ impl Walker {
         if value.starts_with("/dev/") {
             return;
         }
-        self.unsettle(|path| unknown || may_name(&value, path), || why.to_string());
+        let never = |_: &str| false;
+        self.unsettle(
+            |path| unknown || may_name(&value, path),
+            || why.to_string(),
+            never,
+        );
     }
 
-    /// Every written file `hit` says may be changed now has unknown text.
-    fn unsettle(&mut self, hit: impl Fn(&str) -> bool, why: impl Fn() -> String) {
-        for w in self.files.iter_mut().filter(|w| w.content.is_ok()) {
-            if hit(&w.path) {
+    /// Every written file `hit` says may be changed now has unknown text; unless `passed_on` it
+    /// (the command only copies or applies it), its heredoc text is no longer the file's either.
+    fn unsettle(
+        &mut self,
+        hit: impl Fn(&str) -> bool,
+        why: impl Fn() -> String,
+        passed_on: impl Fn(&str) -> bool,
+    ) {
+        for w in self.files.iter_mut().filter(|w| hit(&w.path)) {
+            if w.content.is_ok() {
                 w.content = Err(format!("{} is {}", w.path, why()));
+            }
+            if !passed_on(&w.path) {
+                w.raw = None;
             }
         }
     }

@@ -452,6 +452,7 @@ impl Walker {
                 return;
             }
         }
+        self.options_by_keys(&fields[first..]);
     }
 
     /// `sh -c 'script'`: a fresh shell that sees only exported variables and the command's env.
@@ -498,21 +499,16 @@ impl Walker {
         if self.depth >= MAX_DEPTH {
             return;
         }
-        let env: Vec<(String, Value)> = run
+        let env: Vec<(String, Field)> = run
             .env
             .iter()
-            .filter_map(|&k| {
-                let text = texts[k];
-                let kv = text
-                    .strip_prefix("--env=")
-                    .or_else(|| text.strip_prefix("-e").filter(|r| !r.is_empty()))
-                    .unwrap_or(text);
-                let (name, _) = kv.split_once('=')?;
-                let skip = text.chars().count() - kv.chars().count() + name.chars().count() + 1;
-                is_identifier(name).then(|| (name.to_string(), Value::Scalar(fields[k].tail(skip))))
-            })
+            .filter_map(|&k| docker_env(texts[k], &fields[k]))
             .collect();
-        let mut inner = self.child(env);
+        let scalars = env
+            .iter()
+            .map(|(n, f)| (n.clone(), Value::Scalar(f.clone())))
+            .collect();
+        let mut inner = self.child(scalars);
         inner.scope.open_env = false;
         let image = &fields[run.image];
         let args = &fields[run.image + 1..];
@@ -529,6 +525,10 @@ impl Walker {
                 inner.entrypoint_launch(engine, image.loc, args)
             }
             (None, _) => inner.run(Cow::Borrowed(args), Vec::new(), None),
+        }
+        // No engine command: the image's own server, which a platform may know by the image.
+        if inner.launches.is_empty() && run.entrypoint.is_none() {
+            inner.image_platform(&image.text(), image.loc, &env);
         }
         let gpus = run.gpus.and_then(|g| commands::docker_gpus(texts[g]));
         for l in &mut inner.launches {
@@ -691,4 +691,16 @@ fn differing(name: &str, values: &[Option<&Var>]) -> String {
         }
     }
     format!("{name} ({}{BRANCHES}", seen.join(" or "))
+}
+
+/// A `docker run -e NAME=value` (`--env=NAME=value`, `-eNAME=value`) word: the name and the value
+/// as a field of its own.
+fn docker_env(text: &str, field: &Field) -> Option<(String, Field)> {
+    let kv = text
+        .strip_prefix("--env=")
+        .or_else(|| text.strip_prefix("-e").filter(|r| !r.is_empty()))
+        .unwrap_or(text);
+    let (name, _) = kv.split_once('=')?;
+    let skip = text.chars().count() - kv.chars().count() + name.chars().count() + 1;
+    is_identifier(name).then(|| (name.to_string(), field.tail(skip)))
 }
