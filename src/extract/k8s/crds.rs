@@ -29,9 +29,6 @@ impl Cx<'_> {
             {
                 self.ome(spec)
             }
-            // KServe: the runtime is a pod spec; the predictor is one too.
-            "ClusterServingRuntime" | "ServingRuntime" => self.pod_spec(Some(spec), &g),
-            "InferenceService" => self.pod_spec(spec.get("predictor"), &g),
             _ => {}
         }
     }

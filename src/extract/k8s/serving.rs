@@ -20,11 +20,6 @@ impl Cx<'_> {
         let kind = self.kind.clone();
         match (kind.as_str(), spec) {
             ("Workspace", _) if doc.get("inference").is_some() => self.kaito(doc),
-            ("Template", _) if doc.get("objects").is_some() => {
-                for obj in items(doc.get("objects")).filter(|o| super::is_object(o)) {
-                    self.nested(obj);
-                }
-            }
             ("RayService", Some(s)) => {
                 if let Some(c) = s.get("rayClusterConfig") {
                     self.ray_started(c);
