@@ -6,7 +6,9 @@ use crate::extract::k8s::{instances, placement};
 
 /// GPU type and count, pods, image and the release its tag names.
 pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
-    let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
+    let resources = first_of(&site.resources, doc, node)
+        .or_else(|| first_of(&site.runs_in, doc, node)?.get("resources"));
+    let (resource_gpus, mig) = placement::gpus(resources);
     // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
     let (named, named_count) = named_gpu(first_of(&site.gpu_type, doc, node));
     let named = named
@@ -16,7 +18,8 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
     let mig = mig.or_else(|| mig_resource(site, doc, node));
     l.placement.gpu = mig.or(named).or(instance).or_else(|| {
         let root = outer.unwrap_or(doc);
-        first_of(&site.pod, root, root)
+        let at = if outer.is_some() { root } else { node };
+        first_of(&site.pod, root, at)
             .and_then(placement::gpu_type)
             .or_else(|| terms_gpu(site, doc, node))
     });
@@ -28,10 +31,13 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
         .or(resource_gpus)
         .or(instance_count)
         .or(site.gpu_count_default);
-    l.placement.pods = first_of(&site.pods, doc, node)
-        .and_then(placement::count_of)
+    l.placement.pods = site
+        .pods
+        .iter()
+        .find_map(|e| product(e, doc, node))
         .or(Some(1));
-    let image = first_of(&site.image, doc, node);
+    let container = first_of(&site.runs_in, doc, node);
+    let image = first_of(&site.image, doc, node).or_else(|| container?.get("image"));
     let tag = first_of(&site.image_tag, doc, node);
     l.placement.image = match (image.and_then(Node::scalar_text), tag) {
         (Some(repo), Some(t)) => t
@@ -188,14 +194,26 @@ fn instance_gpus(site: &Site, doc: &Node, node: &Node) -> (Option<(String, Loc)>
     }
 }
 
-/// `a * b`: the product of the counts the paths reach, a missing factor 1; `None` when none is there.
-fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
-    let counts: Vec<Option<u32>> = expr
-        .split('*')
-        .map(|p| first_of(&[p.trim().to_string()], doc, node).and_then(placement::count_of))
-        .collect();
-    counts
-        .iter()
-        .any(Option::is_some)
-        .then(|| counts.iter().map(|c| c.unwrap_or(1)).product())
+/// `a * b`: the product of the counts the paths reach, a missing factor 1; `a + 1`: a sum of such
+/// products and numbers (a leader and `worker.size` workers). `None` when no path is there.
+pub fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
+    let mut found = false;
+    let mut sum = 0u32;
+    for term in expr.split('+') {
+        let mut prod = 1u32;
+        for factor in term.split('*').map(str::trim) {
+            let n = match factor.parse::<u32>() {
+                Ok(n) => n,
+                Err(_) => {
+                    let at = first_of(&[factor.to_string()], doc, node);
+                    let n = at.and_then(placement::count_of);
+                    found |= n.is_some();
+                    n.unwrap_or(1)
+                }
+            };
+            prod = prod.saturating_mul(n);
+        }
+        sum = sum.saturating_add(prod);
+    }
+    found.then_some(sum)
 }

@@ -13,7 +13,7 @@ mod templates;
 
 use crate::extract::shell::{self, Chars, MappedWord};
 use crate::finding::Finding;
-use crate::launch::{Arg, Launch, ObjectRef};
+use crate::launch::{Launch, ObjectRef};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
 use placement::items;
@@ -454,29 +454,6 @@ pub fn synthetic_words(words: &[&str], at: Loc) -> Vec<MappedWord> {
             unresolved: Vec::new(),
         })
         .collect()
-}
-
-/// A mapped word as an argv token.
-fn arg_of(w: &MappedWord) -> Arg {
-    let mut unresolved: Vec<String> = Vec::new();
-    for (_, n) in &w.unresolved {
-        if !unresolved.contains(n) {
-            unresolved.push(n.clone());
-        }
-    }
-    Arg {
-        text: w.chars.as_str().to_string(),
-        loc: w.loc,
-        unresolved,
-    }
-}
-
-/// The first item of a list whose `name` is `name`, else the first item.
-fn named_or_first<'n>(list: Option<&'n Node>, name: &str) -> Option<&'n Node> {
-    let mut all = items(list);
-    let first = all.clone().next();
-    all.find(|c| c.get("name").and_then(Node::as_str) == Some(name))
-        .or(first)
 }
 
 /// The entries of a mapping node.
