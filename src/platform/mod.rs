@@ -246,6 +246,10 @@ pub struct Site {
     /// site names its own, and it is not read again as a container of its own.
     #[serde(default)]
     pub runs_in: Vec<String>,
+    /// Pod specs whose first container, when it gives no `command`, runs a command the platform's
+    /// controller writes (KubeRay's `ray start`), not its image's entrypoint: no launch there.
+    #[serde(default)]
+    pub platform_command: Vec<String>,
     /// A value that marks the site as no engine (Dynamo's `componentType: frontend`, a router):
     /// INP007 there, and the site is not read, nor its pod templates.
     #[serde(default)]
@@ -389,7 +393,10 @@ impl Render {
 impl Site {
     /// Whether the site's launches are in Kubernetes pod templates, read by the Kubernetes reader.
     pub fn reads_pods(&self) -> bool {
-        !self.pod_template.is_empty() || !self.lws_template.is_empty() || !self.container.is_empty()
+        !self.pod_template.is_empty()
+            || !self.lws_template.is_empty()
+            || !self.container.is_empty()
+            || !self.platform_command.is_empty()
     }
 
     /// Whether the site's launches are commands (a pod's, a script's), which name their engine.
@@ -518,6 +525,7 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.lws_template.iter().map(String::as_str))
                 .chain(s.container.iter().map(String::as_str))
                 .chain(s.runs_in.iter().map(String::as_str))
+                .chain(s.platform_command.iter().map(String::as_str))
                 .chain(s.not_engine.as_ref().map(|n| n.path.as_str()))
                 .chain(s.role_name.iter().map(String::as_str))
                 .chain(s.env.iter().map(String::as_str))

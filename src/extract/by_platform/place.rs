@@ -195,25 +195,59 @@ fn instance_gpus(site: &Site, doc: &Node, node: &Node) -> (Option<(String, Loc)>
 }
 
 /// `a * b`: the product of the counts the paths reach, a missing factor 1; `a + 1`: a sum of such
-/// products and numbers (a leader and `worker.size` workers). `None` when no path is there.
+/// products and numbers (a leader and `worker.size` workers). A product whose paths all start at
+/// the same list (`groups[].replicas * groups[].hosts`) is taken per item and summed. `None` when
+/// no path is there.
 pub fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
     let mut found = false;
     let mut sum = 0u32;
     for term in expr.split('+') {
-        let mut prod = 1u32;
-        for factor in term.split('*').map(str::trim) {
-            let n = match factor.parse::<u32>() {
-                Ok(n) => n,
-                Err(_) => {
-                    let at = first_of(&[factor.to_string()], doc, node);
-                    let n = at.and_then(placement::count_of);
-                    found |= n.is_some();
-                    n.unwrap_or(1)
-                }
-            };
-            prod = prod.saturating_mul(n);
-        }
-        sum = sum.saturating_add(prod);
+        let factors: Vec<&str> = term.split('*').map(str::trim).collect();
+        let n = match per_item(&factors) {
+            Some((list, rest)) => {
+                let items = crate::platform::path::Path::parse(list)
+                    .map(|p| p.all(doc, node))
+                    .unwrap_or_default();
+                found |= !items.is_empty();
+                items
+                    .into_iter()
+                    .map(|item| factors_product(&rest, doc, item, &mut found))
+                    .fold(0u32, u32::saturating_add)
+            }
+            None => factors_product(&factors, doc, node, &mut found),
+        };
+        sum = sum.saturating_add(n);
     }
     found.then_some(sum)
+}
+
+/// The list every path factor of a product starts at (`groups[]`), and the factors from its items.
+fn per_item<'a>(factors: &[&'a str]) -> Option<(&'a str, Vec<&'a str>)> {
+    let paths: Vec<&str> = factors
+        .iter()
+        .copied()
+        .filter(|f| f.parse::<u32>().is_err())
+        .collect();
+    let list = paths.first()?.split_once("[].").map(|(l, _)| l)?;
+    let rest: Option<Vec<&str>> = factors
+        .iter()
+        .map(|f| match f.parse::<u32>() {
+            Ok(_) => Some(*f),
+            Err(_) => f.strip_prefix(list)?.strip_prefix("[]."),
+        })
+        .collect();
+    let list_end = list.len() + 2;
+    rest.map(|r| (&paths[0][..list_end], r))
+}
+
+/// The product of the factors' counts from `node`, a missing one 1; `found` when one is there.
+fn factors_product(factors: &[&str], doc: &Node, node: &Node, found: &mut bool) -> u32 {
+    factors.iter().fold(1u32, |prod, factor| {
+        let n = factor.parse::<u32>().ok().or_else(|| {
+            let n = first_of(&[factor.to_string()], doc, node).and_then(placement::count_of);
+            *found |= n.is_some();
+            Some(n.unwrap_or(1))
+        });
+        prod.saturating_mul(n.unwrap_or(1))
+    })
 }

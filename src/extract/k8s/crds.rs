@@ -11,16 +11,6 @@ use crate::platform::{Platform, Site};
 use crate::yaml::Node;
 
 impl Cx<'_> {
-    /// Custom resources, recognised by kind and, where two projects share a kind, by shape.
-    pub(super) fn crd(&mut self, spec: Option<&Node>) {
-        let Some(spec) = spec else { return };
-        let g = Group::default();
-        match self.kind.as_str() {
-            "LeaderWorkerSet" => self.lws(spec.get("leaderWorkerTemplate"), g),
-            _ => {}
-        }
-    }
-
     /// LeaderWorkerSet template: a group of `size` pods, the leader from `leaderTemplate` (else
     /// from `workerTemplate`, as LWS does) and `size - 1` workers. Both templates are read.
     /// When the leader runs an engine, the group is one engine over all `size` pods, and a worker
@@ -74,6 +64,7 @@ impl Cx<'_> {
                 if self.site_not_engine(site, doc, node) {
                     continue;
                 }
+                self.platform_command(site, doc, node);
                 let g = Group {
                     role: by_platform::role(site, doc, node),
                     pods: site.pods.iter().find_map(|e| product(e, doc, node)),
@@ -86,6 +77,24 @@ impl Cx<'_> {
                     self.lws(Some(lwt), g);
                 } else {
                     self.pod_template(first_of(&site.pod_template, doc, node), &g);
+                }
+            }
+        }
+    }
+
+    /// The first container of each of the site's `platform_command` pod specs, when it gives no
+    /// `command`, runs the platform's command (KubeRay: `ray start`, ray-project/kuberay
+    /// ray-operator/controllers/ray/common/pod.go `BuildPod`), whatever its image's entrypoint: no
+    /// launch there.
+    fn platform_command(&mut self, site: &Site, doc: &Node, node: &Node) {
+        let specs = site
+            .platform_command
+            .iter()
+            .filter_map(|p| Path::parse(p).ok());
+        for spec in specs.flat_map(|p| p.all(doc, node)) {
+            if let Some(first) = placement::items(spec.get("containers")).next() {
+                if first.get("command").is_none() {
+                    self.read.insert(first.loc.start);
                 }
             }
         }

@@ -118,10 +118,7 @@ impl<'a> Cx<'a> {
             _ => {
                 // A platform file and the kind's own reader may both read parts of it (a
                 // RayService's Ray Serve config and its Ray cluster).
-                let by_data = self.platforms(doc);
-                if !self.serving(doc) && !by_data {
-                    self.crd(spec);
-                }
+                self.platforms(doc);
             }
         }
         // Pod templates the kind's reader did not take, wherever the object keeps them.

@@ -1,11 +1,10 @@
-//! Serving resources read as a platform file says (`platforms/*.toml`: KubeAI `Model`, KAITO
-//! `Workspace`, KubeRay `RayService`'s Ray Serve config, llmaz `BackendRuntime`, the pod templates
+//! Kubernetes objects read as a platform file says (`platforms/*.toml`): by kind (KubeAI `Model`,
+//! KAITO `Workspace`, llmaz `BackendRuntime`, LeaderWorkerSet, KubeRay clusters, the pod templates
 //! and containers of RoleBasedGroup, StormService, DisaggregatedSet, Dynamo, OME,
-//! LLMInferenceService); and KubeRay's clusters (AIBrix `RayClusterFleet` / KubeRay `RayCluster`,
-//! a RayService's `rayClusterConfig`), whose Ray containers KubeRay starts itself.
+//! LLMInferenceService), or as a document held in one of the object's strings (KubeRay
+//! `RayService` `spec.serveConfigV2`).
 
-use super::placement::{count_of, items};
-use super::{mounts, Cx, Group};
+use super::{mounts, Cx};
 use crate::extract::by_platform;
 use crate::finding::Finding;
 use crate::launch::Launch;
@@ -13,37 +12,17 @@ use crate::source::{Loc, SourceFile};
 use crate::yaml::{self, Node};
 
 impl Cx<'_> {
-    /// Reads the resources this file knows; `false` for any other kind.
-    pub(super) fn serving(&mut self, doc: &Node) -> bool {
-        let spec = doc.get("spec");
-        let kind = self.kind.clone();
-        match (kind.as_str(), spec) {
-            ("RayService", Some(s)) => {
-                if let Some(c) = s.get("rayClusterConfig") {
-                    self.ray_started(c);
-                }
-            }
-            ("RayClusterFleet", Some(s)) => {
-                self.ray_cluster(s.get("template").and_then(|t| t.get("spec")))
-            }
-            ("RayCluster", Some(s)) => self.ray_cluster(Some(s)),
-            _ => return false,
-        }
-        true
-    }
-
     /// Objects a platform file reads (`platforms/*.toml`): by kind, or a document held in one of
-    /// the object's strings (KubeRay `RayService` `spec.serveConfigV2`, a Ray Serve config).
-    /// `false` when no platform knows the kind, or none of those that read it directly
-    /// recognizes this object (a KServe InferenceService of another model format).
-    pub(super) fn platforms(&mut self, doc: &Node) -> bool {
+    /// the object's strings (KubeRay `RayService` `spec.serveConfigV2`, a Ray Serve config). An
+    /// object no platform recognizes (a KServe InferenceService of another model format) is left
+    /// to the walk over its pod templates.
+    pub(super) fn platforms(&mut self, doc: &Node) {
         let registry = crate::platform::registry();
         if !registry.knows_kind(&self.kind) {
-            return false;
+            return;
         }
         let kind = self.kind.clone();
         let direct = registry.for_kind(&kind);
-        let mut read = registry.embedded_in(&kind).next().is_some();
         if let Some(p) = by_platform::find(direct, self.src, doc) {
             let out = by_platform::read(p, self.file, self.src, doc, None);
             self.take(out);
@@ -57,7 +36,6 @@ impl Cx<'_> {
                     self.read.extend(c.map(|c| c.loc.start));
                 }
             }
-            read = true;
             self.pod_sites(p, doc);
         }
         for p in registry.embedded_in(&kind) {
@@ -79,7 +57,6 @@ impl Cx<'_> {
                 self.take(out);
             }
         }
-        read
     }
 
     /// Launches a platform read, as this object's.
@@ -92,43 +69,6 @@ impl Cx<'_> {
                 .map(|o| o.name)
                 .filter(|n| !n.is_empty());
             self.push(launch, name);
-        }
-    }
-
-    /// A RayCluster spec: the head runs the engine command; every worker host is a pod of it.
-    fn ray_cluster(&mut self, spec: Option<&Node>) {
-        let Some(spec) = spec else { return };
-        self.ray_started(spec);
-        let workers: u32 = items(spec.get("workerGroupSpecs"))
-            .map(|w| {
-                let replicas = w.get("replicas").and_then(count_of).unwrap_or(1);
-                replicas * w.get("numOfHosts").and_then(count_of).unwrap_or(1)
-            })
-            .sum();
-        let g = Group {
-            pods: Some(1 + workers),
-            ..Group::default()
-        };
-        let head = spec.get("headGroupSpec").and_then(|h| h.get("template"));
-        self.pod_template(head, &g);
-    }
-
-    /// KubeRay runs `ray start` in a group's Ray container (the first) when it has no `command`
-    /// (ray-project/kuberay ray-operator/controllers/ray/common/pod.go `BuildPod`: command
-    /// `/bin/bash -lc --`, args `ulimit ...; $KUBERAY_GEN_RAY_START_CMD`), whatever its image's
-    /// entrypoint: no launch there.
-    fn ray_started(&mut self, spec: &Node) {
-        let groups = spec
-            .get("headGroupSpec")
-            .into_iter()
-            .chain(items(spec.get("workerGroupSpecs")));
-        for group in groups {
-            let pod = group.get("template").and_then(|t| t.get("spec"));
-            if let Some(ray) = items(pod.and_then(|p| p.get("containers"))).next() {
-                if ray.get("command").is_none() {
-                    self.read.insert(ray.loc.start);
-                }
-            }
         }
     }
 
