@@ -143,6 +143,12 @@ mod tests {
         assert_eq!(texts("apps[1].args.cfgs[0].m", &doc), ["c"]);
         assert_eq!(texts("roles.*.size", &doc), ["1", "2"]);
         assert_eq!(texts("apps[].args.cfgs[m=b].m", &doc), ["b"]);
+        let keyed = Path::parse("roles.*").expect("path").all_keyed(&doc, &doc);
+        let keys: Vec<_> = keyed
+            .iter()
+            .filter_map(|(k, _)| (*k)?.scalar_text())
+            .collect();
+        assert_eq!(keys, ["p", "d"]);
         let site = doc.get("roles").expect("roles");
         assert_eq!(texts("/apps[0].args.cfgs[1].m", site), ["b"]);
         assert!(Path::parse("a[x]").is_err());

@@ -251,3 +251,26 @@ fn factors_product(factors: &[&str], doc: &Node, node: &Node, found: &mut bool) 
         prod.saturating_mul(n.unwrap_or(1))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Sources;
+
+    #[test]
+    fn counts_are_products_sums_and_sums_over_list_items() {
+        let mut s = Sources::default();
+        let f = s.add(
+            "c.yaml",
+            "worker: {size: 3}\ngroups:\n  - {replicas: 2, hosts: 4}\n  - {replicas: 3}\n  - {}\n",
+        );
+        let doc = crate::yaml::parse_document(f, s.get(f)).expect("valid YAML");
+        let count = |e: &str| product(e, &doc, &doc);
+        assert_eq!(count("worker.size + 1"), Some(4));
+        assert_eq!(count("leader.size + 1"), None);
+        assert_eq!(count("worker.size * groups[0].hosts"), Some(12));
+        // 1 + (2 × 4) + (3 × 1) + (1 × 1): a missing factor is 1, as KubeRay defaults them.
+        assert_eq!(count("1 + groups[].replicas * groups[].hosts"), Some(13));
+        assert_eq!(count("1 + none[].replicas"), None);
+    }
+}

@@ -1,6 +1,7 @@
-//! Serving CRDs: where each one keeps its pod templates, roles and group sizes
-//! (`../shared/reference/k8s-webhook.md` §1.1 maps every shape). Those a platform file describes
-//! (`pod_template`, `lws_template` sites) are read by [`Cx::pod_sites`].
+//! The pod-level sites a platform file names in a custom resource (`pod_template`, `lws_template`,
+//! `container`, `platform_command`, `not_engine`; `platforms/*.toml`), read by [`Cx::pod_sites`],
+//! and the LeaderWorkerSet template reader they share. No custom resource is known here by its
+//! kind (`../shared/reference/k8s-webhook.md` §1.1 maps the shapes the platform files describe).
 
 use super::placement::{self, count_of};
 use super::{Cx, Group};

@@ -1,5 +1,5 @@
-//! Kubernetes objects → engine launches: workloads with pod templates, and the serving CRDs that
-//! wrap them (`crds`). Each container's `command` + `args` is an exec-form argv, with Kubernetes
+//! Kubernetes objects → engine launches: workloads with pod templates, and the custom resources
+//! that wrap them, read as their platform files say (`serving`, `crds`). Each container's `command` + `args` is an exec-form argv, with Kubernetes
 //! `$(VAR)` references expanded from the container's env first; the shell reader takes it from there
 //! (`sh -c` strings included).
 
