@@ -3,11 +3,12 @@
 //! GPUs, role and image; this reader knows no platform by name.
 
 mod container;
+mod link;
 mod place;
 
 pub use container::container;
 use place::place;
-pub use place::place_found;
+pub use place::{place_found, product};
 
 use super::k8s::{scalar, synthetic_words};
 use super::shell::{self, MappedWord};
@@ -97,9 +98,13 @@ pub fn read(
         for node in at {
             let node = &with_env_map(node);
             let (linked, missing) = match &site.link {
-                Some(l) => match linked(l, file, src, doc, node) {
+                Some(l) => match link::linked(l, file, src, doc, node) {
                     Ok(n) => (Some(n), None),
-                    Err(why) => (None, Some(why)),
+                    Err(link::Missing::Object(why)) if l.required => {
+                        out.findings.push(*not_read(p, node.loc, &why));
+                        continue;
+                    }
+                    Err(link::Missing::Object(why) | link::Missing::Name(why)) => (None, Some(why)),
                 },
                 None => (None, None),
             };
@@ -123,53 +128,6 @@ pub fn read(
     out
 }
 
-/// The site with the object it links to (same input, by kind and name) under the link's key;
-/// why not when the input holds no such object.
-fn linked(
-    link: &crate::platform::Link,
-    file: FileId,
-    src: &SourceFile,
-    doc: &Node,
-    node: &Node,
-) -> Result<Node, String> {
-    let name = first_of(std::slice::from_ref(&link.name), doc, node).and_then(Node::scalar_text);
-    let Some(name) = name else {
-        let (kind, path) = (&link.kind, &link.name);
-        return Err(format!(
-            "it names no {kind} (`{path}`), and what the launch needs from one is not known here"
-        ));
-    };
-    let is_it = |d: &Node| {
-        d.get("kind").and_then(Node::as_str) == Some(link.kind.as_str())
-            && d.get("metadata")
-                .and_then(|m| m.get("name"))
-                .and_then(Node::scalar_text)
-                == Some(name.clone())
-    };
-    let found = crate::yaml::documents(file, src).flatten().find(is_it);
-    let missing = || {
-        format!(
-            "the {} `{name}` it names (`{}`) is not in this input, and what the launch needs from it is not known here: check both files together",
-            link.kind, link.name
-        )
-    };
-    match (found, &node.value) {
-        (Some(other), Value::Map(entries)) => {
-            let key = Node {
-                value: Value::Str(link.key.clone()),
-                loc: node.loc,
-            };
-            let mut entries = entries.clone();
-            entries.push((key, other));
-            Ok(Node {
-                value: Value::Map(entries),
-                loc: node.loc,
-            })
-        }
-        _ => Err(missing()),
-    }
-}
-
 /// The launches of a site's command line, read as a container's command is, each placed and
 /// named as the site says.
 fn command(
@@ -188,22 +146,35 @@ fn command(
             argv.push(script);
             argv
         }
-        (None, Some(line)) => match &line.value {
-            Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
-            _ => scalar::word(src, line)
-                .map(|w| shell::split_words(file, &w))
-                .unwrap_or_default(),
-        },
+        (None, Some(line)) => words_of(file, src, line),
         (None, None) => return Extracted::default(),
     };
+    let mut words = words;
+    for path in &site.argv {
+        let list = first_of(std::slice::from_ref(path), doc, node);
+        words.extend(list.into_iter().flat_map(|l| words_of(file, src, l)));
+    }
     let env = environment(site, src, doc, node, outer);
     let mut found = shell::exec_launches(file, words, &env);
     for l in &mut found.launches {
+        for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
+            a.unresolved = placeholders(&a.text);
+        }
         l.role_hint = site.role.clone();
         place(l, site, doc, node, outer);
         name(l, p, site, doc, node);
     }
     found
+}
+
+/// A list's words, or a string's as a shell splits it.
+fn words_of(file: FileId, src: &SourceFile, line: &Node) -> Vec<MappedWord> {
+    match &line.value {
+        Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
+        _ => scalar::word(src, line)
+            .map(|w| shell::split_words(file, &w))
+            .unwrap_or_default(),
+    }
 }
 
 /// The variables a site's command or script sees: its `env` mapping, then what the platform
@@ -322,7 +293,9 @@ fn launch(
         .llm_api_options
         .as_deref()
         .and_then(|o| first_of(&[o.into()], doc, node));
-    let mut l = Launch::new(engine, node.loc, args);
+    // A launch its controller runs in a container is pointed at that container.
+    let at = first_of(&site.runs_in, doc, node).map_or(node.loc, |c| c.loc);
+    let mut l = Launch::new(engine, at, args);
     if let Some(map) = api.filter(|_| engine == Engine::Trtllm) {
         let at = Loc {
             end: map.loc.start,
@@ -342,12 +315,7 @@ fn launch(
         }
     }
     l.kwargs = kwargs;
-    l.role_hint = site.role.clone().or_else(|| {
-        let from = site.role_from.as_ref()?;
-        let value = first_of(std::slice::from_ref(&from.path), doc, node)?.scalar_text()?;
-        from.values.get(&value).cloned()
-    });
-    l.role_hint = l.role_hint.take().or_else(|| role_name(site, doc, node));
+    l.role_hint = role(site, doc, node);
     place(&mut l, site, doc, node, outer);
     every_gpu(&mut l, &site.max_gpus);
     name(&mut l, p, site, doc, node);
@@ -466,14 +434,29 @@ fn truthy(n: &Node) -> bool {
     }
 }
 
-/// The role as the site's file writes it (`roles[].name`).
-pub fn role_name(site: &Site, doc: &Node, node: &Node) -> Option<String> {
-    first_of(&site.role_name, doc, node).and_then(Node::scalar_text)
+/// The site's role: as the data gives it, as a value names it (`role_from`; a `*` entry takes any
+/// value there, a mapping too), or as the file writes it (`roles[].name`).
+pub fn role(site: &Site, doc: &Node, node: &Node) -> Option<String> {
+    site.role
+        .clone()
+        .or_else(|| {
+            let from = site.role_from.as_ref()?;
+            let at = first_of(std::slice::from_ref(&from.path), doc, node)?;
+            let listed = at.scalar_text().and_then(|v| from.values.get(&v));
+            listed.or_else(|| from.values.get("*")).cloned()
+        })
+        .or_else(|| first_of(&site.role_name, doc, node).and_then(Node::scalar_text))
 }
 
-/// The names of the `${NAME}` and `$NAME` placeholders a value still holds: a template the
-/// platform fills before it starts (Triton's fill_template.py, DJL's job variables) left unfilled.
+/// The names of the `${NAME}` and `$NAME` placeholders a value still holds, or its `{{ ... }}`
+/// Go-template action: a template the platform fills before it starts (Triton's
+/// fill_template.py, DJL's job variables, llmaz's `{{ .ModelPath }}`) left unfilled.
 pub(crate) fn placeholders(text: &str) -> Vec<String> {
+    // A Go template's action (`{{ .ModelPath }}`), which the platform's controller fills in.
+    if let Some((_, rest)) = text.split_once("{{") {
+        let inner = rest.split_once("}}").map_or(rest, |(i, _)| i);
+        return vec![format!("{{{{{inner}}}}}")];
+    }
     let word = |s: &str| {
         let n = s
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

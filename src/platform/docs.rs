@@ -21,7 +21,7 @@ pub fn engine(p: &Platform) -> String {
             });
             format!("from {}{}", at.join(" or "), default.unwrap_or_default())
         }
-        (None, None) if p.launches.iter().any(|s| s.reads_pods()) => "from the commands".into(),
+        (None, None) if p.launches.iter().any(|s| s.reads_commands()) => "from the commands".into(),
         (None, None) => String::new(),
     }
 }
@@ -108,7 +108,7 @@ paths = ["applications[].args"]      # key paths that must exist; absent = [...]
 # images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
 
 [[launch]]                           # one per kind of launch site
-at = "applications[].args.llm_configs[]"   # `[]` each item, `*` each value, `/` from the document
+at = "applications[].args.llm_configs[]"   # `[]` each item, `[name=main]` those named, `*` each value, `/` from the document
 options = "engine_kwargs"            # the option map
 keys = "kwargs"                      # kwargs (dataclass fields) | flags (--config names) | camel
 frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
@@ -119,6 +119,7 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # switches = ["TRUST_REMOTE_CODE"]   keys whose true/1/yes gives the bare flag, else nothing
 # max_gpus = ["--tensor-parallel-size"]  `max` there is every GPU the launch is given
 # link = { kind = "NIMCache", name = "storage.nimCache.name", as = "cache" }  another object, by name
+#   text = ["data", "inference_config.yaml"]  the YAML held in its string; required = true: INP006 when absent
 # command = ["docker_server.start_command"]  a whole command line, read as a container's (sh -c too)
 # script = ["run"]  env = ["envs"]   a shell script read as `bash -c` reads it, with these variables
 # exports = { NUM_GPUS = "{gpus}", NUM_NODES = "{pods}", RANK = "0" }  variables the platform sets
@@ -132,11 +133,15 @@ gpu_type = ["accelerator_type"]      # `H100:8` gives the count too; gpu_marks =
 gpu_count = ["engine_kwargs.tensor_parallel_size * engine_kwargs.pipeline_parallel_size"]
 gpu_count_default = 1
 # role = "prefill" | role_from = { path = "...", values = { kv_producer = "prefill" } } | role_name = ["name"]
+#                                    (a `"*"` value: any value there, a mapping too)
 # pod_template = ["template"]        a pod template, read as a workload's (no `engine`: the commands')
 # lws_template = ["spec.leaderWorkerTemplate"]  a LeaderWorkerSet template, read as one's
+# container = ["extraPodSpec.mainContainer"]  one container whose command is the launch, in pod spec `pod`
+# runs_in = ["template.containers[name=main]"]  the container a launch built here runs in (resources, image)
+# not_engine = { path = "componentType", values = ["frontend"], what = "...", reason = "..." }  INP007, not read
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
 # instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
-# pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size)
+# pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size; `worker.size + 1`)
 # gpu_resource = ["requestGPUType"]  a MIG resource name names the device
 # node_selector_terms = ["nodeSelectorTerms"]  required node-affinity terms: the GPU they pin
 # [[launch.render]]                  words a template renders from values, `${path}` filled in
@@ -149,7 +154,9 @@ source = "https://..."
 examples = ["https://..."]
 ```
 
-A platform whose launches are commands a built-in reader finds gives `reader` instead of `engine`
+A platform whose sites are all commands (`command`, `script`, `pod_template`, `lws_template`,
+`container`) may leave `engine` out: the commands name it. A platform whose launches are commands a
+built-in reader finds gives `reader` instead of `engine`
 (`slurm`, `github-actions`, `apptainer`). With `reader = "python"`, each `[[launch]]` is a decorator
 or call of a Python file (`at = "modal:function[]"`: the callee's top module and last name, as
 imported) whose function or class holds the argv lists the Python reader finds (`subprocess.Popen`,

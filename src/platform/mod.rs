@@ -235,6 +235,25 @@ pub struct Site {
     /// as a LeaderWorkerSet's is.
     #[serde(default)]
     pub lws_template: Vec<String>,
+    /// A container whose command and args are the launch (a CRD that keeps one container, not a
+    /// pod template: Dynamo's `mainContainer`, OME's `runner`): read as a workload's container, in
+    /// the pod spec `pod` (path from the site), with this site's role, pods and `resources`. A
+    /// site reached through `*` names the container by its key when the container has no name.
+    #[serde(default)]
+    pub container: Vec<String>,
+    /// The container a launch this site builds (from `model`, `options`, `argv`) runs in, as the
+    /// platform's controller fills it in: its `resources` and `image` are the launch's unless the
+    /// site names its own, and it is not read again as a container of its own.
+    #[serde(default)]
+    pub runs_in: Vec<String>,
+    /// Pod specs whose first container, when it gives no `command`, runs a command the platform's
+    /// controller writes (KubeRay's `ray start`), not its image's entrypoint: no launch there.
+    #[serde(default)]
+    pub platform_command: Vec<String>,
+    /// A value that marks the site as no engine (Dynamo's `componentType: frontend`, a router):
+    /// INP007 there, and the site is not read, nor its pod templates.
+    #[serde(default)]
+    pub not_engine: Option<NotEngine>,
     /// An argv list (or a string split as a shell splits it) appended to the launch.
     #[serde(default)]
     pub argv: Vec<String>,
@@ -329,6 +348,26 @@ pub struct Link {
     pub name: String,
     #[serde(rename = "as")]
     pub key: String,
+    /// The keys, in order, of a string in the object that holds YAML (a ConfigMap's
+    /// `data` / `inference_config.yaml`): that document is linked instead, with its places in the
+    /// input.
+    #[serde(default)]
+    pub text: Vec<String>,
+    /// When the site names an object that is not in the input, the launch is not read (INP006):
+    /// what the object sets is not known, and the platform's defaults would be a guess.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// Values at a path (from the site) that say the site runs no engine, and what INP007 says.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotEngine {
+    pub path: String,
+    pub values: Vec<String>,
+    /// What it is (`Dynamo's frontend`) and why it holds no KV pool.
+    pub what: String,
+    pub reason: String,
 }
 
 /// Words a chart's template renders (`--kv-transfer-config` and its JSON), each `${path}` in them
@@ -354,7 +393,15 @@ impl Render {
 impl Site {
     /// Whether the site's launches are in Kubernetes pod templates, read by the Kubernetes reader.
     pub fn reads_pods(&self) -> bool {
-        !self.pod_template.is_empty() || !self.lws_template.is_empty()
+        !self.pod_template.is_empty()
+            || !self.lws_template.is_empty()
+            || !self.container.is_empty()
+            || !self.platform_command.is_empty()
+    }
+
+    /// Whether the site's launches are commands (a pod's, a script's), which name their engine.
+    pub fn reads_commands(&self) -> bool {
+        self.reads_pods() || !self.command.is_empty() || !self.script.is_empty()
     }
 }
 
@@ -426,6 +473,12 @@ pub fn check(p: &Platform) -> Result<(), String> {
         if p.engine.is_some() || p.engine_from.is_some() {
             return Err("pod templates give their engine by their commands: no `engine`".into());
         }
+    } else if p.engine.is_none()
+        && p.engine_from.is_none()
+        && !p.launches.is_empty()
+        && p.launches.iter().all(Site::reads_commands)
+    {
+        // The commands name their engine.
     } else if p.engine.is_some() == p.engine_from.is_some() {
         return Err("give exactly one of `engine` and `engine_from`".into());
     } else if p.launches.is_empty() {
@@ -451,7 +504,6 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.pod.iter().map(String::as_str))
                 .chain(s.resources.iter().map(String::as_str))
                 .chain(s.instance_type.iter().map(String::as_str))
-                .chain(s.pods.iter().map(String::as_str))
                 .chain(s.gpu_resource.iter().map(String::as_str))
                 .chain(s.node_selector_terms.iter().map(String::as_str))
                 .chain(
@@ -471,13 +523,18 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.script.iter().map(String::as_str))
                 .chain(s.pod_template.iter().map(String::as_str))
                 .chain(s.lws_template.iter().map(String::as_str))
+                .chain(s.container.iter().map(String::as_str))
+                .chain(s.runs_in.iter().map(String::as_str))
+                .chain(s.platform_command.iter().map(String::as_str))
+                .chain(s.not_engine.as_ref().map(|n| n.path.as_str()))
                 .chain(s.role_name.iter().map(String::as_str))
                 .chain(s.env.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))
                 .chain(s.link.as_ref().map(|l| l.name.as_str()))
                 .chain(s.image.iter().map(String::as_str))
                 .chain(s.name.iter().map(String::as_str))
-                .chain(s.gpu_count.iter().flat_map(|g| g.split('*')))
+                .chain(s.gpu_count.iter().flat_map(|g| terms(g)))
+                .chain(s.pods.iter().flat_map(|g| terms(g)))
                 .collect::<Vec<_>>()
         })
         .chain(r.paths.iter().map(String::as_str))
@@ -492,6 +549,13 @@ pub fn check(p: &Platform) -> Result<(), String> {
         path::Path::parse(text.trim()).map_err(|e| format!("path `{text}`: {e}"))?;
     }
     Ok(())
+}
+
+/// The paths of a count expression (`worker.size + 1`, `a * b`), without its numbers.
+fn terms(expr: &str) -> impl Iterator<Item = &str> {
+    expr.split(['*', '+'])
+        .map(str::trim)
+        .filter(|t| t.parse::<u32>().is_err())
 }
 
 /// The platforms compiled in, by name. A broken file fails the build's tests

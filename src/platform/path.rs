@@ -1,7 +1,7 @@
 //! Key paths in platform files: `applications[].args.llm_configs[]`, `engine_kwargs.max_model_len`,
 //! `/resources.accelerators`. Steps are separated by `.`; `key[]` is each item of the list at
-//! `key`, `key[2]` one item, `*` each value of a mapping; a leading `/` starts at the document
-//! instead of the launch site.
+//! `key`, `key[2]` one item, `key[name=main]` each item whose `name` is `main`, `*` each value of a
+//! mapping; a leading `/` starts at the document instead of the launch site.
 
 use crate::yaml::{Node, Value};
 
@@ -16,6 +16,8 @@ enum Step {
     Key(String),
     Each,
     Item(usize),
+    /// Items whose key holds the value (`containers[name=main]`).
+    Where(String, String),
     Values,
 }
 
@@ -42,6 +44,10 @@ impl Path {
             match index {
                 None => {}
                 Some("") => steps.push(Step::Each),
+                Some(w) if w.contains('=') => {
+                    let (k, v) = w.split_once('=').unwrap_or_default();
+                    steps.push(Step::Where(k.to_string(), v.to_string()))
+                }
                 Some(n) => steps.push(Step::Item(n.parse().map_err(|_| "index is not a number")?)),
             }
         }
@@ -59,6 +65,10 @@ impl Path {
                         (Step::Key(k), _) => n.get(k).into_iter().collect(),
                         (Step::Each, Value::Seq(items)) => items.iter().collect(),
                         (Step::Item(i), Value::Seq(items)) => items.get(*i).into_iter().collect(),
+                        (Step::Where(k, v), Value::Seq(items)) => items
+                            .iter()
+                            .filter(|i| i.get(k).and_then(Node::scalar_text).as_deref() == Some(v))
+                            .collect(),
                         (Step::Values, Value::Map(e)) => e.iter().map(|(_, v)| v).collect(),
                         _ => Vec::new(),
                     }
@@ -66,6 +76,32 @@ impl Path {
                 .collect();
         }
         at
+    }
+
+    /// Every node the path reaches, each with its key when the last step is `*` (a map of named
+    /// services).
+    pub fn all_keyed<'n>(
+        &self,
+        root: &'n Node,
+        site: &'n Node,
+    ) -> Vec<(Option<&'n Node>, &'n Node)> {
+        let Some((Step::Values, head)) = self.steps.split_last() else {
+            return self
+                .all(root, site)
+                .into_iter()
+                .map(|n| (None, n))
+                .collect();
+        };
+        let parent = Path {
+            from_root: self.from_root,
+            steps: head.to_vec(),
+        };
+        let maps = parent.all(root, site).into_iter();
+        maps.flat_map(|n| match &n.value {
+            Value::Map(e) => e.iter().map(|(k, v)| (Some(k), v)).collect(),
+            _ => Vec::new(),
+        })
+        .collect()
     }
 
     /// The first node the path reaches.
@@ -106,6 +142,13 @@ mod tests {
         assert_eq!(texts("apps[].args.cfgs[].m", &doc), ["a", "b", "c"]);
         assert_eq!(texts("apps[1].args.cfgs[0].m", &doc), ["c"]);
         assert_eq!(texts("roles.*.size", &doc), ["1", "2"]);
+        assert_eq!(texts("apps[].args.cfgs[m=b].m", &doc), ["b"]);
+        let keyed = Path::parse("roles.*").expect("path").all_keyed(&doc, &doc);
+        let keys: Vec<_> = keyed
+            .iter()
+            .filter_map(|(k, _)| (*k)?.scalar_text())
+            .collect();
+        assert_eq!(keys, ["p", "d"]);
         let site = doc.get("roles").expect("roles");
         assert_eq!(texts("/apps[0].args.cfgs[1].m", site), ["b"]);
         assert!(Path::parse("a[x]").is_err());

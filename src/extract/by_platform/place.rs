@@ -6,7 +6,9 @@ use crate::extract::k8s::{instances, placement};
 
 /// GPU type and count, pods, image and the release its tag names.
 pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer: Option<&Node>) {
-    let (resource_gpus, mig) = placement::gpus(first_of(&site.resources, doc, node));
+    let resources = first_of(&site.resources, doc, node)
+        .or_else(|| first_of(&site.runs_in, doc, node)?.get("resources"));
+    let (resource_gpus, mig) = placement::gpus(resources);
     // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
     let (named, named_count) = named_gpu(first_of(&site.gpu_type, doc, node));
     let named = named
@@ -16,7 +18,8 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
     let mig = mig.or_else(|| mig_resource(site, doc, node));
     l.placement.gpu = mig.or(named).or(instance).or_else(|| {
         let root = outer.unwrap_or(doc);
-        first_of(&site.pod, root, root)
+        let at = if outer.is_some() { root } else { node };
+        first_of(&site.pod, root, at)
             .and_then(placement::gpu_type)
             .or_else(|| terms_gpu(site, doc, node))
     });
@@ -28,10 +31,13 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
         .or(resource_gpus)
         .or(instance_count)
         .or(site.gpu_count_default);
-    l.placement.pods = first_of(&site.pods, doc, node)
-        .and_then(placement::count_of)
+    l.placement.pods = site
+        .pods
+        .iter()
+        .find_map(|e| product(e, doc, node))
         .or(Some(1));
-    let image = first_of(&site.image, doc, node);
+    let container = first_of(&site.runs_in, doc, node);
+    let image = first_of(&site.image, doc, node).or_else(|| container?.get("image"));
     let tag = first_of(&site.image_tag, doc, node);
     l.placement.image = match (image.and_then(Node::scalar_text), tag) {
         (Some(repo), Some(t)) => t
@@ -188,14 +194,83 @@ fn instance_gpus(site: &Site, doc: &Node, node: &Node) -> (Option<(String, Loc)>
     }
 }
 
-/// `a * b`: the product of the counts the paths reach, a missing factor 1; `None` when none is there.
-fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
-    let counts: Vec<Option<u32>> = expr
-        .split('*')
-        .map(|p| first_of(&[p.trim().to_string()], doc, node).and_then(placement::count_of))
-        .collect();
-    counts
+/// `a * b`: the product of the counts the paths reach, a missing factor 1; `a + 1`: a sum of such
+/// products and numbers (a leader and `worker.size` workers). A product whose paths all start at
+/// the same list (`groups[].replicas * groups[].hosts`) is taken per item and summed. `None` when
+/// no path is there.
+pub fn product(expr: &str, doc: &Node, node: &Node) -> Option<u32> {
+    let mut found = false;
+    let mut sum = 0u32;
+    for term in expr.split('+') {
+        let factors: Vec<&str> = term.split('*').map(str::trim).collect();
+        let n = match per_item(&factors) {
+            Some((list, rest)) => {
+                let items = crate::platform::path::Path::parse(list)
+                    .map(|p| p.all(doc, node))
+                    .unwrap_or_default();
+                found |= !items.is_empty();
+                items
+                    .into_iter()
+                    .map(|item| factors_product(&rest, doc, item, &mut found))
+                    .fold(0u32, u32::saturating_add)
+            }
+            None => factors_product(&factors, doc, node, &mut found),
+        };
+        sum = sum.saturating_add(n);
+    }
+    found.then_some(sum)
+}
+
+/// The list every path factor of a product starts at (`groups[]`), and the factors from its items.
+fn per_item<'a>(factors: &[&'a str]) -> Option<(&'a str, Vec<&'a str>)> {
+    let paths: Vec<&str> = factors
         .iter()
-        .any(Option::is_some)
-        .then(|| counts.iter().map(|c| c.unwrap_or(1)).product())
+        .copied()
+        .filter(|f| f.parse::<u32>().is_err())
+        .collect();
+    let list = paths.first()?.split_once("[].").map(|(l, _)| l)?;
+    let rest: Option<Vec<&str>> = factors
+        .iter()
+        .map(|f| match f.parse::<u32>() {
+            Ok(_) => Some(*f),
+            Err(_) => f.strip_prefix(list)?.strip_prefix("[]."),
+        })
+        .collect();
+    let list_end = list.len() + 2;
+    rest.map(|r| (&paths[0][..list_end], r))
+}
+
+/// The product of the factors' counts from `node`, a missing one 1; `found` when one is there.
+fn factors_product(factors: &[&str], doc: &Node, node: &Node, found: &mut bool) -> u32 {
+    factors.iter().fold(1u32, |prod, factor| {
+        let n = factor.parse::<u32>().ok().or_else(|| {
+            let n = first_of(&[factor.to_string()], doc, node).and_then(placement::count_of);
+            *found |= n.is_some();
+            Some(n.unwrap_or(1))
+        });
+        prod.saturating_mul(n.unwrap_or(1))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Sources;
+
+    #[test]
+    fn counts_are_products_sums_and_sums_over_list_items() {
+        let mut s = Sources::default();
+        let f = s.add(
+            "c.yaml",
+            "worker: {size: 3}\ngroups:\n  - {replicas: 2, hosts: 4}\n  - {replicas: 3}\n  - {}\n",
+        );
+        let doc = crate::yaml::parse_document(f, s.get(f)).expect("valid YAML");
+        let count = |e: &str| product(e, &doc, &doc);
+        assert_eq!(count("worker.size + 1"), Some(4));
+        assert_eq!(count("leader.size + 1"), None);
+        assert_eq!(count("worker.size * groups[0].hosts"), Some(12));
+        // 1 + (2 × 4) + (3 × 1) + (1 × 1): a missing factor is 1, as KubeRay defaults them.
+        assert_eq!(count("1 + groups[].replicas * groups[].hosts"), Some(13));
+        assert_eq!(count("1 + none[].replicas"), None);
+    }
 }

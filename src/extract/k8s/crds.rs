@@ -1,41 +1,17 @@
-//! Serving CRDs: where each one keeps its pod templates, roles and group sizes
-//! (`../shared/reference/k8s-webhook.md` §1.1 maps every shape). Those a platform file describes
-//! (`pod_template`, `lws_template` sites) are read by [`Cx::pod_sites`].
+//! The pod-level sites a platform file names in a custom resource (`pod_template`, `lws_template`,
+//! `container`, `platform_command`, `not_engine`; `platforms/*.toml`), read by [`Cx::pod_sites`],
+//! and the LeaderWorkerSet template reader they share. No custom resource is known here by its
+//! kind (`../shared/reference/k8s-webhook.md` §1.1 maps the shapes the platform files describe).
 
-use super::placement::{count_of, items};
-use super::{arg_of, entries, named_or_first, scalar, Cx, Group};
-use crate::extract::by_platform;
-use crate::extract::shell::{self, MappedWord};
-use crate::launch::{Engine, Launch};
+use super::placement::{self, count_of};
+use super::{Cx, Group};
+use crate::extract::by_platform::{self, product};
+use crate::launch::Launch;
 use crate::platform::path::{first_of, Path};
-use crate::platform::Platform;
+use crate::platform::{Platform, Site};
 use crate::yaml::Node;
 
-fn text(node: Option<&Node>, key: &str) -> Option<String> {
-    node?.get(key)?.scalar_text()
-}
-
 impl Cx<'_> {
-    /// Custom resources, recognised by kind and, where two projects share a kind, by shape.
-    pub(super) fn crd(&mut self, spec: Option<&Node>) {
-        let Some(spec) = spec else { return };
-        let g = Group::default();
-        match self.kind.as_str() {
-            "LeaderWorkerSet" => self.lws(spec.get("leaderWorkerTemplate"), g),
-            "DynamoGraphDeployment" => self.dynamo(spec),
-            "LLMInferenceService" => self.llm_inference_service(spec),
-            "ClusterServingRuntime" | "ServingRuntime" | "InferenceService"
-                if spec.get("engineConfig").is_some() || spec.get("engine").is_some() =>
-            {
-                self.ome(spec)
-            }
-            // KServe: the runtime is a pod spec; the predictor is one too.
-            "ClusterServingRuntime" | "ServingRuntime" => self.pod_spec(Some(spec), &g),
-            "InferenceService" => self.pod_spec(spec.get("predictor"), &g),
-            _ => {}
-        }
-    }
-
     /// LeaderWorkerSet template: a group of `size` pods, the leader from `leaderTemplate` (else
     /// from `workerTemplate`, as LWS does) and `size - 1` workers. Both templates are read.
     /// When the leader runs an engine, the group is one engine over all `size` pods, and a worker
@@ -85,166 +61,68 @@ impl Cx<'_> {
             let Ok(at) = Path::parse(&site.at) else {
                 continue;
             };
-            for node in at.all(doc, doc) {
+            for (key, node) in at.all_keyed(doc, doc) {
+                if self.site_not_engine(site, doc, node) {
+                    continue;
+                }
+                self.platform_command(site, doc, node);
                 let g = Group {
-                    role: site
-                        .role
-                        .clone()
-                        .or_else(|| by_platform::role_name(site, doc, node)),
-                    pods: first_of(&site.pods, doc, node).and_then(count_of),
-                    ..Group::default()
+                    role: by_platform::role(site, doc, node),
+                    pods: site.pods.iter().find_map(|e| product(e, doc, node)),
+                    gpus: placement::gpus(first_of(&site.resources, doc, node)).0,
+                    service: key.and_then(Node::scalar_text),
                 };
-                match first_of(&site.lws_template, doc, node) {
-                    Some(lwt) => self.lws(Some(lwt), g),
-                    None => self.pod_template(first_of(&site.pod_template, doc, node), &g),
+                if let Some(c) = first_of(&site.container, doc, node) {
+                    self.container(c, first_of(&site.pod, doc, node), &g);
+                } else if let Some(lwt) = first_of(&site.lws_template, doc, node) {
+                    self.lws(Some(lwt), g);
+                } else {
+                    self.pod_template(first_of(&site.pod_template, doc, node), &g);
                 }
             }
         }
     }
 
-    /// NVIDIA Dynamo: v1alpha1 `services.<name>` (role in `subComponentType`, GPUs in Dynamo's own
-    /// `resources.limits.gpu`, pods in `multinode.nodeCount`, argv in `extraPodSpec.mainContainer`);
-    /// v1beta1 `components[]` (role in `type`, a pod template with a `main` container).
-    fn dynamo(&mut self, spec: &Node) {
-        for (name, svc) in entries(spec.get("services")) {
-            if self.dynamo_frontend(svc.get("componentType")) {
-                self.skipped.push(svc.loc.range());
-                continue;
-            }
-            let g = Group {
-                service: name.scalar_text(),
-                ..dynamo_group(svc, "subComponentType")
-            };
-            let pod = svc.get("extraPodSpec");
-            if let Some(main) = pod.and_then(|p| p.get("mainContainer")) {
-                self.container(main, pod, &g);
-            }
-        }
-        for comp in items(spec.get("components")) {
-            if self.dynamo_frontend(comp.get("type")) {
-                self.skipped.push(comp.loc.range());
-                continue;
-            }
-            let g = dynamo_group(comp, "type");
-            let pod = comp.get("podTemplate").and_then(|t| t.get("spec"));
-            if let Some(main) = named_or_first(pod.and_then(|p| p.get("containers")), "main") {
-                self.container(main, pod, &g);
+    /// The first container of each of the site's `platform_command` pod specs, when it gives no
+    /// `command`, runs the platform's command (KubeRay: `ray start`, ray-project/kuberay
+    /// ray-operator/controllers/ray/common/pod.go `BuildPod`), whatever its image's entrypoint: no
+    /// launch there.
+    fn platform_command(&mut self, site: &Site, doc: &Node, node: &Node) {
+        let specs = site
+            .platform_command
+            .iter()
+            .filter_map(|p| Path::parse(p).ok());
+        for spec in specs.flat_map(|p| p.all(doc, node)) {
+            if let Some(first) = placement::items(spec.get("containers")).next() {
+                if first.get("command").is_none() {
+                    self.read.insert(first.loc.start);
+                }
             }
         }
     }
 
-    /// A Dynamo frontend (`componentType`/`type: frontend`) routes requests and holds no KV pool:
-    /// INP007, and no launch.
-    fn dynamo_frontend(&mut self, kind: Option<&Node>) -> bool {
-        let Some(kind) = kind.filter(|k| k.as_str() == Some("frontend")) else {
+    /// A site whose value says it runs no engine (a frontend, a router): INP007 there, and it is
+    /// not read, nor walked for pod templates.
+    fn site_not_engine(&mut self, site: &Site, doc: &Node, node: &Node) -> bool {
+        let Some(not) = &site.not_engine else {
             return false;
         };
+        let at = first_of(std::slice::from_ref(&not.path), doc, node);
+        let Some(at) = at.filter(|v| v.scalar_text().is_some_and(|t| not.values.contains(&t)))
+        else {
+            return false;
+        };
+        self.skipped.push(node.loc.range());
         self.findings.push(
-            crate::finding::Finding::new("INP007", Some(kind.loc))
-                .var("what", "Dynamo's frontend")
-                .var(
-                    "reason",
-                    "it routes requests to engines and holds no KV pool",
-                )
+            crate::finding::Finding::new("INP007", Some(at.loc))
+                .var("what", &not.what)
+                .var("reason", &not.reason)
                 .var(
                     "help",
                     "the engines it routes to are checked where they are launched",
                 ),
         );
         true
-    }
-
-    /// OME runtimes and InferenceServices: `engineConfig`/`engine` (prefill when a decoder exists)
-    /// and `decoderConfig`/`decoder` (decode), each a `runner` container or a `leader` + `worker`
-    /// group of `worker.size` + 1 pods; the config itself carries the pod-level fields.
-    fn ome(&mut self, spec: &Node) {
-        let decoder = spec.get("decoderConfig").or_else(|| spec.get("decoder"));
-        let engine = spec.get("engineConfig").or_else(|| spec.get("engine"));
-        let engine_role = decoder.map(|_| "prefill".to_string());
-        for (cfg, role) in [(engine, engine_role), (decoder, Some("decode".to_string()))] {
-            let Some(cfg) = cfg else { continue };
-            let worker_pods = cfg
-                .get("worker")
-                .and_then(|w| w.get("size"))
-                .and_then(count_of);
-            let g = Group {
-                role,
-                pods: worker_pods.map(|n| n + 1),
-                ..Group::default()
-            };
-            let (pod, runner) = match cfg.get("leader") {
-                Some(leader) => (leader, leader.get("runner")),
-                None => (cfg, cfg.get("runner")),
-            };
-            if let Some(runner) = runner {
-                self.container(runner, Some(pod), &g);
-            }
-        }
-    }
-
-    /// KServe LLMInferenceService: the controller's template runs
-    /// `vllm serve /mnt/models ... {{ --tensor-parallel-size .Spec.Parallelism.Tensor }} ... ${VLLM_ADDITIONAL_ARGS}`
-    /// (kserve config/llmisvcconfig/config-llm-template.yaml), so the launch is rebuilt from
-    /// `spec.model.uri`, `parallelism` and that env var. Decode is `spec.template` when a
-    /// `spec.prefill` exists, whose own template is the prefill half.
-    fn llm_inference_service(&mut self, spec: &Node) {
-        let prefill = spec.get("prefill");
-        let main_role = prefill.map(|_| "decode".to_string());
-        for (part, role) in [
-            (Some(spec), main_role),
-            (prefill, Some("prefill".to_string())),
-        ] {
-            let Some(part) = part else { continue };
-            let pod = part.get("template");
-            let Some(main) = named_or_first(pod.and_then(|p| p.get("containers")), "main") else {
-                continue;
-            };
-            self.read.insert(main.loc.start);
-            let g = Group {
-                role,
-                ..Group::default()
-            };
-            if let Some(launch) = self.llmisvc_launch(spec, part, main) {
-                let launch = self.finish(launch, main, pod, &g);
-                self.out.push(launch);
-            }
-        }
-    }
-
-    fn llmisvc_launch(&self, spec: &Node, part: &Node, main: &Node) -> Option<Launch> {
-        let command = main.get("name").map_or(main.loc, |n| n.loc);
-        let mut args = Vec::new();
-        if let Some(uri) = spec.get("model").and_then(|m| m.get("uri")) {
-            let w = scalar::word(self.src, uri)?;
-            let skip = w.chars.as_str().find("://").map_or(0, |i| i + 3);
-            args.push(arg_of(&MappedWord {
-                chars: w.chars.tail(skip),
-                ..w
-            }));
-        }
-        let parallelism = part.get("parallelism").or_else(|| spec.get("parallelism"));
-        for (key, flag) in [
-            ("tensor", "--tensor-parallel-size"),
-            ("pipeline", "--pipeline-parallel-size"),
-            ("data", "--data-parallel-size"),
-        ] {
-            if let Some((k, v)) = entries(parallelism)
-                .iter()
-                .find(|(k, _)| k.as_str() == Some(key))
-            {
-                args.push(crate::launch::Arg::new(flag, k.loc));
-                args.extend(scalar::word(self.src, v).map(|w| arg_of(&w)));
-            }
-        }
-        let env = self.env(main);
-        if let Some((_, extra)) = env.iter().find(|(n, _)| n == "VLLM_ADDITIONAL_ARGS") {
-            args.extend(shell::split_words(self.file, extra).iter().map(arg_of));
-        }
-        args.extend(self.words(main.get("args"), &env).iter().map(arg_of));
-        Some(Launch {
-            env: env.iter().map(|(n, w)| (n.clone(), arg_of(w))).collect(),
-            ..Launch::new(Engine::Vllm, command, args)
-        })
     }
 }
 
@@ -287,17 +165,4 @@ fn settings(l: &Launch) -> Vec<&str> {
         }
     }
     out
-}
-
-fn dynamo_group(svc: &Node, role_key: &str) -> Group {
-    let resources = svc.get("resources");
-    Group {
-        role: text(Some(svc), role_key),
-        pods: svc
-            .get("multinode")
-            .and_then(|m| m.get("nodeCount"))
-            .and_then(count_of),
-        gpus: super::placement::gpus(resources).0,
-        service: None,
-    }
 }

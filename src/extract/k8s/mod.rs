@@ -1,5 +1,5 @@
-//! Kubernetes objects → engine launches: workloads with pod templates, and the serving CRDs that
-//! wrap them (`crds`). Each container's `command` + `args` is an exec-form argv, with Kubernetes
+//! Kubernetes objects → engine launches: workloads with pod templates, and the custom resources
+//! that wrap them, read as their platform files say (`serving`, `crds`). Each container's `command` + `args` is an exec-form argv, with Kubernetes
 //! `$(VAR)` references expanded from the container's env first; the shell reader takes it from there
 //! (`sh -c` strings included).
 
@@ -13,7 +13,7 @@ mod templates;
 
 use crate::extract::shell::{self, Chars, MappedWord};
 use crate::finding::Finding;
-use crate::launch::{Arg, Launch, ObjectRef};
+use crate::launch::{Launch, ObjectRef};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
 use placement::items;
@@ -118,10 +118,7 @@ impl<'a> Cx<'a> {
             _ => {
                 // A platform file and the kind's own reader may both read parts of it (a
                 // RayService's Ray Serve config and its Ray cluster).
-                let by_data = self.platforms(doc);
-                if !self.serving(doc) && !by_data {
-                    self.crd(spec);
-                }
+                self.platforms(doc);
             }
         }
         // Pod templates the kind's reader did not take, wherever the object keeps them.
@@ -454,29 +451,6 @@ pub fn synthetic_words(words: &[&str], at: Loc) -> Vec<MappedWord> {
             unresolved: Vec::new(),
         })
         .collect()
-}
-
-/// A mapped word as an argv token.
-fn arg_of(w: &MappedWord) -> Arg {
-    let mut unresolved: Vec<String> = Vec::new();
-    for (_, n) in &w.unresolved {
-        if !unresolved.contains(n) {
-            unresolved.push(n.clone());
-        }
-    }
-    Arg {
-        text: w.chars.as_str().to_string(),
-        loc: w.loc,
-        unresolved,
-    }
-}
-
-/// The first item of a list whose `name` is `name`, else the first item.
-fn named_or_first<'n>(list: Option<&'n Node>, name: &str) -> Option<&'n Node> {
-    let mut all = items(list);
-    let first = all.clone().next();
-    all.find(|c| c.get("name").and_then(Node::as_str) == Some(name))
-        .or(first)
 }
 
 /// The entries of a mapping node.

@@ -209,27 +209,6 @@ fn configmap_name(doc: &Node) -> Option<&str> {
     doc.get("metadata")?.get("name")?.as_str()
 }
 
-/// Where the key `key` of the ConfigMap `name` is written in the input, read one document at a
-/// time.
-pub(super) fn configmap_key(
-    file: FileId,
-    src: &SourceFile,
-    name: &str,
-    key: &str,
-) -> Result<Loc, String> {
-    let cm = yaml::documents(file, src)
-        .flatten()
-        .find(|d| configmap_name(d) == Some(name))
-        .ok_or_else(|| format!("ConfigMap {name} is not in this input"))?;
-    let Some(Value::Map(data)) = cm.get("data").map(|d| &d.value) else {
-        return Err(format!("ConfigMap {name} is not in this input"));
-    };
-    data.iter()
-        .find(|(k, _)| k.as_str() == Some(key))
-        .map(|(k, _)| k.loc)
-        .ok_or_else(|| format!("ConfigMap {name} has no key {key}"))
-}
-
 /// The nodes from `root` down to the deepest one whose extent holds `at`.
 fn ancestors(root: &Node, at: Loc) -> Option<Vec<&Node>> {
     let (start, end) = extent(root);
@@ -341,7 +320,7 @@ fn configmap_mount(m: &Node, volumes: Option<&Node>) -> Option<(ConfigMapVolume,
 /// The manifest with everything but the block scalar under the key at `key` blanked: the lines
 /// after the key's line that are blank or indented deeper than the key. Newlines are kept, so
 /// offsets, lines and columns stay those of the manifest.
-pub(super) fn block_of(text: &str, key: Loc) -> String {
+pub(crate) fn block_of(text: &str, key: Loc) -> String {
     let line_start = text[..key.start].rfind('\n').map_or(0, |i| i + 1);
     let indent = key.start - line_start;
     let body_start = text[key.start..]

@@ -1,102 +1,41 @@
-//! Serving resources whose engine launch is not a pod template's argv, but is built by their
-//! controller from fields: KAITO `Workspace` (+ its ConfigMap), and the objects a platform file
-//! reads (`platforms/*.toml`: KubeAI `Model`, KubeRay `RayService`'s Ray Serve config, the pod
-//! templates of RoleBasedGroup, StormService, DisaggregatedSet, llmaz `Service`); and those
-//! wrapping pod templates in their own layout: AIBrix `RayClusterFleet` / KubeRay `RayCluster`,
-//! llmaz `BackendRuntime`, and OpenShift `Template` (each of its `objects` is read as an object).
+//! Kubernetes objects read as a platform file says (`platforms/*.toml`): by kind (KubeAI `Model`,
+//! KAITO `Workspace`, llmaz `BackendRuntime`, LeaderWorkerSet, KubeRay clusters, the pod templates
+//! and containers of RoleBasedGroup, StormService, DisaggregatedSet, Dynamo, OME,
+//! LLMInferenceService), or as a document held in one of the object's strings (KubeRay
+//! `RayService` `spec.serveConfigV2`).
 
-use super::placement::{count_of, items};
-use super::{instances, mounts, Cx, Group};
+use super::{mounts, Cx};
 use crate::extract::by_platform;
 use crate::finding::Finding;
-use crate::launch::{Arg, Engine, Launch};
+use crate::launch::Launch;
 use crate::source::{Loc, SourceFile};
 use crate::yaml::{self, Node};
 
 impl Cx<'_> {
-    /// Reads the resources this file knows; `false` for any other kind.
-    pub(super) fn serving(&mut self, doc: &Node) -> bool {
-        let spec = doc.get("spec");
-        let kind = self.kind.clone();
-        match (kind.as_str(), spec) {
-            ("Workspace", _) if doc.get("inference").is_some() => self.kaito(doc),
-            ("Template", _) if doc.get("objects").is_some() => {
-                for obj in items(doc.get("objects")).filter(|o| super::is_object(o)) {
-                    self.nested(obj);
-                }
-            }
-            ("RayService", Some(s)) => {
-                if let Some(c) = s.get("rayClusterConfig") {
-                    self.ray_started(c);
-                }
-            }
-            ("RayClusterFleet", Some(s)) => {
-                self.ray_cluster(s.get("template").and_then(|t| t.get("spec")))
-            }
-            ("RayCluster", Some(s)) => self.ray_cluster(Some(s)),
-            ("BackendRuntime", Some(s)) if s.get("command").is_some() => self.backend_runtime(s),
-            _ => return false,
-        }
-        true
-    }
-
-    /// KAITO `Workspace`: `inference.config` names a ConfigMap whose `inference_config.yaml` holds a
-    /// `vllm:` map of vLLM flags (kaito-project/kaito presets/workspace/inference/vllm); the model is
-    /// the preset's; GPUs come from `resource.instanceType`.
-    fn kaito(&mut self, doc: &Node) {
-        let inference = doc.get("inference");
-        let preset = inference
-            .and_then(|i| i.get("preset"))
-            .and_then(|p| p.get("name"));
-        let Some(preset) = preset else {
-            let at = inference.map_or(doc.loc, |i| i.loc);
-            self.not_read(at, "KAITO Workspace", "it names no preset model");
-            return;
-        };
-        let mut args = vec![
-            Arg::new("--model", preset.loc),
-            Arg::new(preset.scalar_text().unwrap_or_default(), preset.loc),
-        ];
-        let config = inference.and_then(|i| i.get("config"));
-        if let Some(cfg) = config {
-            let name = cfg.as_str().unwrap_or_default();
-            let root = match self.configmap_yaml(name, "inference_config.yaml") {
-                Ok(root) => root,
-                Err(why) => return self.not_read(cfg.loc, "KAITO inference config", &why),
-            };
-            if let Some(vllm) = root.get("vllm") {
-                match crate::engine::config_file_args(Engine::Vllm, vllm) {
-                    Ok(a) => args.extend(a),
-                    Err(why) => return self.not_read(cfg.loc, "KAITO vLLM config", &why),
-                }
-            }
-        }
-        let mut launch = Launch::new(Engine::Vllm, preset.loc, args);
-        if let Some(it) = doc.get("resource").and_then(|r| r.get("instanceType")) {
-            if let Some((gpu, n)) = it.as_str().and_then(instances::gpus) {
-                launch.placement.gpu = Some((gpu.to_string(), it.loc));
-                launch.placement.gpus_per_pod = Some(n);
-            }
-        }
-        self.push(launch, None);
-    }
-
     /// Objects a platform file reads (`platforms/*.toml`): by kind, or a document held in one of
-    /// the object's strings (KubeRay `RayService` `spec.serveConfigV2`, a Ray Serve config).
-    /// `false` when no platform knows the kind, or none of those that read it directly
-    /// recognizes this object (a KServe InferenceService of another model format).
-    pub(super) fn platforms(&mut self, doc: &Node) -> bool {
+    /// the object's strings (KubeRay `RayService` `spec.serveConfigV2`, a Ray Serve config). An
+    /// object no platform recognizes (a KServe InferenceService of another model format) is left
+    /// to the walk over its pod templates.
+    pub(super) fn platforms(&mut self, doc: &Node) {
         let registry = crate::platform::registry();
         if !registry.knows_kind(&self.kind) {
-            return false;
+            return;
         }
         let kind = self.kind.clone();
         let direct = registry.for_kind(&kind);
-        let mut read = registry.embedded_in(&kind).next().is_some();
         if let Some(p) = by_platform::find(direct, self.src, doc) {
             let out = by_platform::read(p, self.file, self.src, doc, None);
             self.take(out);
-            read = true;
+            // The containers those launches run in are read.
+            for site in &p.launches {
+                let Ok(at) = crate::platform::path::Path::parse(&site.at) else {
+                    continue;
+                };
+                for node in at.all(doc, doc) {
+                    let c = crate::platform::path::first_of(&site.runs_in, doc, node);
+                    self.read.extend(c.map(|c| c.loc.start));
+                }
+            }
             self.pod_sites(p, doc);
         }
         for p in registry.embedded_in(&kind) {
@@ -118,7 +57,6 @@ impl Cx<'_> {
                 self.take(out);
             }
         }
-        read
     }
 
     /// Launches a platform read, as this object's.
@@ -131,65 +69,6 @@ impl Cx<'_> {
                 .map(|o| o.name)
                 .filter(|n| !n.is_empty());
             self.push(launch, name);
-        }
-    }
-
-    /// A RayCluster spec: the head runs the engine command; every worker host is a pod of it.
-    fn ray_cluster(&mut self, spec: Option<&Node>) {
-        let Some(spec) = spec else { return };
-        self.ray_started(spec);
-        let workers: u32 = items(spec.get("workerGroupSpecs"))
-            .map(|w| {
-                let replicas = w.get("replicas").and_then(count_of).unwrap_or(1);
-                replicas * w.get("numOfHosts").and_then(count_of).unwrap_or(1)
-            })
-            .sum();
-        let g = Group {
-            pods: Some(1 + workers),
-            ..Group::default()
-        };
-        let head = spec.get("headGroupSpec").and_then(|h| h.get("template"));
-        self.pod_template(head, &g);
-    }
-
-    /// KubeRay runs `ray start` in a group's Ray container (the first) when it has no `command`
-    /// (ray-project/kuberay ray-operator/controllers/ray/common/pod.go `BuildPod`: command
-    /// `/bin/bash -lc --`, args `ulimit ...; $KUBERAY_GEN_RAY_START_CMD`), whatever its image's
-    /// entrypoint: no launch there.
-    fn ray_started(&mut self, spec: &Node) {
-        let groups = spec
-            .get("headGroupSpec")
-            .into_iter()
-            .chain(items(spec.get("workerGroupSpecs")));
-        for group in groups {
-            let pod = group.get("template").and_then(|t| t.get("spec"));
-            if let Some(ray) = items(pod.and_then(|p| p.get("containers"))).next() {
-                if ray.get("command").is_none() {
-                    self.read.insert(ray.loc.start);
-                }
-            }
-        }
-    }
-
-    /// llmaz `BackendRuntime`: `spec.command` + each `recommendedConfigs[].args`, one launch per
-    /// config. Template placeholders (`{{ .ModelPath }}`) are values kvlint cannot see.
-    fn backend_runtime(&mut self, spec: &Node) {
-        let env = Vec::new();
-        let command = self.words(spec.get("command"), &env);
-        for cfg in items(spec.get("recommendedConfigs")) {
-            let mut argv = command.clone();
-            argv.extend(self.words(cfg.get("args"), &env));
-            let found = crate::extract::shell::exec_launches(self.file, argv, &env);
-            self.findings.extend(found.findings);
-            for mut launch in found.launches {
-                for a in &mut launch.args {
-                    if a.text.contains("{{") {
-                        a.unresolved.push(a.text.clone());
-                    }
-                }
-                let name = cfg.get("name").and_then(Node::scalar_text);
-                self.push(launch, name);
-            }
         }
     }
 
@@ -219,12 +98,6 @@ impl Cx<'_> {
         let text = mounts::block_of(&self.src.text, key);
         let src = SourceFile::new(self.src.name.clone(), text);
         yaml::parse_document(self.file, &src).map_err(|e| e.message)
-    }
-
-    /// The YAML under `key` of the ConfigMap `name` in this file.
-    fn configmap_yaml(&self, name: &str, key: &str) -> Result<Node, String> {
-        let at = mounts::configmap_key(self.file, self.src, name, key)?;
-        self.block_yaml(at)
     }
 }
 
