@@ -422,17 +422,18 @@ pub fn weights_per_rank(
     )
 }
 
-/// `weights_per_rank` with `headroom` over a parameter-count estimate of the checkpoint's own
-/// bytes in a layout it declares (unquantized, 8-bit, or 4-bit with `group_size`), for an engine
-/// whose logged weights bound it more tightly (SGLang: `sglang::budget::WEIGHTS_HEADROOM`, fitted
-/// to the logged weights); online quantization keeps +10 % and an undeclared 4-bit layout +30 %.
+/// `weights_per_rank` with its headroom per class, for an engine whose logged weights bound it
+/// more tightly: `declared` over a 4-bit checkpoint priced in the layout its config declares
+/// (`group_size`), `counted` over a 16- or 8-bit checkpoint's parameter count (SGLang:
+/// `sglang::budget::WEIGHTS_HEADROOM`, both fitted to the logged weights); online quantization
+/// keeps +10 % and an undeclared 4-bit layout +30 %.
 pub fn weights_per_rank_with_headroom(
     model: &Geometry,
     online_quant: Option<&str>,
     tp_pp: (u32, u32),
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
-    headroom: f64,
+    (declared, counted): (f64, f64),
 ) -> Estimate {
     weights(
         model,
@@ -440,16 +441,39 @@ pub fn weights_per_rank_with_headroom(
         tp_pp,
         engine_extras,
         notes,
-        (headroom, headroom),
+        (declared, counted),
     )
 }
+
+/// Terms of the math (besides TensorRT-LLM's, `trtllm::FITTED_ON`) that are sized from logged
+/// data rather than from an engine's code, with the data; the accuracy report lists them.
+pub const FITTED_ON: &[&str] = &[
+    "weights headroom over a 16- or 8-bit checkpoint's parameter count and an AWQ/GPTQ one's \
+     groups, +3 % (capacity::COUNTED_HEADROOM): logged weights 0–2.4 % over the count in 36 vLLM \
+     startups, 0.05–0.8 % in 4 SGLang ones, 2.9 % for TensorRT-LLM's DeepSeek-R1 FP8 ranks; \
+     AWQ 0.8–1.6 % (Gemma 4 on SGLang, Qwen3 14B/32B on vLLM)",
+    "SGLang weights headroom over another declared 4-bit layout, +5 % (sglang::budget::\
+     WEIGHTS_HEADROOM): logged weights −1.7 % to +3.3 % of the estimate (GLM-5.1 MXFP4, Kimi K2.5 \
+     compressed-tensors, DeepSeek-R1 NVFP4; 0.5.8–0.5.12)",
+    "vLLM profile non-KV memory, 0.8–1.3× kvlint's estimate (+0.3 GiB) on one GPU or an NVSwitch \
+     group, 0.6–2.0× on PCIe-only parts, 0.6–1.6× under a pipeline (vllm::non_kv_spread): \
+     utilization × total − logged weights − logged KV, 0.93–1.07× on H100 SXM (17 logs, \
+     0.16–0.19), 0.88–1.30× on one A100 PCIe/L40S/RTX 6000 Ada, 1.6–1.7× at TP 4 on RTX PRO \
+     6000, about 2× in one low-confidence L4 log, 0.55× at PP 2",
+];
+
+/// Headroom over a 16- or 8-bit checkpoint's parameter count, fitted to the logged weights (the
+/// accuracy report lists it): the count misses the vocabulary padding and small buffers; the
+/// logged weights of such startups run 0–2.4 % over it on vLLM (36 logs), 0.05–0.8 % on SGLang
+/// (Qwen3-8B, Qwen3-32B, GLM-5 FP8), 2.9 % on TensorRT-LLM's DeepSeek-R1 FP8 ranks.
+pub const COUNTED_HEADROOM: f64 = 0.03;
 
 /// `weights_per_rank` for engines whose logged weights match a 16- or 8-bit checkpoint's
 /// parameter count: +3 % headroom instead of +10 %. vLLM and TensorRT-LLM load such a checkpoint
 /// at the dtype config.json gives; the count misses only the embedding's padding to 64 rows per
 /// rank (vLLM `VocabParallelEmbedding`, DEFAULT_VOCAB_PADDING_SIZE) and small buffers. The logged
 /// weights of 36 such vLLM startups run 0–2.4 % over the count, TensorRT-LLM's DeepSeek-R1 FP8
-/// ranks 2.9 %.
+/// ranks 2.9 %. Fitted to data: `COUNTED_HEADROOM`.
 pub fn weights_per_rank_counted(
     model: &Geometry,
     online_quant: Option<&str>,
@@ -463,7 +487,7 @@ pub fn weights_per_rank_counted(
         tp_pp,
         engine_extras,
         notes,
-        (0.10, 0.03),
+        (0.10, COUNTED_HEADROOM),
     )
 }
 
@@ -495,6 +519,11 @@ fn weights(
                 model.weight_bytes as f64,
                 0.03,
                 "model.safetensors.index.json total_size",
+            ),
+            WeightsSource::ParamCount if four_bit && declared_layout && packed_groups(model) => (
+                model.weight_bytes as f64,
+                counted_headroom,
+                "parameter count from config.json at 4 bits in the AWQ/GPTQ groups its quantization_config declares",
             ),
             WeightsSource::ParamCount if four_bit && declared_layout => (
                 model.weight_bytes as f64,
@@ -542,6 +571,26 @@ fn weights(
     }
     notes.estimate("weights_bytes_per_rank", e, how);
     e
+}
+
+/// An AWQ/GPTQ checkpoint, whose weights the loaders allocate exactly as kvlint prices them
+/// (`model::weight_format`): packed int32 values, an fp16 scale and a packed zero point per group
+/// and column (SGLang `layers/quantization/awq/schemes/awq_marlin.py ::
+/// AWQMarlinLinearScheme.create_weights`, vLLM `quantization/awq_marlin.py ::
+/// AWQMarlinLinearMethod.create_weights`). The Marlin repack replaces each with a tensor of the
+/// same size and adds a per-layer workspace of a few KiB (SGLang
+/// `hardware_backend/gpu/quantization/awq_kernels.py :: AWQMarlinLinearKernel.
+/// process_weights_after_loading`), and the engines read the free memory after emptying the
+/// allocator's cache (SGLang `utils/common.py :: get_available_gpu_memory`), so nothing of the
+/// conversion stays. Such a checkpoint gets the headroom of a counted 16- or 8-bit one: its
+/// logged weights run 0.8–1.6 % over the estimate (Gemma 4 AWQ on SGLang, Qwen3-14B/32B AWQ on
+/// vLLM). The other 4-bit formats keep the engine's own headroom: their MoE loaders convert
+/// (NVFP4 scale swizzling, ROCm shuffles) and their logs run up to 3.3 % over.
+fn packed_groups(model: &Geometry) -> bool {
+    model
+        .quantization
+        .as_ref()
+        .is_some_and(|q| matches!(q.method.as_str(), "awq" | "awq_marlin" | "gptq" | "gptq_marlin"))
 }
 
 /// Bytes per rank an MXFP4 (`quant_method: mxfp4`, gpt-oss) MoE may gain from the kernels'
