@@ -437,7 +437,11 @@ fn terms_table(groups: &[(String, String, Stats)]) -> String {
     t.push('\n');
     let sets = ["all", Set::Tuned.name(), Set::Unseen.name()];
     for (engine, key, s) in groups.iter().filter(|(_, k, _)| sets.contains(&k.as_str())) {
-        t.push_str(&format!("| {engine} | {key} | {} | {} |", s.n, pct(s.width)));
+        t.push_str(&format!(
+            "| {engine} | {key} | {} | {} |",
+            s.n,
+            pct(s.width)
+        ));
         for p in &s.parts {
             t.push_str(&format!(" {} |", pct(*p)));
         }

@@ -426,11 +426,12 @@ pub const FITTED_ON: &[&str] = &[
     "SGLang weights headroom over another declared 4-bit layout, +5 % (sglang::budget::\
      WEIGHTS_HEADROOM): logged weights −1.7 % to +3.3 % of the estimate (Kimi K2.5 \
      compressed-tensors, DeepSeek-R1 NVFP4; 0.5.8–0.5.9)",
-    "vLLM profile non-KV memory, 0.8–1.3× kvlint's estimate (+0.3 GiB) on one GPU or an NVSwitch \
-     group, 0.6–2.0× on PCIe-only parts, 0.6–1.6× under a pipeline (vllm::non_kv_spread): \
-     utilization × total − logged weights − logged KV, 0.93–1.07× on H100 SXM (17 logs, \
-     0.16–0.19), 0.88–1.30× on one A100 PCIe/L40S/RTX 6000 Ada, 1.6–1.7× at TP 4 on RTX PRO \
-     6000, about 2× in one low-confidence L4 log, 0.55× at PP 2",
+    "vLLM profile non-KV memory besides the NCCL buffers, 0.8–1.3× kvlint's estimate (+0.3 GiB) \
+     on one GPU or a TP group, 0.6–2.0× on one PCIe-only card, 0.6–1.6× under a pipeline \
+     (vllm::non_kv_spread): utilization × total − logged weights − logged KV is 0.93–1.07× the \
+     estimate on H100 SXM (17 logs, 0.16–0.19), 0.88–1.30× on one A100 PCIe/L40S/RTX 6000 Ada, \
+     within it plus the 1.8 GiB NCCL allowance at TP 4 on RTX PRO 6000, about 2× in one \
+     low-confidence L4 log, 0.55× at PP 2",
 ];
 
 /// Headroom over a 16- or 8-bit checkpoint's parameter count, fitted to the logged weights (the
@@ -592,15 +593,12 @@ fn weights(
 /// other 4-bit formats keep the engine's own headroom: their loaders convert (NVFP4 scale
 /// swizzling, compressed-tensors' MoE repacks) and their logs run up to 3.3 % over.
 fn allocated_as_priced(model: &Geometry) -> bool {
-    model
-        .quantization
-        .as_ref()
-        .is_some_and(|q| {
-            matches!(
-                q.method.as_str(),
-                "awq" | "awq_marlin" | "gptq" | "gptq_marlin" | "quark"
-            )
-        })
+    model.quantization.as_ref().is_some_and(|q| {
+        matches!(
+            q.method.as_str(),
+            "awq" | "awq_marlin" | "gptq" | "gptq_marlin" | "quark"
+        )
+    })
 }
 
 /// Bytes per rank an MXFP4 (`quant_method: mxfp4`, gpt-oss) MoE may gain from the kernels'

@@ -641,7 +641,10 @@ mod tests {
         // tower a launch may not build, −1 % for a text-only one (`capacity::weights`).
         let high_gap = (v.pool_tokens_high - t.pool_tokens_high) as f64 * b;
         let expected = 0.9 * 0.01 * t.weights_bytes as f64;
-        assert!((high_gap - expected).abs() < 64.0 * b, "{high_gap} vs {expected}");
+        assert!(
+            (high_gap - expected).abs() < 64.0 * b,
+            "{high_gap} vs {expected}"
+        );
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! 0.11–0.27 differences. Reference: `vllm-trtllm-capacity.md`.
 
 use super::{
-    int_or, kv_dtype_bytes, unresolved, weights_per_rank_counted, ContextSource,
-    Estimate, Inputs, Notes, Plan, Role, PCIE_ONLY,
+    int_or, kv_dtype_bytes, unresolved, weights_per_rank_counted, ContextSource, Estimate, Inputs,
+    Notes, Plan, Role, PCIE_ONLY,
 };
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
