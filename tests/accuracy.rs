@@ -84,8 +84,8 @@ struct Row {
     low: f64,
     high: f64,
     observed: f64,
-    /// Share of the band's width that comes from the weights estimate, 0–1.
-    weights_share: f64,
+    /// Share of the band's width that each of `TERMS` makes, then the rest, each 0–1.
+    shares: Vec<f64>,
 }
 
 impl Row {
@@ -110,30 +110,70 @@ impl Row {
     /// The part of `width` the weights estimate makes; the rest is the free-memory baseline and
     /// the runtime's other estimated terms (CUDA context, communicators, activations, graphs).
     fn weights_width(&self) -> f64 {
-        self.width() * self.weights_share
+        self.width() * self.shares[0]
+    }
+    /// The part of `width` that each of `TERMS` makes, then the rest.
+    fn parts(&self) -> Vec<f64> {
+        self.shares.iter().map(|s| self.width() * s).collect()
+    }
+    /// The part of `width` made by terms no launch setting fixes (`TERMS`' last field).
+    fn unknowable(&self) -> f64 {
+        TERMS
+            .iter()
+            .zip(self.parts())
+            .filter(|((.., unknowable), _)| *unknowable)
+            .map(|(_, p)| p)
+            .sum()
     }
 }
 
-/// Share of the band that the weights' range makes among the plan's estimated terms, each
-/// weighed by how it moves the pool: SGLang's pool takes `mem_fraction_static ×` its free-memory
-/// baseline (`kv_cache_configurator.py :: _profile_available_bytes`), every other term whole.
-fn weights_share(plan: &Value) -> f64 {
+/// The plan's estimated terms, grouped as the report splits the band: a label, the plan's
+/// `assumptions` terms, and whether the term is unknowable before launch (what the driver, the
+/// communicators and other processes take of the GPU, what a unified host holds; `kvlint
+/// probe` measures them) rather than a gap in kvlint's model of the engine.
+const TERMS: &[(&str, &[&str], bool)] = &[
+    (
+        "weights",
+        &["weights_bytes_per_rank", "draft_weights_bytes"],
+        false,
+    ),
+    ("free-memory baseline", &["baseline_free_bytes"], true),
+    (
+        "non-KV peak",
+        &["non_kv_bytes", "moe_workspace_bytes"],
+        false,
+    ),
+    ("unified host memory", &["unified_host_growth_bytes"], true),
+];
+
+/// Share of the band that each of `TERMS` makes among the plan's estimated terms (the last
+/// entry: the rest), each weighed by how it moves the pool: SGLang's pool takes
+/// `mem_fraction_static ×` its free-memory baseline (`kv_cache_configurator.py ::
+/// _profile_available_bytes`), every other term whole.
+fn shares(plan: &Value) -> Vec<f64> {
     let fraction = plan["memory_fraction"].as_f64().unwrap_or(1.0);
-    let (mut weights, mut rest) = (0.0, 0.0);
+    let mut parts = vec![0.0; TERMS.len() + 1];
     for a in plan["assumptions"].as_array().into_iter().flatten() {
         let (Some(lo), Some(hi)) = (a["low"].as_f64(), a["high"].as_f64()) else {
             continue;
         };
-        match a["term"].as_str() {
-            Some("weights_bytes_per_rank") => weights += hi - lo,
-            Some("baseline_free_bytes") => rest += (hi - lo) * fraction,
-            _ => rest += hi - lo,
-        }
+        let term = a["term"].as_str().unwrap_or("");
+        let scale = if term == "baseline_free_bytes" {
+            fraction
+        } else {
+            1.0
+        };
+        let i = TERMS
+            .iter()
+            .position(|(_, terms, _)| terms.contains(&term))
+            .unwrap_or(TERMS.len());
+        parts[i] += (hi - lo) * scale;
     }
-    if weights + rest > 0.0 {
-        weights / (weights + rest)
+    let total: f64 = parts.iter().sum();
+    if total > 0.0 {
+        parts.iter().map(|p| p / total).collect()
     } else {
-        0.0
+        parts
     }
 }
 
@@ -148,6 +188,10 @@ struct Stats {
     low_gap: f64,
     /// Median of the part of the width the weights make.
     weights_width: f64,
+    /// Medians of the part of the width each of `TERMS` makes, then the rest, and of the part
+    /// unknowable before launch.
+    parts: Vec<f64>,
+    unknowable: f64,
 }
 
 fn median_of(mut xs: Vec<f64>) -> f64 {
@@ -169,6 +213,10 @@ impl Stats {
             width: median_of(rows.iter().map(|r| r.width()).collect()),
             low_gap: median_of(rows.iter().map(|r| r.low_gap()).collect()),
             weights_width: median_of(rows.iter().map(|r| r.weights_width()).collect()),
+            parts: (0..=TERMS.len())
+                .map(|i| median_of(rows.iter().map(|r| r.parts()[i]).collect()))
+                .collect(),
+            unknowable: median_of(rows.iter().map(|r| r.unknowable()).collect()),
         }
     }
 }
@@ -305,7 +353,7 @@ fn run(set: Set, rec: &Value) -> Result<Row, String> {
         low: num("pool_tokens_low"),
         high: num("pool_tokens_high"),
         observed: rec["observed"]["pool_tokens"].as_f64().unwrap_or(f64::NAN),
-        weights_share: weights_share(&plan),
+        shares: shares(&plan),
     })
 }
 
@@ -377,6 +425,38 @@ fn groups(rows: &[Row]) -> Vec<(String, String, Stats)> {
     out
 }
 
+/// The band width split by term, for each engine's records and each set: the median of each
+/// term's part (medians, so they need not add up to the width).
+fn terms_table(groups: &[(String, String, Stats)]) -> String {
+    let mut t = String::from("| engine | group | records | median band width |");
+    for (label, ..) in TERMS {
+        t.push_str(&format!(" {label} |"));
+    }
+    t.push_str(" other | of it, unknowable before launch |\n|---|---|---|---|");
+    t.push_str(&"---|".repeat(TERMS.len() + 2));
+    t.push('\n');
+    let sets = ["all", Set::Tuned.name(), Set::Unseen.name()];
+    for (engine, key, s) in groups.iter().filter(|(_, k, _)| sets.contains(&k.as_str())) {
+        t.push_str(&format!(
+            "| {engine} | {key} | {} | {} |",
+            s.n,
+            pct(s.width)
+        ));
+        for p in &s.parts {
+            t.push_str(&format!(" {} |", pct(*p)));
+        }
+        t.push_str(&format!(" {} |\n", pct(s.unknowable)));
+    }
+    t
+}
+
+/// Terms of the math sized from logged data rather than from an engine's code, with the data.
+fn fitted_terms() -> Vec<&'static str> {
+    let mut terms = vec![kvlint::capacity::trtllm::FITTED_ON];
+    terms.extend(kvlint::capacity::FITTED_ON);
+    terms
+}
+
 fn table(groups: &[(String, String, Stats)]) -> String {
     let mut t = String::from(
         "| engine | group | records | median error | p90 error | inside the band | below the band | median band width | of it, from the weights | low end, median distance |\n|---|---|---|---|---|---|---|---|---|---|\n",
@@ -405,14 +485,6 @@ fn check_book(table: &str) {
     assert!(
         fresh == page,
         "the book's accuracy table is stale: run KVLINT_UPDATE_BOOK=1 cargo test --release --test accuracy -- --ignored"
-    );
-}
-
-/// Terms of the math sized from logged data rather than from an engine's code, with the data.
-fn print_fitted_terms() {
-    println!(
-        "\nfitted to data:\n- {}",
-        kvlint::capacity::trtllm::FITTED_ON
     );
 }
 
@@ -471,8 +543,16 @@ fn capacity_against_observed_startup_logs() {
             pct(s.low_gap)
         );
     }
-    print_fitted_terms();
-    check_book(&table(&groups));
+    println!();
+    print!("{}", terms_table(&groups));
+    let fitted: Vec<String> = fitted_terms().iter().map(|f| format!("- {f}\n")).collect();
+    println!("\nfitted to data:\n{}", fitted.concat());
+    check_book(&format!(
+        "{}\nThe band width by term (the median of each term's part):\n\n{}\nTerms fitted to data rather than derived from an engine's code:\n\n{}",
+        table(&groups),
+        terms_table(&groups),
+        fitted.concat()
+    ));
 
     // Issue 16's targets, over both sets together.
     let below: Vec<&str> = rows

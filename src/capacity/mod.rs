@@ -475,48 +475,19 @@ pub fn dtype_weights(
     Some((Estimate::exact(extra), why))
 }
 
-/// Bytes of weights a rank holds: the checkpoint (or its online-quantized form) split over
-/// TP × PP, plus the modules every TP rank holds whole (`WeightParts::replicated`), plus what
-/// the engine's own model code adds (`engine_extras`, bytes per rank with their reasons). What the
-/// engines count as weights is more than the checkpoint's bytes (load-time workspaces, EP
-/// layouts; sglang-capacity.md §8.2), so an estimate from the parameter count carries +10 % of
-/// headroom. A 4-bit checkpoint whose config fixes the layout (`Quantization::group_size`) is
-/// priced per weight with its scales and zero points as the engines allocate them (AWQ/GPTQ
-/// `create_weights`: packed int32 values, fp16 scales and packed zeros per group; MXFP4 one
-/// e8m0 scale per 32, NVFP4 one fp8 scale per 16), so it keeps the same +10 % (SGLang +5 %,
-/// `weights_per_rank_with_headroom`; over every
-/// engine's 4-bit records the logged weights run at most 8.4 % over the estimate, DeepSeek-R1
-/// NVFP4 on SGLang 0.5.9; 9.2 % for gpt-oss-20b on vLLM, whose padding `mxfp4_padding` adds to
-/// the high end). A 4-bit checkpoint whose config leaves the
-/// layout to the loader (bitsandbytes, unknown methods) keeps +30 %.
-pub fn weights_per_rank(
-    model: &Geometry,
-    online_quant: Option<&str>,
-    tp_pp: (u32, u32),
-    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
-    notes: &mut Notes,
-) -> Estimate {
-    weights(
-        model,
-        online_quant,
-        tp_pp,
-        engine_extras,
-        notes,
-        (0.10, 0.10),
-    )
-}
-
-/// `weights_per_rank` with `headroom` over a parameter-count estimate of the checkpoint's own
-/// bytes in a layout it declares (unquantized, 8-bit, or 4-bit with `group_size`), for an engine
-/// whose logged weights bound it more tightly (SGLang: `sglang::budget::WEIGHTS_HEADROOM`, fitted
-/// to the logged weights); online quantization keeps +10 % and an undeclared 4-bit layout +30 %.
+/// Bytes of weights a rank holds (`weights`), with the headroom per class of an engine whose
+/// logged weights bound it: `declared` over a 4-bit checkpoint priced in the layout its config
+/// declares (`group_size`) that the loader converts, `counted` over a 16- or 8-bit checkpoint's
+/// parameter count and a 4-bit layout the loader allocates as priced (SGLang:
+/// `sglang::budget::WEIGHTS_HEADROOM`, both fitted to the logged weights); online quantization
+/// keeps +10 % and an undeclared 4-bit layout +30 %.
 pub fn weights_per_rank_with_headroom(
     model: &Geometry,
     online_quant: Option<&str>,
     tp_pp: (u32, u32),
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
-    headroom: f64,
+    (declared, counted): (f64, f64),
 ) -> Estimate {
     weights(
         model,
@@ -524,16 +495,41 @@ pub fn weights_per_rank_with_headroom(
         tp_pp,
         engine_extras,
         notes,
-        (headroom, headroom),
+        (declared, counted),
     )
 }
+
+/// Terms of the math (besides TensorRT-LLM's, `trtllm::FITTED_ON`) that are sized from logged
+/// data rather than from an engine's code, with the data; the accuracy report lists them.
+pub const FITTED_ON: &[&str] = &[
+    "weights headroom over a 16- or 8-bit checkpoint's parameter count and an AWQ/GPTQ or Quark \
+     4-bit one's layout, +3 % (capacity::COUNTED_HEADROOM): logged weights 0–2.4 % over the \
+     count in 36 vLLM startups, 0.05–0.8 % in 4 SGLang ones, 2.9 % for TensorRT-LLM's \
+     DeepSeek-R1 FP8 ranks; AWQ and Quark MXFP4 0.6–1.6 % (Gemma 4 and GLM-5.1 on SGLang, \
+     Qwen3 14B/32B on vLLM)",
+    "SGLang weights headroom over another declared 4-bit layout, +5 % (sglang::budget::\
+     WEIGHTS_HEADROOM): logged weights −1.7 % to +3.3 % of the estimate (Kimi K2.5 \
+     compressed-tensors, DeepSeek-R1 NVFP4; 0.5.8–0.5.9)",
+    "vLLM profile non-KV memory besides the NCCL buffers, 0.8–1.3× kvlint's estimate (+0.3 GiB) \
+     on one GPU or a TP group, 0.6–2.0× on one PCIe-only card, 0.6–1.6× under a pipeline \
+     (vllm::non_kv_spread): utilization × total − logged weights − logged KV is 0.93–1.07× the \
+     estimate on H100 SXM (17 logs, 0.16–0.19), 0.88–1.30× on one A100 PCIe/L40S/RTX 6000 Ada, \
+     within it plus the 1.8 GiB NCCL allowance at TP 4 on RTX PRO 6000, about 2× in one \
+     low-confidence L4 log, 0.55× at PP 2",
+];
+
+/// Headroom over a 16- or 8-bit checkpoint's parameter count, fitted to the logged weights (the
+/// accuracy report lists it): the count misses the vocabulary padding and small buffers; the
+/// logged weights of such startups run 0–2.4 % over it on vLLM (36 logs), 0.05–0.8 % on SGLang
+/// (Qwen3-8B, Qwen3-32B, GLM-5 FP8), 2.9 % on TensorRT-LLM's DeepSeek-R1 FP8 ranks.
+pub const COUNTED_HEADROOM: f64 = 0.03;
 
 /// `weights_per_rank` for engines whose logged weights match a 16- or 8-bit checkpoint's
 /// parameter count: +3 % headroom instead of +10 %. vLLM and TensorRT-LLM load such a checkpoint
 /// at the dtype config.json gives; the count misses only the embedding's padding to 64 rows per
 /// rank (vLLM `VocabParallelEmbedding`, DEFAULT_VOCAB_PADDING_SIZE) and small buffers. The logged
 /// weights of 36 such vLLM startups run 0–2.4 % over the count, TensorRT-LLM's DeepSeek-R1 FP8
-/// ranks 2.9 %.
+/// ranks 2.9 %. Fitted to data: `COUNTED_HEADROOM`.
 pub fn weights_per_rank_counted(
     model: &Geometry,
     online_quant: Option<&str>,
@@ -547,10 +543,21 @@ pub fn weights_per_rank_counted(
         tp_pp,
         engine_extras,
         notes,
-        (0.10, 0.03),
+        (0.10, COUNTED_HEADROOM),
     )
 }
 
+/// Bytes of weights a rank holds: the checkpoint (or its online-quantized form) split over
+/// TP × PP, plus the modules every TP rank holds whole (`WeightParts::replicated`), plus what
+/// the engine's own model code adds (`engine_extras`, bytes per rank with their reasons). A
+/// 4-bit checkpoint whose config fixes the layout (`Quantization::group_size`) is priced per
+/// weight with its scales and zero points as the engines allocate them (AWQ/GPTQ packed int32
+/// values, fp16 scales and packed zeros per group; MXFP4 one e8m0 scale per 32, NVFP4 one fp8
+/// scale per 16); over every engine's 4-bit records the logged weights run at most 8.4 % over
+/// the estimate (DeepSeek-R1 NVFP4 on SGLang 0.5.9) and
+/// 9.2 % for gpt-oss-20b on vLLM, whose padding `mxfp4_padding` adds to the high end. A 4-bit
+/// checkpoint whose config leaves the layout to the loader (bitsandbytes, unknown methods)
+/// keeps +30 %.
 fn weights(
     model: &Geometry,
     online_quant: Option<&str>,
@@ -568,31 +575,43 @@ fn weights(
         .quantization
         .as_ref()
         .is_some_and(|q| q.group_size.is_some());
-    let (total, high, how) = match online_quant.and_then(|q| online_quant_bytes(model, q)) {
+    let bytes = model.weight_bytes as f64;
+    let (total, high, counted, how) = match online_quant.and_then(|q| online_quant_bytes(model, q)) {
         Some(bytes) => (
             bytes,
             0.10,
+            false,
             "online quantization of the checkpoint's parameters",
         ),
         None => match model.weight_bytes_source {
             WeightsSource::SafetensorsIndex => (
-                model.weight_bytes as f64,
+                bytes,
                 0.03,
+                false,
                 "model.safetensors.index.json total_size",
             ),
+            WeightsSource::ParamCount if four_bit && declared_layout && allocated_as_priced(model) => (
+                bytes,
+                counted_headroom,
+                true,
+                "parameter count from config.json at 4 bits in the layout its quantization_config declares, which the loader allocates as priced",
+            ),
             WeightsSource::ParamCount if four_bit && declared_layout => (
-                model.weight_bytes as f64,
+                bytes,
                 declared_headroom,
+                false,
                 "parameter count from config.json at 4 bits in the layout its quantization_config declares",
             ),
             WeightsSource::ParamCount if four_bit => (
-                model.weight_bytes as f64,
+                bytes,
                 0.30,
+                false,
                 "parameter count from config.json at 4 bits",
             ),
             WeightsSource::ParamCount => (
-                model.weight_bytes as f64,
+                bytes,
                 counted_headroom,
+                true,
                 "parameter count from config.json × dtype/quantization",
             ),
         },
@@ -608,7 +627,17 @@ fn weights(
         None => mxfp4_padding(model, tp, pp),
         _ => 0.0,
     };
-    let mut e = Estimate::range(per, per * 0.98, per * (1.0 + high) + pad);
+    // What the count may hold that the engine does not build: a vision tower a text-only launch
+    // skips, modules its model class drops. A text-only checkpoint counted from its config
+    // builds every counted tensor: its logged weights never run under the count (−0.02 % at
+    // worst over 30 vLLM and SGLang startups), so it keeps −1 %; the rest −2 % (a multimodal
+    // Qwen3.6 logged 0.9 % under on vLLM).
+    let under = if counted && !model.multimodal {
+        0.99
+    } else {
+        0.98
+    };
+    let mut e = Estimate::range(per, per * under, per * (1.0 + high) + pad);
     let ranks = tp * pp;
     let mut how = match ranks as u64 {
         1 => format!("{how}, on one rank"),
@@ -626,6 +655,34 @@ fn weights(
     }
     notes.estimate("weights_bytes_per_rank", e, how);
     e
+}
+
+/// A 4-bit checkpoint whose weights the loaders allocate exactly as kvlint prices them
+/// (`model::weight_format`), with nothing of a conversion left when the free memory is read:
+/// - AWQ/GPTQ: packed int32 values, an fp16 scale and a packed zero point per group and column
+///   (SGLang `layers/quantization/awq/schemes/awq_marlin.py :: AWQMarlinLinearScheme.
+///   create_weights`, vLLM `quantization/awq_marlin.py :: AWQMarlinLinearMethod.create_weights`);
+///   the Marlin repack replaces each with a tensor of the same size and adds a per-layer
+///   workspace of a few KiB (SGLang `hardware_backend/gpu/quantization/awq_kernels.py ::
+///   AWQMarlinLinearKernel.process_weights_after_loading`);
+/// - Quark MXFP4: packed uint8 values and one e8m0 scale per 32 (`quark/schemes/
+///   quark_w4a4_mxfp4.py :: QuarkW4A4MXFP4.create_weights`); the MoE's ROCm shuffle of values
+///   and scales swaps in tensors of the same shape (`quark_w4a4_mxfp4_moe.py ::
+///   QuarkW4A4MXFp4MoE.process_weights_after_loading`).
+///
+/// SGLang reads the free memory after emptying the allocator's cache (`utils/common.py ::
+/// get_available_gpu_memory`), so the replaced tensors do not count. Such a checkpoint gets the
+/// headroom of a counted 16- or 8-bit one: its logged weights run 0.6–1.6 % over the estimate
+/// (Gemma 4 AWQ and GLM-5.1 MXFP4 on SGLang 0.5.10–0.5.12, Qwen3-14B/32B AWQ on vLLM). The
+/// other 4-bit formats keep the engine's own headroom: their loaders convert (NVFP4 scale
+/// swizzling, compressed-tensors' MoE repacks) and their logs run up to 3.3 % over.
+fn allocated_as_priced(model: &Geometry) -> bool {
+    model.quantization.as_ref().is_some_and(|q| {
+        matches!(
+            q.method.as_str(),
+            "awq" | "awq_marlin" | "gptq" | "gptq_marlin" | "quark"
+        )
+    })
 }
 
 /// Bytes per rank an MXFP4 (`quant_method: mxfp4`, gpt-oss) MoE may gain from the kernels'

@@ -10,17 +10,25 @@ use crate::model::{Geometry, LayerKind};
 use crate::units::{GIB, MIB};
 use crate::version::Version;
 
-/// Headroom over a parameter-count estimate of the weights SGLang logs at "Load weight end",
-/// for a checkpoint whose layout its config declares. Fitted to data, not derived: over the
-/// public SGLang logs (0.4.6–0.5.12; GLM-5/5.1, Kimi K2.5, Gemma 4, Devstral 2, DeepSeek-R1
-/// NVFP4, Qwen3-8B: bf16, FP8, AWQ, MXFP4, NVFP4, compressed-tensors) the logged weights lie
-/// within −1.7 % and +3.3 % of the estimate with its model-code terms (Kimi K2.5 on MI355X the
-/// highest, its cause not found), and over vLLM's the same counts lie within 0 % and +2.4 %; the
-/// headroom takes +5 %. What it covers is what kvlint cannot read: tensors a model class adds
-/// beyond the config (biases, norms, buffers), vocabulary padding. Online quantization, planned
-/// from the unquantized config, keeps +10 % (the FP8 checkpoint's unquantized modules are
-/// unknown), and a 4-bit checkpoint without a declared layout +30 %.
-pub(super) const WEIGHTS_HEADROOM: f64 = 0.05;
+/// Headroom over a parameter-count estimate of the weights SGLang logs at "Load weight end":
+/// (a 4-bit checkpoint whose config declares its layout, a 16- or 8-bit one). Fitted to data,
+/// not derived. SGLang logs as weights the free-memory drop over `load_model`
+/// (`model_executor/model_runner.py :: ModelRunner.load_model`, `mem usage`, read after
+/// `torch.cuda.empty_cache()` in `utils/common.py :: get_available_gpu_memory`), which is also
+/// what the pool loses. AWQ/GPTQ and Quark checkpoints, allocated as priced, take the 16/8-bit
+/// headroom (`capacity::allocated_as_priced`). The other 4-bit loaders convert (NVFP4 scale
+/// swizzling, compressed-tensors' MoE repacks on ROCm): over their public logs (0.5.8–0.5.9;
+/// Kimi K2.5 compressed-tensors, DeepSeek-R1 NVFP4) the logged weights lie within −1.7 % and
+/// +3.3 % of the estimate with its model-code terms (Kimi K2.5 on MI355X the highest, its cause
+/// not found); +5 %. A 16- or 8-bit checkpoint is loaded at its stored dtype with nothing to
+/// convert (`model_loader/loader.py :: DefaultModelLoader`), and the count misses only the
+/// vocabulary padding to 64 rows (`layers/vocab_parallel_embedding.py :: pad_vocab_size`) and
+/// small buffers: its logs run +0.05 % (Qwen3-32B, 0.5.19), +0.5 % (Qwen3-8B, 0.4.6),
+/// +0.4–0.8 % (GLM-5 FP8, 0.5.8/0.5.9), so it takes the +3 % that bounds vLLM's 36 such logs
+/// (`capacity::COUNTED_HEADROOM`). Online quantization, planned from the unquantized config,
+/// keeps +10 % (the quantized checkpoint's unquantized modules are unknown), and a 4-bit
+/// checkpoint without a declared layout +30 %.
+pub(super) const WEIGHTS_HEADROOM: (f64, f64) = (0.05, crate::capacity::COUNTED_HEADROOM);
 
 /// SGLang keeps rotary tables in fp32 on CUDA and casts them to the model dtype elsewhere
 /// (layers/rotary_embedding/base.py :: RotaryEmbedding.__init__, `if not _is_cuda`).
