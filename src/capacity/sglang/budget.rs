@@ -291,7 +291,7 @@ pub(super) fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u
 /// `mtp.*` weights hold neither. `speculative/eagle_worker_v2.py :: init_lm_head` replaces them
 /// with the target's tensors, but only from `alloc_memory_pool`, which
 /// `managers/scheduler.py :: init_memory_pools` calls after `init_target_memory_pool` has read
-/// the free memory (0.5.18–0.5.23). The point keeps both tensors; the low end one, for a
+/// the free memory (0.5.14–0.5.23, `mod.rs :: draft_before_pool`). The point keeps both tensors; the low end one, for a
 /// config that ties them, which kvlint does not read.
 pub(super) fn mtp_vocab_copies(m: &Geometry, lay: &Layout, args: &EngineArgs) -> Estimate {
     let rows = (m.vocab_size.div_ceil(64) * 64) as f64;

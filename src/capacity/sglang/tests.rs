@@ -453,3 +453,66 @@ fn an_mtp_draft_holds_its_own_vocabulary_tensors_when_the_pool_is_sized() {
     let e = budget::mtp_vocab_copies(&m, &layout(&a), &a);
     assert_eq!(e.point, table + table / 2.0);
 }
+
+fn nextn_plan(version: &str, spec: bool) -> Plan {
+    let mut pairs = vec![
+        ("tp_size", Int(8)),
+        (
+            "mem_fraction_static",
+            crate::engine::SettingValue::Float(0.85),
+        ),
+    ];
+    if spec {
+        pairs.push(("speculative_algorithm", Text("NEXTN".into())));
+    }
+    let a = args(Engine::Sglang, version, &pairs);
+    let m = deepseek_v3();
+    let g = gpu("H200");
+    let inputs = Inputs {
+        args: &a,
+        model: &m,
+        gpu: &g,
+        gpu_count: None,
+        at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+    };
+    plan(&inputs).unwrap()
+}
+
+#[test]
+fn an_eagle_draft_is_inside_the_pool_budget_from_0_5_14() {
+    // 0.5.14 scheduler.py :: init_model_worker loads the draft before init_memory_pools; 0.5.13
+    // sized the target pool inside ModelRunner, before the draft existed.
+    // Cell: MLA (512 + 64) × 2 B × 61 layers = 70,272 B; + 70,272 × 1/61 = 1,152 B for the
+    // one NEXTN layer from 0.5.14 on.
+    assert_eq!(nextn_plan("0.5.13", true).kv_bytes_per_token, 70_272);
+    assert_eq!(nextn_plan("0.5.14", true).kv_bytes_per_token, 71_424);
+    assert_eq!(nextn_plan("0.5.17", true).kv_bytes_per_token, 71_424);
+    // Weights: the draft's own embed_tokens and lm_head, 128,256 rows × 16,384 × 2 B, each
+    // split over TP 8: 2 × 525,336,576 B per rank (the test geometry prices no MTP layer).
+    let held = |v: &str| nextn_plan(v, true).weights_bytes - nextn_plan(v, false).weights_bytes;
+    assert_eq!(held("0.5.13"), 0);
+    assert_eq!(held("0.5.14"), 1_050_673_152);
+    assert_eq!(held("0.5.17"), 1_050_673_152);
+}
+
+fn fraction_at(version: &str, pairs: &[(&str, crate::engine::SettingValue)]) -> f64 {
+    let a = args(Engine::Sglang, version, pairs);
+    let m = dense(80, 64, 8, 128);
+    default_fraction(&a, &m, &gpu("H100-80GB"), &layout(&a), role(&a)).0
+}
+
+#[test]
+fn the_draft_reserve_comes_after_the_10_gib_floor_and_goes_in_0_5_14() {
+    // H100-80GB, 81,559 MiB, TP 1, chunked prefill 2,048, CUDA-graph bs 256 (80 GB tier):
+    // 512 + 2,048 × 1.5 + 256 × 2 + 1/8 × 1,024 = 4,224 MiB, raised to the 10,240 MiB floor,
+    // then + the EAGLE reserve: 2,048 (0.5.9) → (81,559 − 12,288) / 81,559 = 0.849;
+    // 4,096 (0.5.13) → 67,223 / 81,559 = 0.824; none (0.5.14) → 71,319 / 81,559 = 0.874.
+    let eagle = [
+        ("chunked_prefill_size", Int(2048)),
+        ("speculative_algorithm", Text("EAGLE".into())),
+    ];
+    assert_eq!(fraction_at("0.5.9", &eagle), 0.849);
+    assert_eq!(fraction_at("0.5.13", &eagle), 0.824);
+    assert_eq!(fraction_at("0.5.14", &eagle), 0.874);
+    assert_eq!(fraction_at("0.5.9", &eagle[..1]), 0.874);
+}
