@@ -21,7 +21,7 @@ use super::{
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
-use crate::model::Geometry;
+use crate::model::{Geometry, LayerKind};
 use crate::units::GIB;
 use crate::version::Version;
 use budget::{
@@ -147,6 +147,23 @@ fn draft_before_pool(v: &Version) -> bool {
     *v >= V0_5_14
 }
 
+/// The layer count the draft's cell share is taken over (`model_executor/pool_configurator.py`,
+/// the pool configurator's `__init__`, 0.5.14–0.5.23): on a hybrid with linear-attention or
+/// Mamba layers (`mambaish_config`) only the full-attention layers, whose KV the cell holds;
+/// otherwise every layer.
+fn cell_layers(m: &Geometry) -> u32 {
+    let full = m
+        .layers
+        .iter()
+        .filter(|l| matches!(l, LayerKind::Full))
+        .count() as u32;
+    if m.linear.is_some() || m.recurrent.is_some() {
+        full.max(1)
+    } else {
+        m.num_layers.max(1)
+    }
+}
+
 fn role(args: &EngineArgs) -> Role {
     match args.text("disaggregation_mode") {
         Some("prefill") => Role::Prefill,
@@ -249,7 +266,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         } else {
             1
         };
-        let grow = (cell.bytes * f64::from(draft_layers) / f64::from(m.num_layers.max(1))).floor();
+        let grow = (cell.bytes * f64::from(draft_layers) / f64::from(cell_layers(m))).floor();
         cell.bytes += grow;
         cell.how
             .push_str(&format!(" + {grow} B for {draft_layers} draft layer(s)"));

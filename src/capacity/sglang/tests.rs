@@ -516,3 +516,48 @@ fn the_draft_reserve_comes_after_the_10_gib_floor_and_goes_in_0_5_14() {
     assert_eq!(fraction_at("0.5.14", &eagle), 0.874);
     assert_eq!(fraction_at("0.5.9", &eagle[..1]), 0.874);
 }
+
+#[test]
+fn a_hybrid_draft_layer_is_a_share_of_the_full_attention_layers() {
+    // Qwen3.6-27B's layout: 64 layers, every fourth full attention (4 KV heads × 256), the rest
+    // Gated DeltaNet. Cell: 16 × 4 × 256 × 2 (K, V) × 2 B = 65,536 B; the one NEXTN layer adds
+    // 65,536 / 16 = 4,096 B (pool_configurator divides by the full-attention layers), not / 64.
+    let mut m = dense(64, 24, 4, 256);
+    m.layers = (0..64)
+        .map(|i| {
+            if i % 4 == 3 {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect();
+    m.linear = Some(crate::model::LinearAttn {
+        num_key_heads: 16,
+        num_value_heads: 48,
+        key_head_dim: 128,
+        value_head_dim: 128,
+        conv_kernel: 4,
+    });
+    m.nextn_layers = 1;
+    let a = args(
+        Engine::Sglang,
+        "0.5.17",
+        &[
+            (
+                "mem_fraction_static",
+                crate::engine::SettingValue::Float(0.9),
+            ),
+            ("speculative_algorithm", Text("EAGLE".into())),
+        ],
+    );
+    let g = gpu("A100-80GB");
+    let inputs = Inputs {
+        args: &a,
+        model: &m,
+        gpu: &g,
+        gpu_count: None,
+        at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+    };
+    assert_eq!(plan(&inputs).unwrap().kv_bytes_per_token, 69_632);
+}
