@@ -357,7 +357,31 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     // pool (layers/moe/token_dispatcher/deepep.py :: DeepEPBuffer.get_deepep_buffer), and the
     // DP-attention gather buffer per forward (layers/dp_attention.py :: get_global_dp_buffer);
     // both take from the headroom the fraction leaves, not from the pool.
-    let rest_at = |b: f64, w: f64| after_mamba(fraction * b - w, per_req, args, lay.attn_dp);
+    let scratch =
+        match budget::spec_mamba_scratch(v, args, per_req, lay.attn_dp, role == Role::Prefill) {
+            Ok(x) => x,
+            Err(need) => {
+                notes.exact(
+                    "spec_mamba_scratch_bytes",
+                    0.0,
+                    format!(
+                        "not counted: the speculative intermediate mamba states come out of the \
+                     budget before the pool, and sizing them needs {need}"
+                    ),
+                );
+                0.0
+            }
+        };
+    if scratch > 0.0 {
+        notes.exact(
+            "spec_mamba_scratch_bytes",
+            scratch,
+            "intermediate mamba states per draft token, set apart before the pool \
+             (_handle_max_mamba_cache)",
+        );
+    }
+    let rest_at =
+        |b: f64, w: f64| after_mamba(fraction * b - w - scratch, per_req, args, lay.attn_dp);
     let cap = args.int("max_total_tokens").map(|t| t.max(0) as u64);
     let logical = |t: u64| t * u64::from(lay.dcp.max(1));
     // DeepSeek-V4 0.5.23 sets its per-request c128 states apart before the tokens.

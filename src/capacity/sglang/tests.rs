@@ -561,3 +561,50 @@ fn a_hybrid_draft_layer_is_a_share_of_the_full_attention_layers() {
     };
     assert_eq!(plan(&inputs).unwrap().kv_bytes_per_token, 69_632);
 }
+
+#[test]
+fn speculative_decoding_sets_intermediate_mamba_states_apart_before_the_pool() {
+    // Qwen3.6-27B's linear layers at TP 1: conv (48 + 2 × 16) × 128 × 3 × 2 B = 61,440 B and
+    // SSM 48 × 128 × 128 × 4 B = 3,145,728 B, over 48 layers: 153,944,064 B per request.
+    let per_req = 153_944_064.0;
+    let spec = |v: &str, extra: &[(&str, crate::engine::SettingValue)]| {
+        let mut pairs = vec![
+            ("speculative_algorithm", Text("EAGLE".into())),
+            ("max_running_requests", Int(8)),
+            ("speculative_num_draft_tokens", Int(4)),
+        ];
+        pairs.extend(extra.iter().cloned());
+        args(Engine::Sglang, v, &pairs)
+    };
+    let no_radix = [("disable_radix_cache", Flag(true))];
+    let at = |v: &str, extra: &[(&str, crate::engine::SettingValue)], prefill: bool| {
+        budget::spec_mamba_scratch(
+            &Version::parse(v).unwrap(),
+            &spec(v, extra),
+            per_req,
+            1,
+            prefill,
+        )
+    };
+    // 0.5.12: 8 requests × 4 draft tokens on every path.
+    assert_eq!(at("0.5.12", &[], false), Ok(per_req * 8.0 * 4.0));
+    // 0.5.13+: only with --disable-radix-cache; the ratio path solves them into the mamba share.
+    assert_eq!(at("0.5.16", &[], false), Ok(0.0));
+    assert_eq!(at("0.5.16", &no_radix, false), Ok(per_req * 8.0 * 4.0));
+    // 0.5.17+: the padding slot too: 153,944,064 × 9 × 4 = 5,541,986,304 B.
+    assert_eq!(at("0.5.19", &no_radix, false), Ok(5_541_986_304.0));
+    // 0.5.23 skips it on a PD prefill server.
+    assert_eq!(at("0.5.23", &no_radix, true), Ok(0.0));
+    assert_eq!(at("0.5.23", &no_radix, false), Ok(5_541_986_304.0));
+    // Without the draft-token count kvlint cannot size it, and says so.
+    let a = args(
+        Engine::Sglang,
+        "0.5.19",
+        &[
+            ("speculative_algorithm", Text("EAGLE".into())),
+            ("disable_radix_cache", Flag(true)),
+        ],
+    );
+    let v = Version::parse("0.5.19").unwrap();
+    assert!(budget::spec_mamba_scratch(&v, &a, per_req, 1, false).is_err());
+}
