@@ -2,7 +2,9 @@
 //! weights, and the linear-attention state.
 
 use super::cell::stage_layers;
-use super::{Layout, V0_5_10, V0_5_16, V0_5_17, V0_5_18, V0_5_19, V0_5_6, V0_5_7};
+use super::{
+    Layout, V0_5_10, V0_5_13, V0_5_16, V0_5_17, V0_5_18, V0_5_19, V0_5_22, V0_5_6, V0_5_7,
+};
 use crate::capacity::{model_dtype_bytes, unsplit_share, Estimate, Notes, PCIE_ONLY};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
@@ -268,6 +270,58 @@ pub(super) fn mamba_per_request(m: &Geometry, tp: u32, args: &EngineArgs) -> f64
     (conv + ssm) * n_linear
 }
 
+/// Bytes a hybrid (mamba / linear-attention) model's speculative decoding takes for its
+/// intermediate per-draft-token states out of the budget before the KV pool is sized:
+/// `mamba_cache_per_req · requests · speculative_num_draft_tokens` (`_handle_max_mamba_cache`).
+/// - 0.5.9–0.5.12 (`model_runner_kv_cache_mixin.py`): on every path, requests =
+///   max_running_requests / attention-DP.
+/// - 0.5.13+ (there, and `mem_cache/kv_cache_configurator.py` from 0.5.16): on the
+///   `--disable-radix-cache` path only, requests = its slot count, plus the padding slot from
+///   0.5.17; not under ReplaySSM (0.5.17+), nor on a PD prefill server without role switching
+///   or unified memory (0.5.22+, `_pd_prefill_skips_mamba_spec_state`). The ratio path solves
+///   the states into the mamba share `after_mamba` sets apart; the `--max-mamba-cache-size`
+///   path is not counted.
+///
+/// `Err` names what kvlint needs and does not see.
+pub(super) fn spec_mamba_scratch(
+    v: &Version,
+    args: &EngineArgs,
+    per_req: f64,
+    attn_dp: u32,
+    prefill: bool,
+) -> Result<f64, &'static str> {
+    let in_path = if *v < V0_5_13 {
+        true
+    } else {
+        // Speculative decoding sets max_running_requests when none is given (48 in 0.5.17
+        // arg_groups/speculative_hook.py), so this path is taken without the flag too.
+        args.flag("disable_radix_cache")
+            && args.int("max_mamba_cache_size").is_none()
+            && !(*v >= V0_5_17 && args.flag("enable_linear_replayssm_spec"))
+            && !pd_prefill_skips(v, args, prefill)
+    };
+    if per_req <= 0.0 || super::speculative(args).is_none() || !in_path {
+        return Ok(0.0);
+    }
+    let (Some(mrr), Some(d)) = (
+        args.int("max_running_requests"),
+        args.int("speculative_num_draft_tokens"),
+    ) else {
+        return Err("--max-running-requests and --speculative-num-draft-tokens");
+    };
+    let reqs = (mrr / i64::from(attn_dp.max(1))).max(0) as f64;
+    let pad = if *v >= V0_5_17 { 1.0 } else { 0.0 };
+    Ok(per_req * (reqs + pad) * d.max(0) as f64)
+}
+
+/// 0.5.22+ `_pd_prefill_skips_mamba_spec_state`: a PD prefill server never verifies drafts.
+fn pd_prefill_skips(v: &Version, args: &EngineArgs, prefill: bool) -> bool {
+    prefill
+        && *v >= V0_5_22
+        && !args.flag("enable_pd_role_switch")
+        && !args.flag("enable_unified_memory")
+}
+
 /// KV bytes left after the mamba state is carved out (`_handle_max_mamba_cache`, ratio path).
 pub(super) fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u32) -> f64 {
     if per_req <= 0.0 || rest <= 0.0 {
@@ -299,7 +353,7 @@ pub(super) fn after_mamba(rest: f64, per_req: f64, args: &EngineArgs, attn_dp: u
 /// `mtp.*` weights hold neither. `speculative/eagle_worker_v2.py :: init_lm_head` replaces them
 /// with the target's tensors, but only from `alloc_memory_pool`, which
 /// `managers/scheduler.py :: init_memory_pools` calls after `init_target_memory_pool` has read
-/// the free memory (0.5.18–0.5.23). The point keeps both tensors; the low end one, for a
+/// the free memory (0.5.14–0.5.23, `mod.rs :: draft_before_pool`). The point keeps both tensors; the low end one, for a
 /// config that ties them, which kvlint does not read.
 pub(super) fn mtp_vocab_copies(m: &Geometry, lay: &Layout, args: &EngineArgs) -> Estimate {
     let rows = (m.vocab_size.div_ceil(64) * 64) as f64;

@@ -1,7 +1,7 @@
 //! The default `--mem-fraction-static` (`arg_groups/memory_hook.py :: handle_gpu_memory_settings`,
 //! 0.5.9 `server_args.py :: ServerArgs._handle_gpu_memory_settings`, 0.4.6 `ServerArgs.__post_init__`).
 
-use super::{Layout, V0_5_0, V0_5_18};
+use super::{Layout, V0_5_0, V0_5_10, V0_5_14, V0_5_18};
 use crate::capacity::Role;
 use crate::engine::EngineArgs;
 use crate::gpu::GpuSpec;
@@ -41,6 +41,21 @@ fn prefill_capture_sizes(max_bs: i64) -> usize {
 pub(super) fn speculative(args: &EngineArgs) -> Option<&str> {
     args.text("speculative_algorithm")
         .filter(|a| !a.eq_ignore_ascii_case("none"))
+}
+
+/// MiB the default fraction set aside for a draft model, added after the 10 GiB floor
+/// (`server_args.py :: ServerArgs._handle_gpu_memory_settings`): STANDALONE 6 GiB, the other
+/// drafts but NGRAM 2 GiB in 0.5.9 and 4 GiB in 0.5.10–0.5.13. 0.5.14 dropped it, when the draft
+/// began to load before the pool is profiled (`mod.rs :: draft_before_pool`).
+fn draft_reserve(v: &Version, spec: Option<&str>) -> f64 {
+    match spec {
+        _ if *v >= V0_5_14 => 0.0,
+        Some(a) if a.eq_ignore_ascii_case("standalone") => 6144.0,
+        Some(a) if a.eq_ignore_ascii_case("ngram") => 0.0,
+        Some(_) if *v >= V0_5_10 => 4096.0,
+        Some(_) => 2048.0,
+        None => 0.0,
+    }
 }
 
 /// The default `mem_fraction_static` (sglang-capacity.md §2).
@@ -124,15 +139,11 @@ pub(super) fn default_fraction(
             let w = (max_bs * i64::from(lay.dp)) as f64;
             reserved += w * 3.0 + if max_bs > 300 { w * 1.5 } else { 0.0 };
         }
-        match spec {
-            Some(a) if a.eq_ignore_ascii_case("standalone") => reserved += 6144.0,
-            Some(a) if !a.eq_ignore_ascii_case("ngram") => reserved += 2048.0,
-            _ => {}
-        }
     }
     if gpu_mib > 60 * 1024 {
         reserved = reserved.max(10240.0);
     }
+    reserved += draft_reserve(v, spec);
     let g = gpu_mib as f64;
     let mut f = ((g - reserved) / g * 1000.0).round() / 1000.0;
     let mut how =

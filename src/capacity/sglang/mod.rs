@@ -21,7 +21,7 @@ use super::{
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
 use crate::launch::Engine;
-use crate::model::Geometry;
+use crate::model::{Geometry, LayerKind};
 use crate::units::GIB;
 use crate::version::Version;
 use budget::{
@@ -137,6 +137,33 @@ fn dsa_fixed_fraction(v: &Version, m: &Geometry) -> Option<f64> {
     (v.release() == V0_5_3 && v.suffix.is_none() && dsa_forces_attention_dp(v, m)).then_some(0.8)
 }
 
+/// Whether an EAGLE-family draft (its weights, and its KV in the target's cell) is inside the
+/// budget the target pool is sized from. From 0.5.14 `managers/scheduler.py :: init_model_worker`
+/// builds the draft worker (`maybe_init_draft_worker`) before `init_memory_pools` profiles the free
+/// memory, and `model_executor/pool_configurator.py` grows the target cell by
+/// `1 + eagle_draft_num_layers / num_layers`; up to 0.5.13 the target `ModelRunner` sized its pool
+/// while it was built, before the draft loaded, and neither term was in the pool.
+fn draft_before_pool(v: &Version) -> bool {
+    *v >= V0_5_14
+}
+
+/// The layer count the draft's cell share is taken over (`model_executor/pool_configurator.py`,
+/// the pool configurator's `__init__`, 0.5.14–0.5.23): on a hybrid with linear-attention or
+/// Mamba layers (`mambaish_config`) only the full-attention layers, whose KV the cell holds;
+/// otherwise every layer.
+fn cell_layers(m: &Geometry) -> u32 {
+    let full = m
+        .layers
+        .iter()
+        .filter(|l| matches!(l, LayerKind::Full))
+        .count() as u32;
+    if m.linear.is_some() || m.recurrent.is_some() {
+        full.max(1)
+    } else {
+        m.num_layers.max(1)
+    }
+}
+
 fn role(args: &EngineArgs) -> Role {
     match args.text("disaggregation_mode") {
         Some("prefill") => Role::Prefill,
@@ -227,19 +254,19 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         ["eagle", "eagle3", "nextn", "mtp", "standalone"].contains(&a.to_ascii_lowercase().as_str())
     });
     let draft = super::adapters::sglang_draft(args, m, lay.tp, kvb)?;
-    if let (Some(d), true) = (&draft, eagle_like && *v >= V0_5_18) {
+    if let (Some(d), true) = (&draft, eagle_like && draft_before_pool(v)) {
         // A draft model of its own: its KV shares the budget and its weights load first.
         cell.bytes += d.kv_per_token;
         cell.how
             .push_str(&format!(" + {} B for the {}", d.kv_per_token, d.how));
-    } else if eagle_like && *v >= V0_5_18 {
-        // 0.5.18+: the draft KV shares the budget, so the cell grows by draft/target layers.
+    } else if eagle_like && draft_before_pool(v) {
+        // 0.5.14+: the draft KV shares the budget, so the cell grows by draft/target layers.
         let draft_layers = if m.nextn_layers > 0 {
             m.nextn_layers
         } else {
             1
         };
-        let grow = (cell.bytes * f64::from(draft_layers) / f64::from(m.num_layers.max(1))).floor();
+        let grow = (cell.bytes * f64::from(draft_layers) / f64::from(cell_layers(m))).floor();
         cell.bytes += grow;
         cell.how
             .push_str(&format!(" + {grow} B for {draft_layers} draft layer(s)"));
@@ -285,7 +312,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         .chain(
             draft
                 .as_ref()
-                .filter(|_| eagle_like && *v >= V0_5_18)
+                .filter(|_| eagle_like && draft_before_pool(v))
                 .map(|d| (Estimate::rel(d.weights, 0.1), d.how.clone())),
         );
     let mut w = weights_per_rank_with_headroom(
@@ -298,7 +325,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     );
     // A draft from the target's own checkpoint (NEXTN/MTP). Its layers are priced when the
     // config counts them (`num_nextn_predict_layers`); its vocabulary tensors either way.
-    if eagle_like && *v >= V0_5_18 && draft.is_none() {
+    if eagle_like && draft_before_pool(v) && draft.is_none() {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
         let vocab = mtp_vocab_copies(m, &lay, args);
         let e = Estimate::range(
@@ -310,7 +337,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
             "draft_weights_bytes",
             e,
             format!(
-                "MTP layers load before profiling (0.5.18+), and the draft's own embed_tokens \
+                "MTP layers load before profiling (0.5.14+), and the draft's own embed_tokens \
                  and lm_head ({:.2} GiB), shared with the target only after the pool is sized",
                 vocab.point / GIB
             ),
@@ -330,7 +357,31 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     // pool (layers/moe/token_dispatcher/deepep.py :: DeepEPBuffer.get_deepep_buffer), and the
     // DP-attention gather buffer per forward (layers/dp_attention.py :: get_global_dp_buffer);
     // both take from the headroom the fraction leaves, not from the pool.
-    let rest_at = |b: f64, w: f64| after_mamba(fraction * b - w, per_req, args, lay.attn_dp);
+    let scratch =
+        match budget::spec_mamba_scratch(v, args, per_req, lay.attn_dp, role == Role::Prefill) {
+            Ok(x) => x,
+            Err(need) => {
+                notes.exact(
+                    "spec_mamba_scratch_bytes",
+                    0.0,
+                    format!(
+                        "not counted: the speculative intermediate mamba states come out of the \
+                     budget before the pool, and sizing them needs {need}"
+                    ),
+                );
+                0.0
+            }
+        };
+    if scratch > 0.0 {
+        notes.exact(
+            "spec_mamba_scratch_bytes",
+            scratch,
+            "intermediate mamba states per draft token, set apart before the pool \
+             (_handle_max_mamba_cache)",
+        );
+    }
+    let rest_at =
+        |b: f64, w: f64| after_mamba(fraction * b - w - scratch, per_req, args, lay.attn_dp);
     let cap = args.int("max_total_tokens").map(|t| t.max(0) as u64);
     let logical = |t: u64| t * u64::from(lay.dcp.max(1));
     // DeepSeek-V4 0.5.23 sets its per-request c128 states apart before the tokens.

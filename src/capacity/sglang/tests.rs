@@ -461,3 +461,158 @@ fn an_mtp_draft_holds_its_own_vocabulary_tensors_when_the_pool_is_sized() {
     let e = budget::mtp_vocab_copies(&m, &layout(&a), &a);
     assert_eq!(e.point, table + table / 2.0);
 }
+
+fn nextn_plan(version: &str, spec: bool) -> Plan {
+    let mut pairs = vec![
+        ("tp_size", Int(8)),
+        (
+            "mem_fraction_static",
+            crate::engine::SettingValue::Float(0.85),
+        ),
+    ];
+    if spec {
+        pairs.push(("speculative_algorithm", Text("NEXTN".into())));
+    }
+    let a = args(Engine::Sglang, version, &pairs);
+    let m = deepseek_v3();
+    let g = gpu("H200");
+    let inputs = Inputs {
+        args: &a,
+        model: &m,
+        gpu: &g,
+        gpu_count: None,
+        at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+    };
+    plan(&inputs).unwrap()
+}
+
+#[test]
+fn an_eagle_draft_is_inside_the_pool_budget_from_0_5_14() {
+    // 0.5.14 scheduler.py :: init_model_worker loads the draft before init_memory_pools; 0.5.13
+    // sized the target pool inside ModelRunner, before the draft existed.
+    // Cell: MLA (512 + 64) × 2 B × 61 layers = 70,272 B; + 70,272 × 1/61 = 1,152 B for the
+    // one NEXTN layer from 0.5.14 on.
+    assert_eq!(nextn_plan("0.5.13", true).kv_bytes_per_token, 70_272);
+    assert_eq!(nextn_plan("0.5.14", true).kv_bytes_per_token, 71_424);
+    assert_eq!(nextn_plan("0.5.17", true).kv_bytes_per_token, 71_424);
+    // Weights: the draft's own embed_tokens and lm_head, 128,256 rows × 16,384 × 2 B, each
+    // split over TP 8: 2 × 525,336,576 B per rank (the test geometry prices no MTP layer).
+    let held = |v: &str| nextn_plan(v, true).weights_bytes - nextn_plan(v, false).weights_bytes;
+    assert_eq!(held("0.5.13"), 0);
+    assert_eq!(held("0.5.14"), 1_050_673_152);
+    assert_eq!(held("0.5.17"), 1_050_673_152);
+}
+
+fn fraction_at(version: &str, pairs: &[(&str, crate::engine::SettingValue)]) -> f64 {
+    let a = args(Engine::Sglang, version, pairs);
+    let m = dense(80, 64, 8, 128);
+    default_fraction(&a, &m, &gpu("H100-80GB"), &layout(&a), role(&a)).0
+}
+
+#[test]
+fn the_draft_reserve_comes_after_the_10_gib_floor_and_goes_in_0_5_14() {
+    // H100-80GB, 81,559 MiB, TP 1, chunked prefill 2,048, CUDA-graph bs 256 (80 GB tier):
+    // 512 + 2,048 × 1.5 + 256 × 2 + 1/8 × 1,024 = 4,224 MiB, raised to the 10,240 MiB floor,
+    // then + the EAGLE reserve: 2,048 (0.5.9) → (81,559 − 12,288) / 81,559 = 0.849;
+    // 4,096 (0.5.13) → 67,223 / 81,559 = 0.824; none (0.5.14) → 71,319 / 81,559 = 0.874.
+    let eagle = [
+        ("chunked_prefill_size", Int(2048)),
+        ("speculative_algorithm", Text("EAGLE".into())),
+    ];
+    assert_eq!(fraction_at("0.5.9", &eagle), 0.849);
+    assert_eq!(fraction_at("0.5.13", &eagle), 0.824);
+    assert_eq!(fraction_at("0.5.14", &eagle), 0.874);
+    assert_eq!(fraction_at("0.5.9", &eagle[..1]), 0.874);
+}
+
+#[test]
+fn a_hybrid_draft_layer_is_a_share_of_the_full_attention_layers() {
+    // Qwen3.6-27B's layout: 64 layers, every fourth full attention (4 KV heads × 256), the rest
+    // Gated DeltaNet. Cell: 16 × 4 × 256 × 2 (K, V) × 2 B = 65,536 B; the one NEXTN layer adds
+    // 65,536 / 16 = 4,096 B (pool_configurator divides by the full-attention layers), not / 64.
+    let mut m = dense(64, 24, 4, 256);
+    m.layers = (0..64)
+        .map(|i| {
+            if i % 4 == 3 {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect();
+    m.linear = Some(crate::model::LinearAttn {
+        num_key_heads: 16,
+        num_value_heads: 48,
+        key_head_dim: 128,
+        value_head_dim: 128,
+        conv_kernel: 4,
+    });
+    m.nextn_layers = 1;
+    let a = args(
+        Engine::Sglang,
+        "0.5.17",
+        &[
+            (
+                "mem_fraction_static",
+                crate::engine::SettingValue::Float(0.9),
+            ),
+            ("speculative_algorithm", Text("EAGLE".into())),
+        ],
+    );
+    let g = gpu("A100-80GB");
+    let inputs = Inputs {
+        args: &a,
+        model: &m,
+        gpu: &g,
+        gpu_count: None,
+        at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+    };
+    assert_eq!(plan(&inputs).unwrap().kv_bytes_per_token, 69_632);
+}
+
+#[test]
+fn speculative_decoding_sets_intermediate_mamba_states_apart_before_the_pool() {
+    // Qwen3.6-27B's linear layers at TP 1: conv (48 + 2 × 16) × 128 × 3 × 2 B = 61,440 B and
+    // SSM 48 × 128 × 128 × 4 B = 3,145,728 B, over 48 layers: 153,944,064 B per request.
+    let per_req = 153_944_064.0;
+    let spec = |v: &str, extra: &[(&str, crate::engine::SettingValue)]| {
+        let mut pairs = vec![
+            ("speculative_algorithm", Text("EAGLE".into())),
+            ("max_running_requests", Int(8)),
+            ("speculative_num_draft_tokens", Int(4)),
+        ];
+        pairs.extend(extra.iter().cloned());
+        args(Engine::Sglang, v, &pairs)
+    };
+    let no_radix = [("disable_radix_cache", Flag(true))];
+    let at = |v: &str, extra: &[(&str, crate::engine::SettingValue)], prefill: bool| {
+        budget::spec_mamba_scratch(
+            &Version::parse(v).unwrap(),
+            &spec(v, extra),
+            per_req,
+            1,
+            prefill,
+        )
+    };
+    // 0.5.12: 8 requests × 4 draft tokens on every path.
+    assert_eq!(at("0.5.12", &[], false), Ok(per_req * 8.0 * 4.0));
+    // 0.5.13+: only with --disable-radix-cache; the ratio path solves them into the mamba share.
+    assert_eq!(at("0.5.16", &[], false), Ok(0.0));
+    assert_eq!(at("0.5.16", &no_radix, false), Ok(per_req * 8.0 * 4.0));
+    // 0.5.17+: the padding slot too: 153,944,064 × 9 × 4 = 5,541,986,304 B.
+    assert_eq!(at("0.5.19", &no_radix, false), Ok(5_541_986_304.0));
+    // 0.5.23 skips it on a PD prefill server.
+    assert_eq!(at("0.5.23", &no_radix, true), Ok(0.0));
+    assert_eq!(at("0.5.23", &no_radix, false), Ok(5_541_986_304.0));
+    // Without the draft-token count kvlint cannot size it, and says so.
+    let a = args(
+        Engine::Sglang,
+        "0.5.19",
+        &[
+            ("speculative_algorithm", Text("EAGLE".into())),
+            ("disable_radix_cache", Flag(true)),
+        ],
+    );
+    let v = Version::parse("0.5.19").unwrap();
+    assert!(budget::spec_mamba_scratch(&v, &a, per_req, 1, false).is_err());
+}
