@@ -773,6 +773,11 @@ pub(crate) const PCIE_ONLY: &[&str] = &[
     "RTX-PRO-6000-Blackwell",
     "H100-PCIe",
     "H100-NVL",
+    // RDNA workstation and consumer cards: PCIe only, no Infinity Fabric link (the R9700 TP2
+    // vLLM logs show 0.6-0.7 GiB besides weights and KV, no collective buffers).
+    "Radeon-AI-PRO-R9700",
+    "Radeon-PRO-W7900",
+    "Radeon-RX-7900-XTX",
 ];
 
 /// Builders for capacity unit tests: models and settings written out by hand from public facts.

@@ -129,7 +129,9 @@ pub(super) fn baseline(
     // RTX 3090 TP2 0.67 GiB below CUDA's total. ROCm multi-GPU, with the all-reduce buffers
     // below taken out: MI355X TP2 5.8 GiB (0.5.10–0.5.12: 0.67 GiB context + 5.17 GiB in "Init
     // torch distributed" beyond the aiter buffers), TP8 7.7–8.1 GiB (same releases), TP8 about
-    // 4 GiB (0.5.8, from its pool and fraction). The point is the middle launch.
+    // 4 GiB (0.5.8, from its pool and fraction), MI300X TP4 1.65 GiB (0.5.4.post1: 190.28 GB free
+    // at weight load of 191.98 GiB, github.com/sgl-project/sglang/issues/12419). The point is the
+    // middle launch.
     // A multi-GPU group of PCIe-only cards has no NVSwitch, so NCCL builds no NVLink SHARP
     // buffers: its P2P/SHM channels are tens of MiB, and the range is the single GPU's (the
     // RTX 3090 TP2 logs: 0.67 GiB in all).
@@ -138,7 +140,7 @@ pub(super) fn baseline(
         (Vendor::Nvidia, false) => (0.7, 0.4, 1.5),
         (Vendor::Nvidia, true) => (0.7, 0.4, 2.5),
         (Vendor::Amd, false) => (1.5, 0.5, 4.0),
-        (Vendor::Amd, true) => (5.8, 3.5, 9.0),
+        (Vendor::Amd, true) => (5.8, 1.5, 9.0),
     };
     // `--enable-symm-mem` takes nothing here in any modelled release: the NCCL memory pool
     // (`device_communicators/pynccl_allocator.py :: get_nccl_mem_pool`) is created on first use

@@ -1,10 +1,10 @@
 //! The default `--mem-fraction-static` (`arg_groups/memory_hook.py :: handle_gpu_memory_settings`,
 //! 0.5.9 `server_args.py :: ServerArgs._handle_gpu_memory_settings`, 0.4.6 `ServerArgs.__post_init__`).
 
-use super::{Layout, V0_5_0, V0_5_10, V0_5_14, V0_5_18};
+use super::{Layout, V0_5_0, V0_5_10, V0_5_14, V0_5_18, V0_5_5};
 use crate::capacity::Role;
 use crate::engine::EngineArgs;
-use crate::gpu::GpuSpec;
+use crate::gpu::{GpuSpec, Vendor};
 use crate::model::Geometry;
 use crate::version::Version;
 
@@ -160,4 +160,56 @@ pub(super) fn default_fraction(
         ));
     }
     (f, how)
+}
+
+/// Architectures whose model-specific adjustment picks a non-aiter backend on ROCm when none is
+/// given (0.5.12 `server_args.py :: _handle_model_specific_adjustments`: Gemma 2/3/3n and Olmo2
+/// take `triton`); kvlint leaves them unscaled rather than guess.
+const NOT_AITER_BY_DEFAULT: [&str; 6] = [
+    "Gemma2ForCausalLM",
+    "Gemma3ForCausalLM",
+    "Gemma3ForConditionalGeneration",
+    "Gemma3nForCausalLM",
+    "Gemma3nForConditionalGeneration",
+    "Olmo2ForCausalLM",
+];
+
+/// ROCm's aiter attention shrinks `mem_fraction_static` — the default and a given
+/// `--mem-fraction-static` alike — when the context exceeds 8,192 tokens, to leave aiter its
+/// workspace: × 0.90 in 0.5.4.post1 (`server_args.py :: _handle_attention_backend_compatibility`,
+/// "AMD platforms backends"; 0.5.4 itself has no such step), × 0.85 from 0.5.5 (same function through 0.5.18, then
+/// `arg_groups/attention_hook.py`; 0.5.20+ skips a given fraction only under
+/// `SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION`, default off, which kvlint cannot see). The backend is aiter when given, or by default on HIP for a model that is
+/// neither MLA nor DSA (`elif is_hip(): self.attention_backend = "aiter"`); an MLA default
+/// depends on its per-rank head count and is left unscaled. `context_len` is
+/// `--context-length` when given, else the model's.
+pub(super) fn rocm_aiter_scale(
+    args: &EngineArgs,
+    m: &Geometry,
+    gpu: &GpuSpec,
+    context_len: u64,
+) -> Option<(f64, &'static str)> {
+    let v = args.version.release();
+    let first = Version::parse("0.5.4.post1").expect("a valid version");
+    if gpu.vendor != Vendor::Amd || args.version < first || context_len <= 8192 {
+        return None;
+    }
+    let aiter = match args.text("attention_backend") {
+        Some(b) => b.eq_ignore_ascii_case("aiter"),
+        None => {
+            m.mla.is_none()
+                && m.dsa.is_none()
+                && !m
+                    .architectures
+                    .iter()
+                    .any(|a| NOT_AITER_BY_DEFAULT.contains(&a.as_str()))
+        }
+    };
+    aiter.then(|| {
+        if v < V0_5_5 {
+            (0.90, "× 0.90 for ROCm aiter attention past 8,192 tokens (0.5.4.post1 server_args.py :: _handle_attention_backend_compatibility)")
+        } else {
+            (0.85, "× 0.85 for ROCm aiter attention past 8,192 tokens (0.5.5+ server_args.py :: _handle_attention_backend_compatibility, 0.5.20+ arg_groups/attention_hook.py)")
+        }
+    })
 }

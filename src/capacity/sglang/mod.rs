@@ -29,10 +29,11 @@ use budget::{
     model_code_weights, mtp_vocab_copies, rope_elem_bytes, WEIGHTS_HEADROOM,
 };
 use cell::{cell, is_dsa, kv_dtype, page_size, Cell};
-use fraction::{default_fraction, speculative};
+use fraction::{default_fraction, rocm_aiter_scale, speculative};
 
 const V0_5_0: Version = Version::new(0, 5, 0);
 const V0_5_3: Version = Version::new(0, 5, 3);
+const V0_5_5: Version = Version::new(0, 5, 5);
 const V0_5_6: Version = Version::new(0, 5, 6);
 const V0_5_7: Version = Version::new(0, 5, 7);
 const V0_5_10: Version = Version::new(0, 5, 10);
@@ -48,7 +49,7 @@ const V0_5_23: Version = Version::new(0, 5, 23);
 /// Every release above: the math is the same between two of them, so a launch whose release is
 /// unknown is planned once per stretch (capacity::releases). A new threshold belongs here too.
 pub const MATH_CHANGES: &[Version] = &[
-    V0_5_0, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_16, V0_5_17, V0_5_18, V0_5_19,
+    V0_5_0, V0_5_5, V0_5_7, V0_5_10, V0_5_12, V0_5_13, V0_5_14, V0_5_16, V0_5_17, V0_5_18, V0_5_19,
     V0_5_22, V0_5_23,
 ];
 
@@ -295,6 +296,15 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
             (f, how, None)
         }
     };
+    let model_max = crate::model::derived_context_length_sglang(m);
+    let context_len = args
+        .int("context_length")
+        .map_or(model_max, |c| c.max(0) as u64);
+    let aiter_scale = rocm_aiter_scale(args, m, gpu, context_len);
+    let (fraction, fraction_how) = match aiter_scale {
+        Some((s, why)) => (fraction * s, format!("{fraction_how}, {why}")),
+        None => (fraction, fraction_how),
+    };
     notes.exact("mem_fraction_static", fraction, fraction_how);
 
     let b = baseline(gpu, &lay, args, &mut notes);
@@ -411,7 +421,6 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         _ => t,
     };
 
-    let model_max = crate::model::derived_context_length_sglang(m);
     let (context_length, context_source) = match args.int("context_length") {
         Some(c) => (
             c.max(0) as u64,
@@ -422,7 +431,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     // Fraction at which the low end of the band holds the context.
     let need_tokens = context_length.div_ceil(u64::from(lay.dcp.max(1))) + u64::from(page);
-    let needed = (need_tokens as f64 * cell.bytes + w.high) / b.low;
+    // The flag a user sets is scaled by aiter's factor before it sizes the pool.
+    let needed =
+        (need_tokens as f64 * cell.bytes + w.high) / b.low / aiter_scale.map_or(1.0, |(s, _)| s);
     let needed_fraction =
         (per_req == 0.0 && cell.swa_ratio.is_none() && dsv4.is_none() && needed < 0.99)
             .then_some((needed * 1000.0).ceil() / 1000.0);

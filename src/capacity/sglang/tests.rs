@@ -616,3 +616,34 @@ fn speculative_decoding_sets_intermediate_mamba_states_apart_before_the_pool() {
     let v = Version::parse("0.5.19").unwrap();
     assert!(budget::spec_mamba_scratch(&v, &a, per_req, 1, false).is_err());
 }
+
+/// The aiter step on ROCm: none before 0.5.4.post1, × 0.90 there, × 0.85 from 0.5.5; only past
+/// 8,192 tokens of context, only on AMD, only for aiter (given, or the HIP default of a
+/// non-MLA model), and over a given `--mem-fraction-static` too.
+#[test]
+fn rocm_aiter_attention_scales_the_fraction_past_8k_context() {
+    let m = dense(32, 32, 8, 128);
+    let scale =
+        |gpu_name: &str, v: &str, ctx: u64, pairs: &[(&str, crate::engine::SettingValue)]| {
+            let a = args(Engine::Sglang, v, pairs);
+            rocm_aiter_scale(&a, &m, &gpu(gpu_name), ctx).map(|(s, _)| s)
+        };
+    assert_eq!(scale("MI300X", "0.5.4", 262_144, &[]), None);
+    assert_eq!(scale("MI300X", "0.5.4.post1", 262_144, &[]), Some(0.90));
+    assert_eq!(scale("MI355X", "0.5.9", 262_144, &[]), Some(0.85));
+    assert_eq!(scale("MI355X", "0.5.23", 262_144, &[]), Some(0.85));
+    assert_eq!(scale("MI355X", "0.5.9", 8192, &[]), None);
+    assert_eq!(scale("H100-80GB", "0.5.9", 262_144, &[]), None);
+    let triton = [("attention_backend", Text("triton".into()))];
+    assert_eq!(scale("MI355X", "0.5.9", 262_144, &triton), None);
+    // MLA defaults depend on the per-rank head count: unscaled unless aiter is given.
+    let mla = deepseek_v3();
+    let a = args(Engine::Sglang, "0.5.9", &[]);
+    assert_eq!(rocm_aiter_scale(&a, &mla, &gpu("MI355X"), 163_840), None);
+    let given = args(
+        Engine::Sglang,
+        "0.5.9",
+        &[("attention_backend", Text("aiter".into()))],
+    );
+    assert!(rocm_aiter_scale(&given, &mla, &gpu("MI355X"), 163_840).is_some());
+}
