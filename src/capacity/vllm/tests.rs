@@ -1,5 +1,6 @@
 //! Expected values come from real vLLM 0.19 startup logs (../shared/validation): given the
 //! KV memory the engine logged, the block count and logged token count must follow.
+use super::groups::*;
 use super::*;
 use crate::capacity::testing::{args, dense};
 
