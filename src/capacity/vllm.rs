@@ -434,7 +434,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let g = grouping(&groups);
     let per_token: f64 = groups
         .iter()
-        .map(|x| x.page / f64::from(bs) * f64::from(x.layers))
+        .map(|x| x.page / f64::from(bs * x.mult) * f64::from(x.layers))
         .sum();
     notes.exact(
         "kv_bytes_per_token",
@@ -529,7 +529,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
             blocks
                 / g.kinds
                     .iter()
-                    .map(|(_, n)| u64::from(*n))
+                    .map(|(_, n, _)| u64::from(*n))
                     .sum::<u64>()
                     .max(1)
                 * u64::from(bs)

@@ -12,6 +12,9 @@ pub(super) struct LayerGroup {
     pub(super) layers: u32,
     /// Page bytes of one layer for one block.
     pub(super) page: f64,
+    /// Tokens per block as a multiple of the launch's block size: a layer whose page is smaller
+    /// takes more tokens per block once pages are unified (`unify_kv_cache_spec_page_size`).
+    pub(super) mult: u32,
 }
 
 /// Bytes per token of one attention layer on one rank (`AttentionSpec.page_size_bytes / block_size`).
@@ -26,6 +29,28 @@ pub(super) fn layer_bytes(m: &Geometry, tp: u32, dcp: u32, kv: &str, kvb: f64) -
     }
     let heads = (m.num_kv_heads / tp.max(1)).max(1);
     2.0 * f64::from(heads) * f64::from(m.head_dim) * kvb
+}
+
+/// Bytes per token of one sliding-window layer where its heads differ from the full-attention
+/// layers' (Gemma 4: 16 KV heads of 256 on sliding layers, 4 of 512 on full ones): each
+/// `Attention` of `models/gemma4.py :: Gemma4Attention.__init__` gets its own `num_kv_heads` and
+/// `head_dim`, so its `SlidingWindowSpec` has its own page.
+fn window_layer_bytes(m: &Geometry, tp: u32, kvb: f64) -> Option<f64> {
+    let s = m.swa_heads.as_ref().filter(|_| m.mla.is_none())?;
+    let heads = (s.num_kv_heads / tp.max(1)).max(1);
+    Some(f64::from(heads) * f64::from(s.head_dim + s.v_head_dim) * kvb)
+}
+
+/// `unify_kv_cache_spec_page_size`: the smaller page takes `ratio` times the block size so that
+/// both pages match; a page that does not divide the larger one is left as it is (vLLM pads it
+/// only for backends that index by block stride).
+fn unify(a: &mut LayerGroup, b: &mut LayerGroup) {
+    let (small, large) = if a.page < b.page { (a, b) } else { (b, a) };
+    let ratio = large.page / small.page;
+    if small.page > 0.0 && ratio > 1.0 && (ratio - ratio.round()).abs() < 1e-9 {
+        small.mult *= ratio.round() as u32;
+        small.page = large.page;
+    }
 }
 
 /// How a launch lays out its KV cache on one rank.
@@ -61,6 +86,7 @@ pub(super) fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
     let (bs, hma) = (sh.bs, sh.hma);
     let per_token = layer_bytes(m, sh.tp, sh.dcp, sh.kv, sh.kvb);
     let page = per_token * f64::from(bs);
+    let window_page = window_layer_bytes(m, sh.tp, sh.kvb).map_or(page, |b| b * f64::from(bs));
     let stage = |n: u32| n.div_ceil(sh.pp.max(1));
     let layers = kv_layers(m, sh.version);
     let full = layers
@@ -81,18 +107,28 @@ pub(super) fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
         stage(full)
     };
     if hma && !windowed.is_empty() {
-        out.push(LayerGroup {
+        let mut f = LayerGroup {
             kind: LayerKind::Full,
             layers: full_on_stage,
             page,
-        });
-        out.push(LayerGroup {
+            mult: 1,
+        };
+        let mut w = LayerGroup {
             kind: windowed[0],
             layers: stage(windowed.len() as u32),
-            page,
-        });
+            page: window_page,
+            mult: 1,
+        };
+        unify(&mut f, &mut w);
+        out.extend([f, w]);
     } else {
         let attn = full + if hma { 0 } else { windowed.len() as u32 };
+        // Without the hybrid manager every window layer becomes a full-attention spec
+        // (`unify_hybrid_kv_cache_specs`) and all share one group whose page is the sum of the
+        // layers' own pages (`UniformTypeKVCacheSpecs.page_size_bytes`): here their mean.
+        let window = if hma { 0 } else { windowed.len() as u32 };
+        let mean = (f64::from(full) * page + f64::from(window) * window_page)
+            / f64::from((full + window).max(1));
         out.push(LayerGroup {
             kind: LayerKind::Full,
             layers: if windowed.is_empty() {
@@ -100,7 +136,8 @@ pub(super) fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
             } else {
                 stage(attn)
             },
-            page,
+            page: mean,
+            mult: 1,
         });
     }
     let linear = m.state_layers();
@@ -109,6 +146,7 @@ pub(super) fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
             kind: LayerKind::Linear,
             layers: stage(linear),
             page,
+            mult: 1,
         });
     }
     if let Some(dsa) = m.dsa.as_ref().filter(|_| m.mla.is_some()) {
@@ -123,8 +161,8 @@ pub(super) fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
 /// split into groups of `group_size` layers; one physical block holds `group_size` pages.
 pub(super) struct Grouping {
     pub(super) group_size: u32,
-    /// (kind, number of groups of that kind)
-    pub(super) kinds: Vec<(LayerKind, u32)>,
+    /// (kind, number of groups of that kind, tokens per block as a multiple of the block size)
+    pub(super) kinds: Vec<(LayerKind, u32, u32)>,
     pub(super) bytes_per_block: f64,
 }
 
@@ -142,7 +180,7 @@ pub(super) fn grouping(groups: &[LayerGroup]) -> Grouping {
     let kinds = groups
         .iter()
         .filter(|g| g.layers > 0)
-        .map(|g| (g.kind, g.layers.div_ceil(group_size)))
+        .map(|g| (g.kind, g.layers.div_ceil(group_size), g.mult))
         .collect();
     let page = groups.iter().map(|g| g.page).fold(0.0, f64::max);
     Grouping {
@@ -164,7 +202,8 @@ pub(super) fn blocks_per_request(
     let bs = u64::from(bs.max(1));
     g.kinds
         .iter()
-        .map(|(kind, n)| {
+        .map(|(kind, n, mult)| {
+            let bs = bs * u64::from(*mult);
             let per = match kind {
                 LayerKind::Full => len.div_ceil(bs),
                 LayerKind::Sliding { window: w } | LayerKind::Chunked { size: w } => {
@@ -199,8 +238,11 @@ pub(super) fn max_len(
     };
     // Full-attention layers only: `blocks_per_request` is groups × ⌈len / bs⌉, so the largest
     // length is whole blocks per group, which the search finds in 32 steps.
-    if g.kinds.iter().all(|(k, _)| matches!(k, LayerKind::Full)) {
-        let groups: u64 = g.kinds.iter().map(|(_, n)| u64::from(*n)).sum();
+    if g.kinds
+        .iter()
+        .all(|(k, _, m)| matches!(k, LayerKind::Full) && *m == 1)
+    {
+        let groups: u64 = g.kinds.iter().map(|(_, n, _)| u64::from(*n)).sum();
         return match avail.checked_div(groups) {
             Some(per_group) => per_group
                 .saturating_mul(u64::from(bs.max(1)))
