@@ -26,13 +26,13 @@ mod tests;
 const V0_16: Version = Version::new(0, 16, 0);
 const V0_17: Version = Version::new(0, 17, 0);
 const V0_20: Version = Version::new(0, 20, 0);
-const V0_21: Version = Version::new(0, 21, 0);
+const V0_20_1: Version = Version::new(0, 20, 1);
 const V0_24: Version = Version::new(0, 24, 0);
 const V0_33: Version = Version::new(0, 33, 0);
 /// Every release above (0.33 also changes model/context.rs and engine/startup.rs): the math is
 /// the same between two of them, so a launch whose release is unknown is planned once per
 /// stretch (capacity::releases). A new threshold belongs here too.
-pub const MATH_CHANGES: &[Version] = &[V0_16, V0_17, V0_20, V0_21, V0_33];
+pub const MATH_CHANGES: &[Version] = &[V0_16, V0_17, V0_20, V0_20_1, V0_33];
 
 const NEEDED: &[&str] = &[
     "model",
@@ -291,7 +291,7 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
     })
 }
 
-/// What the 0.21+ profile adds for CUDA graphs: `gpu_worker.py :: determine_available_memory`
+/// What the 0.20+ profile adds for CUDA graphs: `gpu_worker.py :: determine_available_memory`
 /// subtracts `profile_cudagraph_memory` (`gpu_model_runner.py`: the first capture of each mode
 /// plus the second capture's increase times the remaining graphs) unless
 /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0`. The engine measures it, so its size is not in
@@ -303,7 +303,9 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
 /// runs (capstone L4 records), so the optimistic side keeps none of it. Eager launches capture
 /// nothing (`cudagraph_mode` NONE) but keep it on the pessimistic side.
 fn graph_profile(args: &EngineArgs, m: &Geometry, tp: u32) -> Estimate {
-    if args.version < V0_21 {
+    // `envs.py` defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to 1 from 0.20.0 (read in the
+    // 0.20.0, 0.20.1 and 0.20.2 wheels; their logs call it "default since v0.21.0").
+    if args.version < V0_20 {
         return Estimate::exact(0.0);
     }
     let width = f64::from(m.num_attention_heads) * f64::from(m.head_dim) / f64::from(tp.max(1));
@@ -516,12 +518,12 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         _ => (model_max, ContextSource::Model),
     };
 
-    // "GPU KV cache size": concurrency × max_model_len from 0.21
-    // (`kv_cache_utils.py :: _report_kv_cache_config`); up to 0.20 the same function logs
-    // num_blocks // groups × min block size (read in the 0.19.0 and 0.20.0 wheels).
+    // "GPU KV cache size": concurrency × max_model_len from 0.20.1
+    // (`kv_cache_utils.py :: _report_kv_cache_config`, read in the 0.20.1 and 0.20.2 wheels); up
+    // to 0.20.0 the same function logs num_blocks // groups × min block size (0.19.0, 0.20.0).
     let logged = |kv: f64| {
         let blocks = block_count(kv);
-        if *v >= V0_21 {
+        if *v >= V0_20_1 {
             let per_req =
                 blocks_per_request(&g, context_length.max(1), bs, in_flight, v, prefix).max(1);
             (blocks as f64 / per_req as f64 * context_length as f64) as u64

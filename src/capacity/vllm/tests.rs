@@ -85,14 +85,14 @@ fn pipeline_stages_take_the_remainder_layers_in_the_middle() {
 }
 
 #[test]
-fn graph_profile_follows_the_rank_width_from_0_21() {
+fn graph_profile_follows_the_rank_width_from_0_20() {
     // 40 heads of 128: a 5120-wide rank at TP 1 (or a PP stage) takes 1 GiB, TP 2 half.
     let m = dense(40, 40, 8, 128);
     let v28 = args(Engine::Vllm, "0.28.0", &[]);
     assert!((graph_profile(&v28, &m, 1).point - GIB).abs() < 1.0);
     assert!((graph_profile(&v28, &m, 2).point - 0.5 * GIB).abs() < 1.0);
     assert_eq!(graph_profile(&v28, &m, 1).low, 0.0);
-    // Not counted before 0.21; eager launches keep it on the pessimistic side only.
+    // Not counted before 0.20; eager launches keep it on the pessimistic side only.
     let v19 = args(Engine::Vllm, "0.19.0", &[]);
     assert_eq!(graph_profile(&v19, &m, 1).high, 0.0);
     let eager = args(
