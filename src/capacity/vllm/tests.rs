@@ -95,6 +95,9 @@ fn graph_profile_follows_the_rank_width_from_0_20() {
     // Not counted before 0.20; eager launches keep it on the pessimistic side only.
     let v19 = args(Engine::Vllm, "0.19.0", &[]);
     assert_eq!(graph_profile(&v19, &m, 1).high, 0.0);
+    // 0.20.0's envs.py already defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to 1.
+    let v20 = args(Engine::Vllm, "0.20.0", &[]);
+    assert!((graph_profile(&v20, &m, 1).point - GIB).abs() < 1.0);
     let eager = args(
         Engine::Vllm,
         "0.28.0",
@@ -398,5 +401,36 @@ fn sliding_layers_with_their_own_heads_have_their_own_page() {
     assert_eq!(
         plain.bytes_per_block,
         (50.0 * 16384.0 + 10.0 * 8192.0) * 16.0
+    );
+}
+
+#[test]
+fn logged_pool_is_concurrency_times_length_from_0_20_1() {
+    // `kv_cache_utils.py :: _report_kv_cache_config` logs num_blocks // groups × block size in
+    // the 0.20.0 wheel and concurrency × max_model_len in the 0.20.1 and 0.20.2 wheels: with
+    // sliding layers that hold a window, not the whole request, the second is the larger.
+    let m = gemma4_31b();
+    let gpu = crate::gpu::lookup("H100").expect("catalog H100").clone();
+    let pool = |v: &str| {
+        let a = args(
+            Engine::Vllm,
+            v,
+            &[("max_model_len", SettingValue::Int(131_072))],
+        );
+        plan(&Inputs {
+            args: &a,
+            model: &m,
+            gpu: &gpu,
+            gpu_count: None,
+            at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+        })
+        .expect("a plan")
+        .pool_tokens
+    };
+    let (whole_blocks, concurrency) = (pool("0.20.0"), pool("0.20.1"));
+    assert_eq!(whole_blocks % 16, 0, "{whole_blocks}");
+    assert!(
+        concurrency > 3 * whole_blocks,
+        "{concurrency} vs {whole_blocks}"
     );
 }
