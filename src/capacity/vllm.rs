@@ -15,7 +15,9 @@ use crate::launch::Engine;
 use crate::model::{Geometry, LayerKind};
 use crate::units::GIB;
 use crate::version::Version;
+use groups::{blocks_per_request, grouping, groups, layer_bytes, max_len, Shape};
 
+mod groups;
 mod hybrid;
 mod mamba;
 #[cfg(test)]
@@ -24,13 +26,13 @@ mod tests;
 const V0_16: Version = Version::new(0, 16, 0);
 const V0_17: Version = Version::new(0, 17, 0);
 const V0_20: Version = Version::new(0, 20, 0);
-const V0_21: Version = Version::new(0, 21, 0);
+const V0_20_1: Version = Version::new(0, 20, 1);
 const V0_24: Version = Version::new(0, 24, 0);
 const V0_33: Version = Version::new(0, 33, 0);
 /// Every release above (0.33 also changes model/context.rs and engine/startup.rs): the math is
 /// the same between two of them, so a launch whose release is unknown is planned once per
 /// stretch (capacity::releases). A new threshold belongs here too.
-pub const MATH_CHANGES: &[Version] = &[V0_16, V0_17, V0_20, V0_21, V0_33];
+pub const MATH_CHANGES: &[Version] = &[V0_16, V0_17, V0_20, V0_20_1, V0_33];
 
 const NEEDED: &[&str] = &[
     "model",
@@ -205,182 +207,6 @@ fn block_size(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec) -> u32 {
     }
 }
 
-/// One KV cache spec kind and how many layers of it the binding rank holds.
-struct LayerGroup {
-    kind: LayerKind,
-    layers: u32,
-    /// Page bytes of one layer for one block.
-    page: f64,
-}
-
-/// Bytes per token of one attention layer on one rank (`AttentionSpec.page_size_bytes / block_size`).
-fn layer_bytes(m: &Geometry, tp: u32, dcp: u32, kv: &str, kvb: f64) -> f64 {
-    if let Some(mla) = &m.mla {
-        let latent = if kv == "fp8_ds_mla" {
-            656.0
-        } else {
-            f64::from(mla.kv_lora_rank + mla.qk_rope_head_dim) * kvb
-        };
-        return latent / f64::from(dcp.max(1));
-    }
-    let heads = (m.num_kv_heads / tp.max(1)).max(1);
-    2.0 * f64::from(heads) * f64::from(m.head_dim) * kvb
-}
-
-/// How a launch lays out its KV cache on one rank.
-struct Shape<'a> {
-    tp: u32,
-    pp: u32,
-    dcp: u32,
-    kv: &'a str,
-    kvb: f64,
-    bs: u32,
-    /// The hybrid KV cache manager (separate groups for window layers) is on.
-    hma: bool,
-    version: &'a Version,
-}
-
-/// The layers that hold their own KV (0.24.0, 0.33.0): Gemma 3n / Gemma 4 point their last
-/// `num_kv_shared_layers` at an earlier layer's cache (`models/gemma3n.py ::
-/// Gemma3nAttention.__init__`, `models/gemma4.py :: Gemma4Attention.__init__`:
-/// `kv_sharing_target_layer_name`) and `v1/worker/gpu_model_runner.py :: get_kv_cache_spec`
-/// gives those no spec. Gemma 3n's targets are layers `first - 2` and `first - 1`: with fewer than
-/// two owners some keep their own cache, and before 0.24.0 the code is unread: all counted there.
-fn kv_layers<'a>(m: &'a Geometry, v: &Version) -> &'a [LayerKind] {
-    let own = m.layers.len().saturating_sub(m.kv_shared_layers as usize);
-    if *v >= V0_24 && own >= 2 {
-        &m.layers[..own]
-    } else {
-        &m.layers
-    }
-}
-
-/// Layer groups of the binding PP stage (`get_pp_indices`: the remainder goes to later stages).
-fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
-    let (bs, hma) = (sh.bs, sh.hma);
-    let per_token = layer_bytes(m, sh.tp, sh.dcp, sh.kv, sh.kvb);
-    let page = per_token * f64::from(bs);
-    let stage = |n: u32| n.div_ceil(sh.pp.max(1));
-    let layers = kv_layers(m, sh.version);
-    let full = layers
-        .iter()
-        .filter(|l| matches!(l, LayerKind::Full))
-        .count() as u32;
-    let mut out = Vec::new();
-    let windowed: Vec<LayerKind> = layers
-        .iter()
-        .copied()
-        .filter(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }))
-        .collect();
-    // Nemotron-NAS spreads its attention layers unevenly over the decoder, so the busiest
-    // stage is counted from `get_pp_indices`' split rather than from an even share.
-    let full_on_stage = if m.layers.contains(&LayerKind::NoAttention) {
-        busiest_stage(m, sh.pp, |l| matches!(l, LayerKind::Full))
-    } else {
-        stage(full)
-    };
-    if hma && !windowed.is_empty() {
-        out.push(LayerGroup {
-            kind: LayerKind::Full,
-            layers: full_on_stage,
-            page,
-        });
-        out.push(LayerGroup {
-            kind: windowed[0],
-            layers: stage(windowed.len() as u32),
-            page,
-        });
-    } else {
-        let attn = full + if hma { 0 } else { windowed.len() as u32 };
-        out.push(LayerGroup {
-            kind: LayerKind::Full,
-            layers: if windowed.is_empty() {
-                full_on_stage
-            } else {
-                stage(attn)
-            },
-            page,
-        });
-    }
-    let linear = m.state_layers();
-    if linear > 0 {
-        out.push(LayerGroup {
-            kind: LayerKind::Linear,
-            layers: stage(linear),
-            page,
-        });
-    }
-    if let Some(dsa) = m.dsa.as_ref().filter(|_| m.mla.is_some()) {
-        // DeepSeek-V3.2 indexer keys: fp8 plus an fp32 scale per 128 elements, one spec per layer.
-        let idx = f64::from(dsa.index_head_dim + dsa.index_head_dim / 128 * 4) * f64::from(bs);
-        out[0].page += idx * f64::from(stage(dsa.indexer_layers)) / f64::from(stage(full).max(1));
-    }
-    out
-}
-
-/// The request-capacity model of `_get_kv_cache_groups_uniform_page_size`: each spec kind is
-/// split into groups of `group_size` layers; one physical block holds `group_size` pages.
-struct Grouping {
-    group_size: u32,
-    /// (kind, number of groups of that kind)
-    kinds: Vec<(LayerKind, u32)>,
-    bytes_per_block: f64,
-}
-
-fn grouping(groups: &[LayerGroup]) -> Grouping {
-    let sizes: Vec<u32> = groups.iter().map(|g| g.layers).filter(|n| *n > 0).collect();
-    let (min, max) = (
-        sizes.iter().copied().min().unwrap_or(1),
-        sizes.iter().copied().max().unwrap_or(1),
-    );
-    let group_size = if f64::from(max) < 1.5 * f64::from(min) {
-        max
-    } else {
-        min
-    };
-    let kinds = groups
-        .iter()
-        .filter(|g| g.layers > 0)
-        .map(|g| (g.kind, g.layers.div_ceil(group_size)))
-        .collect();
-    let page = groups.iter().map(|g| g.page).fold(0.0, f64::max);
-    Grouping {
-        group_size,
-        kinds,
-        bytes_per_block: f64::from(group_size) * page,
-    }
-}
-
-/// Blocks one request of `len` tokens needs, summed over groups (`max_memory_usage_bytes`).
-fn blocks_per_request(
-    g: &Grouping,
-    len: u64,
-    bs: u32,
-    in_flight: u64,
-    v: &Version,
-    prefix: bool,
-) -> u64 {
-    let bs = u64::from(bs.max(1));
-    g.kinds
-        .iter()
-        .map(|(kind, n)| {
-            let per = match kind {
-                LayerKind::Full => len.div_ceil(bs),
-                LayerKind::Sliding { window: w } | LayerKind::Chunked { size: w } => {
-                    let want = u64::from(*w).saturating_sub(1) + in_flight;
-                    let n = want.min(len);
-                    n.div_ceil(bs) + u64::from(n < len || *v < V0_17)
-                }
-                // `MambaSpec.max_memory_usage_bytes` (0.30, 0.33): one state block, two in
-                // "align" mode, which prefix caching turns on (a 0.24 Qwen3.6 log: 63 + 3 × 2).
-                LayerKind::Linear => 1 + u64::from(prefix),
-                LayerKind::NoAttention => 0,
-            };
-            per * u64::from(*n)
-        })
-        .sum()
-}
-
 /// NCCL buffers of the TP group that the profile run counts. `gpu_worker.py :: init_device`
 /// takes the memory snapshot after `init_worker_distributed_environment`, so only buffers NCCL
 /// creates lazily at the first large collectives land in the non-torch increase
@@ -465,7 +291,7 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
     })
 }
 
-/// What the 0.21+ profile adds for CUDA graphs: `gpu_worker.py :: determine_available_memory`
+/// What the 0.20+ profile adds for CUDA graphs: `gpu_worker.py :: determine_available_memory`
 /// subtracts `profile_cudagraph_memory` (`gpu_model_runner.py`: the first capture of each mode
 /// plus the second capture's increase times the remaining graphs) unless
 /// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0`. The engine measures it, so its size is not in
@@ -477,7 +303,9 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
 /// runs (capstone L4 records), so the optimistic side keeps none of it. Eager launches capture
 /// nothing (`cudagraph_mode` NONE) but keep it on the pessimistic side.
 fn graph_profile(args: &EngineArgs, m: &Geometry, tp: u32) -> Estimate {
-    if args.version < V0_21 {
+    // `envs.py` defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to 1 from 0.20.0 (read in the
+    // 0.20.0, 0.20.1 and 0.20.2 wheels; their logs call it "default since v0.21.0").
+    if args.version < V0_20 {
         return Estimate::exact(0.0);
     }
     let width = f64::from(m.num_attention_heads) * f64::from(m.head_dim) / f64::from(tp.max(1));
@@ -571,46 +399,6 @@ fn non_kv(
     e
 }
 
-/// Largest context one request can use with `blocks` free blocks (the startup check of
-/// `_check_enough_kv_cache_memory`, which keeps one null block back from 0.33).
-fn max_len(g: &Grouping, blocks: u64, bs: u32, in_flight: u64, v: &Version, prefix: bool) -> u64 {
-    let avail = if *v >= V0_33 {
-        blocks.saturating_sub(1)
-    } else {
-        blocks
-    };
-    // Full-attention layers only: `blocks_per_request` is groups × ⌈len / bs⌉, so the largest
-    // length is whole blocks per group, which the search finds in 32 steps.
-    if g.kinds.iter().all(|(k, _)| matches!(k, LayerKind::Full)) {
-        let groups: u64 = g.kinds.iter().map(|(_, n)| u64::from(*n)).sum();
-        return match avail.checked_div(groups) {
-            Some(per_group) => per_group
-                .saturating_mul(u64::from(bs.max(1)))
-                .min(MAX_LEN_LIMIT),
-            None => MAX_LEN_LIMIT,
-        };
-    }
-    search_len(g, avail, bs, in_flight, v, prefix)
-}
-
-/// The longest length [`max_len`] considers.
-const MAX_LEN_LIMIT: u64 = 1 << 32;
-
-/// Largest length up to [`MAX_LEN_LIMIT`] whose request fits in `avail` blocks, by bisection
-/// (`blocks_per_request` grows with the length).
-fn search_len(g: &Grouping, avail: u64, bs: u32, in_flight: u64, v: &Version, prefix: bool) -> u64 {
-    let (mut lo, mut hi) = (0u64, MAX_LEN_LIMIT);
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if blocks_per_request(g, mid, bs, in_flight, v, prefix) <= avail {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    lo
-}
-
 /// The target's part of the KV budget when a drafter's attention layers share it (V1 sizes one
 /// pool for every layer in the KV cache spec): the budget in proportion to bytes per token.
 fn draft_share(
@@ -681,7 +469,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let g = grouping(&groups);
     let per_token: f64 = groups
         .iter()
-        .map(|x| x.page / f64::from(bs) * f64::from(x.layers))
+        .map(|x| x.page / f64::from(bs * x.mult) * f64::from(x.layers))
         .sum();
     notes.exact(
         "kv_bytes_per_token",
@@ -755,12 +543,12 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         _ => (model_max, ContextSource::Model),
     };
 
-    // "GPU KV cache size": concurrency × max_model_len from 0.21
-    // (`kv_cache_utils.py :: _report_kv_cache_config`); up to 0.20 the same function logs
-    // num_blocks // groups × min block size (read in the 0.19.0 and 0.20.0 wheels).
+    // "GPU KV cache size": concurrency × max_model_len from 0.20.1
+    // (`kv_cache_utils.py :: _report_kv_cache_config`, read in the 0.20.1 and 0.20.2 wheels); up
+    // to 0.20.0 the same function logs num_blocks // groups × min block size (0.19.0, 0.20.0).
     let logged = |kv: f64| {
         let blocks = block_count(kv);
-        if *v >= V0_21 {
+        if *v >= V0_20_1 {
             let per_req =
                 blocks_per_request(&g, context_length.max(1), bs, in_flight, v, prefix).max(1);
             (blocks as f64 / per_req as f64 * context_length as f64) as u64
@@ -768,7 +556,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
             blocks
                 / g.kinds
                     .iter()
-                    .map(|(_, n)| u64::from(*n))
+                    .map(|(_, n, _)| u64::from(*n))
                     .sum::<u64>()
                     .max(1)
                 * u64::from(bs)

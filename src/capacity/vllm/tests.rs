@@ -1,5 +1,6 @@
 //! Expected values come from real vLLM 0.19 startup logs (../shared/validation): given the
 //! KV memory the engine logged, the block count and logged token count must follow.
+use super::groups::*;
 use super::*;
 use crate::capacity::testing::{args, dense};
 
@@ -27,7 +28,10 @@ fn full_attention_max_len_is_whole_blocks_per_group_as_the_search_finds() {
     let v = Version::new(0, 19, 0);
     let full = |groups: Vec<u32>| Grouping {
         group_size: 36,
-        kinds: groups.into_iter().map(|n| (LayerKind::Full, n)).collect(),
+        kinds: groups
+            .into_iter()
+            .map(|n| (LayerKind::Full, n, 1))
+            .collect(),
         bytes_per_block: 1.0,
     };
     // One group, block 16, 1,000 blocks: 16,000 tokens; a 17th in the last block is one too many.
@@ -81,16 +85,19 @@ fn pipeline_stages_take_the_remainder_layers_in_the_middle() {
 }
 
 #[test]
-fn graph_profile_follows_the_rank_width_from_0_21() {
+fn graph_profile_follows_the_rank_width_from_0_20() {
     // 40 heads of 128: a 5120-wide rank at TP 1 (or a PP stage) takes 1 GiB, TP 2 half.
     let m = dense(40, 40, 8, 128);
     let v28 = args(Engine::Vllm, "0.28.0", &[]);
     assert!((graph_profile(&v28, &m, 1).point - GIB).abs() < 1.0);
     assert!((graph_profile(&v28, &m, 2).point - 0.5 * GIB).abs() < 1.0);
     assert_eq!(graph_profile(&v28, &m, 1).low, 0.0);
-    // Not counted before 0.21; eager launches keep it on the pessimistic side only.
+    // Not counted before 0.20; eager launches keep it on the pessimistic side only.
     let v19 = args(Engine::Vllm, "0.19.0", &[]);
     assert_eq!(graph_profile(&v19, &m, 1).high, 0.0);
+    // 0.20.0's envs.py already defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to 1.
+    let v20 = args(Engine::Vllm, "0.20.0", &[]);
+    assert!((graph_profile(&v20, &m, 1).point - GIB).abs() < 1.0);
     let eager = args(
         Engine::Vllm,
         "0.28.0",
@@ -328,4 +335,102 @@ fn gb10_takes_the_small_batch_defaults_nvml_cannot_size_it() {
     assert_eq!(batch_defaults(gb10), (2048, 256));
     let h100 = crate::gpu::lookup("H100-80GB").unwrap();
     assert_eq!(batch_defaults(h100), (8192, 1024));
+}
+
+/// Gemma-4-31B's text model: 60 layers, every sixth full attention with 4 KV heads of 512, the
+/// others sliding (window 1024) with 16 KV heads of 256.
+fn gemma4_31b() -> Geometry {
+    let mut m = dense(60, 32, 4, 512);
+    m.layers = (0..60)
+        .map(|i| {
+            if i % 6 == 5 {
+                LayerKind::Full
+            } else {
+                LayerKind::Sliding { window: 1024 }
+            }
+        })
+        .collect();
+    m.swa_heads = Some(crate::model::SwaHeads {
+        num_kv_heads: 16,
+        head_dim: 256,
+        v_head_dim: 256,
+    });
+    m
+}
+
+#[test]
+fn sliding_layers_with_their_own_heads_have_their_own_page() {
+    // vLLM 0.26.0, one B300, Gemma-4-31B-it, --max-model-len 16384, 8192 batched tokens, async
+    // scheduling: "Available KV cache memory: 182.37 GiB" → "GPU KV cache size: 217,116 tokens"
+    // (13.25x). A sliding page (16 × 512 × 2 B × 16) is twice a full one (4 × 1024 × 2 B × 16),
+    // so full layers take 32 tokens per block; 2 × 8192 in-flight tokens exceed the window, so
+    // each sliding group holds the whole request, as every layer would in a plain pool.
+    let m = gemma4_31b();
+    let v = Version::new(0, 26, 0);
+    let shape = Shape {
+        tp: 1,
+        pp: 1,
+        dcp: 1,
+        kv: "bfloat16",
+        kvb: 2.0,
+        bs: 16,
+        hma: true,
+        version: &v,
+    };
+    let g = grouping(&groups(&m, &shape));
+    assert_eq!(g.kinds.len(), 2);
+    assert_eq!(g.kinds[0], (LayerKind::Full, 1, 2));
+    assert_eq!(g.kinds[1], (LayerKind::Sliding { window: 1024 }, 5, 1));
+    let blocks = (182.37 * GIB / g.bytes_per_block).floor() as u64;
+    let per_req = blocks_per_request(&g, 16384, 16, 2 * 8192, &v, true);
+    assert_eq!(per_req, 512 + 5 * 1024);
+    let tokens = (blocks as f64 / per_req as f64 * 16384.0) as u64;
+    assert!(
+        (tokens as f64 - 217_116.0).abs() < 217_116.0 * 0.002,
+        "{tokens}"
+    );
+    // Without the hybrid manager the same layers share one group: the mean page per layer.
+    let plain = grouping(&groups(
+        &m,
+        &Shape {
+            hma: false,
+            ..shape
+        },
+    ));
+    assert_eq!(plain.kinds, vec![(LayerKind::Full, 1, 1)]);
+    assert_eq!(
+        plain.bytes_per_block,
+        (50.0 * 16384.0 + 10.0 * 8192.0) * 16.0
+    );
+}
+
+#[test]
+fn logged_pool_is_concurrency_times_length_from_0_20_1() {
+    // `kv_cache_utils.py :: _report_kv_cache_config` logs num_blocks // groups × block size in
+    // the 0.20.0 wheel and concurrency × max_model_len in the 0.20.1 and 0.20.2 wheels: with
+    // sliding layers that hold a window, not the whole request, the second is the larger.
+    let m = gemma4_31b();
+    let gpu = crate::gpu::lookup("H100").expect("catalog H100").clone();
+    let pool = |v: &str| {
+        let a = args(
+            Engine::Vllm,
+            v,
+            &[("max_model_len", SettingValue::Int(131_072))],
+        );
+        plan(&Inputs {
+            args: &a,
+            model: &m,
+            gpu: &gpu,
+            gpu_count: None,
+            at: crate::source::Loc::new(crate::source::FileId(0), 0..0),
+        })
+        .expect("a plan")
+        .pool_tokens
+    };
+    let (whole_blocks, concurrency) = (pool("0.20.0"), pool("0.20.1"));
+    assert_eq!(whole_blocks % 16, 0, "{whole_blocks}");
+    assert!(
+        concurrency > 3 * whole_blocks,
+        "{concurrency} vs {whole_blocks}"
+    );
 }
