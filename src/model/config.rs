@@ -533,7 +533,10 @@ mod tests {
     /// both are present, and neither means no MTP layer.
     #[test]
     fn mtp_layer_keys() {
-        assert_eq!(geo(base(json!({"mtp_num_hidden_layers": 1}))).nextn_layers, 1);
+        assert_eq!(
+            geo(base(json!({"mtp_num_hidden_layers": 1}))).nextn_layers,
+            1
+        );
         let both = json!({"num_nextn_predict_layers": 3, "mtp_num_hidden_layers": 1});
         assert_eq!(geo(base(both)).nextn_layers, 3);
         assert_eq!(geo(base(json!({}))).nextn_layers, 0);

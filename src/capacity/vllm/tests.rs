@@ -245,7 +245,10 @@ fn hybrid_attention_block_holds_one_linear_attention_state() {
         2048
     );
     // Attention-only models keep their block.
-    assert_eq!(hybrid::state_page(&a, &dense(32, 32, 8, 128), 1, 2.0, 0), 0.0);
+    assert_eq!(
+        hybrid::state_page(&a, &dense(32, 32, 8, 128), 1, 2.0, 0),
+        0.0
+    );
 }
 
 #[test]
@@ -480,7 +483,10 @@ fn speculative_tokens_widen_the_gated_deltanet_conv_state() {
         let state = hybrid::state_page(a, m, 1, 2.0, num_spec);
         // fp8 KV: 2 × kv_heads × 256 × 1 B per token.
         let attn = layer_bytes(m, 1, 1, "fp8", 1.0);
-        (state, hybrid::attention_block(16, false, state, attn, &mut Notes::default()))
+        (
+            state,
+            hybrid::attention_block(16, false, state, attn, &mut Notes::default()),
+        )
     };
     let a = args(Engine::Vllm, "0.23.1", &[]);
     let m = qwen36_27b();
@@ -507,13 +513,22 @@ fn speculative_token_count_comes_from_the_config_or_the_mtp_layers() {
     // MTP without a count drafts n_predict = mtp_num_hidden_layers tokens.
     assert_eq!(n(r#"{"method":"qwen3_5_mtp"}"#), 1);
     assert_eq!(n(r#"{"method":"ngram","num_speculative_tokens":4}"#), 4);
-    assert_eq!(hybrid::spec_tokens(&args(Engine::Vllm, "0.23.1", &[]), &m), 0);
+    assert_eq!(
+        hybrid::spec_tokens(&args(Engine::Vllm, "0.23.1", &[]), &m),
+        0
+    );
     // Only an MTP drafter's layers join the target's groups, and only on a GDN hybrid.
     let layers = |spec: &str, m: &Geometry| hybrid::mtp_group_layers(&mtp_args("0.23.1", spec), m);
-    assert_eq!(layers(r#"{"method":"mtp","num_speculative_tokens":2}"#, &m), 1);
+    assert_eq!(
+        layers(r#"{"method":"mtp","num_speculative_tokens":2}"#, &m),
+        1
+    );
     // No method and no model: `SpeculativeConfig.__post_init__` refuses it; nothing is drafted.
     assert_eq!(layers(r#"{"num_speculative_tokens":2}"#, &m), 0);
-    assert_eq!(layers(r#"{"method":"ngram","num_speculative_tokens":2}"#, &m), 0);
+    assert_eq!(
+        layers(r#"{"method":"ngram","num_speculative_tokens":2}"#, &m),
+        0
+    );
     let mut dense_mtp = dense(32, 32, 8, 128);
     dense_mtp.nextn_layers = 1;
     assert_eq!(layers(r#"{"method":"mtp"}"#, &dense_mtp), 0);
