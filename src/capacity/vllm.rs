@@ -444,7 +444,31 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let (kv_name, kvb) = kv_dtype(args, m);
     let draft = super::adapters::vllm_draft(args, m, tp, kvb)?;
-    let state = hybrid::state_page(args, m, tp, super::model_dtype_bytes(args, m));
+    // On a Gated-DeltaNet hybrid the MTP layers' KV is laid out in the groups below, so it takes
+    // no proportional share of the budget as well.
+    let mtp_layers = hybrid::mtp_group_layers(args, m);
+    let draft = draft.map(|d| match mtp_layers {
+        0 => d,
+        _ => super::adapters::Draft {
+            kv_per_token: 0.0,
+            ..d
+        },
+    });
+    if mtp_layers > 0 {
+        notes.exact(
+            "mtp_attention_layers",
+            f64::from(mtp_layers),
+            "the drafter's MTP attention layers join the full-attention KV cache group \
+             (get_kv_cache_spec, _get_kv_cache_groups_uniform_page_size)",
+        );
+    }
+    let state = hybrid::state_page(
+        args,
+        m,
+        tp,
+        super::model_dtype_bytes(args, m),
+        hybrid::spec_tokens(args, m),
+    );
     let bs = hybrid::attention_block(
         block_size(args, m, gpu),
         m.mla.is_some(),
@@ -464,6 +488,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         bs,
         hma,
         version: v,
+        mtp_layers,
     };
     let groups = groups(m, &shape);
     let g = grouping(&groups);

@@ -174,10 +174,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         recurrent,
         compressed,
         nas,
-        nextn_layers: c.u32(
-            "num_nextn_predict_layers",
-            c.uint_or("num_nextn_predict_layers", 0)?,
-        )?,
+        nextn_layers: nextn_layers(c)?,
         kv_shared_layers: c.u32(
             "num_kv_shared_layers",
             c.uint_or("num_kv_shared_layers", 0)?,
@@ -195,6 +192,15 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         weight_parts: Default::default(),
         rope_tables: Vec::new(),
     })
+}
+
+/// MTP layers: `num_nextn_predict_layers` (DeepSeek, Qwen3-Next), else Qwen3.5 / 3.6's
+/// `mtp_num_hidden_layers` (vLLM `config/speculative.py :: SpeculativeConfig.hf_config_override`
+/// reads it as `n_predict` for `qwen3_5` / `qwen3_5_moe`; `models/qwen3_5_mtp.py` builds that many
+/// full-attention decoder layers).
+fn nextn_layers(c: &Cfg) -> Result<u32, ModelError> {
+    let n = c.first_uint(&["num_nextn_predict_layers", "mtp_num_hidden_layers"])?;
+    c.u32("num_nextn_predict_layers", n.unwrap_or(0))
 }
 
 /// The routed experts' count and width, read as the parameter count reads them (`params.rs`
@@ -521,6 +527,19 @@ mod tests {
         let g = geo(base(json!({"n_head_kv": null, "multi_query_group_num": 8})));
         assert_eq!(g.num_kv_heads, 8);
         assert_eq!(geo(base(json!({}))).num_kv_heads, 16, "MHA fallback");
+    }
+
+    /// Qwen3.5 / 3.6 name their MTP layers `mtp_num_hidden_layers`; DeepSeek's key wins where
+    /// both are present, and neither means no MTP layer.
+    #[test]
+    fn mtp_layer_keys() {
+        assert_eq!(
+            geo(base(json!({"mtp_num_hidden_layers": 1}))).nextn_layers,
+            1
+        );
+        let both = json!({"num_nextn_predict_layers": 3, "mtp_num_hidden_layers": 1});
+        assert_eq!(geo(base(both)).nextn_layers, 3);
+        assert_eq!(geo(base(json!({}))).nextn_layers, 0);
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub(super) struct Shape<'a> {
     /// The hybrid KV cache manager (separate groups for window layers) is on.
     pub(super) hma: bool,
     pub(super) version: &'a Version,
+    /// The drafter's MTP attention layers counted with the full-attention layers
+    /// (`hybrid::mtp_group_layers`); they sit on the last PP stage, counted here on the busiest.
+    pub(super) mtp_layers: u32,
 }
 
 /// The layers that hold their own KV (0.24.0, 0.33.0): Gemma 3n / Gemma 4 point their last
@@ -105,7 +108,7 @@ pub(super) fn groups(m: &Geometry, sh: &Shape) -> Vec<LayerGroup> {
         busiest_stage(m, sh.pp, |l| matches!(l, LayerKind::Full))
     } else {
         stage(full)
-    };
+    } + sh.mtp_layers;
     if hma && !windowed.is_empty() {
         let mut f = LayerGroup {
             kind: LayerKind::Full,

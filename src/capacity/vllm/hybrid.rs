@@ -6,7 +6,7 @@
 //! blocks of 16.
 
 use super::super::Notes;
-use crate::engine::EngineArgs;
+use crate::engine::{EngineArgs, SettingValue};
 use crate::model::Geometry;
 
 /// Bytes of a dtype name as `--mamba-cache-dtype` / `--mamba-ssm-cache-dtype` spell it; `auto`
@@ -39,10 +39,77 @@ fn state_dtypes(args: &EngineArgs, m: &Geometry, model_bytes: f64) -> (f64, f64)
     (conv, ssm)
 }
 
+/// `--speculative-config`, when given and resolved (argparse's `json.loads` refused bad JSON).
+fn speculative(args: &EngineArgs) -> Option<serde_json::Value> {
+    let s = args
+        .get("speculative_config")
+        .filter(|s| s.unresolved.is_empty())?;
+    let SettingValue::Text(text) = &s.value else {
+        return None;
+    };
+    serde_json::from_str(text).ok()
+}
+
+/// Whether `--speculative-config` runs the target's own MTP layers: a method ending in `mtp`
+/// (`config/speculative.py :: MTPModelTypes`: `mtp`, `qwen3_5_mtp`, `qwen3_next_mtp`, ...;
+/// `SpeculativeConfig.__post_init__` makes the target its own draft model), or another
+/// model-based method without a model. The same rule as `adapters::vllm_draft`.
+fn runs_mtp(spec: &serde_json::Value) -> bool {
+    let method = spec.get("method").and_then(|v| v.as_str()).unwrap_or("");
+    let model = spec.get("model").and_then(|v| v.as_str());
+    if matches!(method, "ngram" | "ngram_gpu" | "suffix") || (method.is_empty() && model.is_none())
+    {
+        return false;
+    }
+    method.ends_with("mtp") || model.is_none()
+}
+
+/// `SpeculativeConfig.num_speculative_tokens`: the given count, else for MTP the checkpoint's
+/// MTP layers (`__post_init__`: `num_speculative_tokens = n_predict`); 0 without drafting.
+pub(super) fn spec_tokens(args: &EngineArgs, m: &Geometry) -> u32 {
+    let Some(spec) = speculative(args) else {
+        return 0;
+    };
+    let given = spec
+        .get("num_speculative_tokens")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok());
+    match given {
+        Some(n) => n,
+        None if runs_mtp(&spec) => m.nextn_layers,
+        None => 0,
+    }
+}
+
+/// MTP attention layers that join the target's full-attention KV cache group on a hybrid
+/// (linear-attention) model. `models/qwen3_5_mtp.py :: Qwen3_5MultiTokenPredictor.__init__`
+/// builds `mtp_num_hidden_layers` decoder layers with `layer_type="full_attention"`, and
+/// `v1/worker/gpu_model_runner.py :: get_kv_cache_spec` gives the drafter's `Attention` layers the
+/// same `FullAttentionSpec` as the target's, so `_get_kv_cache_groups_uniform_page_size` counts
+/// them with the target's (0.23.0: 16 + 1 full layers against 48 GDN ones make a group of 17
+/// and "Add 3 padding layers" to the GDN groups). `qwen3_next_mtp.py` builds its layers the
+/// same way. Gated-DeltaNet models only: other hybrids' MTP layers are unread.
+pub(super) fn mtp_group_layers(args: &EngineArgs, m: &Geometry) -> u32 {
+    match speculative(args) {
+        Some(spec) if m.linear.is_some() && runs_mtp(&spec) => m.nextn_layers,
+        _ => 0,
+    }
+}
+
 /// `MambaSpec.page_size_bytes` of one gated-delta-net layer on one rank
-/// (`MambaStateShapeCalculator.gated_delta_net_state_shape`): a conv state of
-/// `conv_dim / tp × (kernel − 1)` and a temporal state of `v_heads / tp × head_v × head_k`.
-pub(super) fn state_page(args: &EngineArgs, m: &Geometry, tp: u32, model_bytes: f64) -> f64 {
+/// (`MambaStateShapeCalculator.gated_delta_net_state_shape`, 0.23.0): a conv state of
+/// `conv_dim / tp × (kernel − 1 + num_spec)` and a temporal state of
+/// `v_heads / tp × head_v × head_k`. `num_spec` is `num_speculative_tokens` whenever a
+/// speculative config is set (`models/qwen3_5.py ::
+/// Qwen3_5ForCausalLMBase.get_mamba_state_shape_from_config`, the same in `qwen3_next.py` since
+/// 0.10.2): the conv state keeps the drafted tokens' rows too.
+pub(super) fn state_page(
+    args: &EngineArgs,
+    m: &Geometry,
+    tp: u32,
+    model_bytes: f64,
+    num_spec: u32,
+) -> f64 {
     if let Some(r) = &m.recurrent {
         return super::mamba::state_page(args, r, tp, model_bytes);
     }
@@ -52,7 +119,8 @@ pub(super) fn state_page(args: &EngineArgs, m: &Geometry, tp: u32, model_bytes: 
     let conv_dim = f64::from(
         lin.num_key_heads * lin.key_head_dim * 2 + lin.num_value_heads * lin.value_head_dim,
     );
-    let conv = conv_dim / tp * f64::from(lin.conv_kernel.saturating_sub(1)) * conv_b;
+    let rows = lin.conv_kernel.saturating_sub(1) + num_spec;
+    let conv = conv_dim / tp * f64::from(rows) * conv_b;
     let ssm = f64::from(lin.num_value_heads) / tp
         * f64::from(lin.value_head_dim * lin.key_head_dim)
         * ssm_b;

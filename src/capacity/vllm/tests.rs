@@ -16,6 +16,7 @@ fn tokens_for(m: &Geometry, tp: u32, kv_gib: f64) -> (u64, u64) {
         bs,
         hma: true,
         version: &Version::new(0, 33, 0),
+        mtp_layers: 0,
     };
     let g = grouping(&groups(m, &shape));
     let blocks = (kv_gib * GIB / g.bytes_per_block).floor() as u64;
@@ -224,7 +225,7 @@ fn hybrid_attention_block_holds_one_linear_attention_state() {
     let m = qwen36_a3b();
     let block = |pairs: &[(&str, SettingValue)]| {
         let a = args(Engine::Vllm, "0.30.0", pairs);
-        let state = hybrid::state_page(&a, &m, 1, 2.0);
+        let state = hybrid::state_page(&a, &m, 1, 2.0, 0);
         let attn = layer_bytes(&m, 1, 1, "bfloat16", 2.0);
         hybrid::attention_block(16, false, state, attn, &mut Notes::default())
     };
@@ -238,13 +239,16 @@ fn hybrid_attention_block_holds_one_linear_attention_state() {
     assert_eq!(block(&[("mamba_ssm_cache_dtype", text("bfloat16"))]), 544);
     // A larger block stands.
     let a = args(Engine::Vllm, "0.30.0", &[]);
-    let state = hybrid::state_page(&a, &m, 1, 2.0);
+    let state = hybrid::state_page(&a, &m, 1, 2.0, 0);
     assert_eq!(
         hybrid::attention_block(2048, false, state, 2048.0, &mut Notes::default()),
         2048
     );
     // Attention-only models keep their block.
-    assert_eq!(hybrid::state_page(&a, &dense(32, 32, 8, 128), 1, 2.0), 0.0);
+    assert_eq!(
+        hybrid::state_page(&a, &dense(32, 32, 8, 128), 1, 2.0, 0),
+        0.0
+    );
 }
 
 #[test]
@@ -263,6 +267,7 @@ fn hybrid_pool_counts_whole_attention_blocks_per_request() {
         bs: 1056,
         hma: true,
         version: &Version::new(0, 33, 0),
+        mtp_layers: 0,
     };
     let g = grouping(&groups(&m, &shape));
     assert_eq!(blocks_per_request(&g, 262_144, 1056, 32_768, &v, true), 255);
@@ -281,7 +286,7 @@ fn hybrid_pool_counts_whole_attention_blocks_per_request() {
 fn hybrid_pool_matches_a_qwen36_log() {
     let m = qwen36_a3b();
     let a = args(Engine::Vllm, "0.24.0", &[]);
-    let state = hybrid::state_page(&a, &m, 1, 2.0);
+    let state = hybrid::state_page(&a, &m, 1, 2.0, 0);
     let bs = hybrid::attention_block(16, false, state, 1024.0, &mut Notes::default());
     assert_eq!(bs, 2096);
     let shape = Shape {
@@ -293,6 +298,7 @@ fn hybrid_pool_matches_a_qwen36_log() {
         bs,
         hma: true,
         version: &Version::new(0, 33, 0),
+        mtp_layers: 0,
     };
     let g = grouping(&groups(&m, &shape));
     let blocks = (6.01 * GIB / g.bytes_per_block).floor() as u64;
@@ -376,6 +382,7 @@ fn sliding_layers_with_their_own_heads_have_their_own_page() {
         bs: 16,
         hma: true,
         version: &v,
+        mtp_layers: 0,
     };
     let g = grouping(&groups(&m, &shape));
     assert_eq!(g.kinds.len(), 2);
@@ -432,5 +439,141 @@ fn logged_pool_is_concurrency_times_length_from_0_20_1() {
     assert!(
         concurrency > 3 * whole_blocks,
         "{concurrency} vs {whole_blocks}"
+    );
+}
+
+/// Qwen3.6-27B's text model from its config.json: 64 layers, every fourth full attention
+/// (4 KV heads × 256), gated delta net with 16 key and 48 value heads of 128, conv kernel 4,
+/// one MTP layer (`mtp_num_hidden_layers`).
+fn qwen36_27b() -> Geometry {
+    let mut g = qwen36_a3b();
+    g.num_layers = 64;
+    g.num_kv_heads = 4;
+    g.text_model_type = "qwen3_5_text".into();
+    g.layers = (0..64)
+        .map(|i| {
+            if i % 4 == 3 {
+                LayerKind::Full
+            } else {
+                LayerKind::Linear
+            }
+        })
+        .collect();
+    if let Some(lin) = g.linear.as_mut() {
+        lin.num_value_heads = 48;
+    }
+    g.nextn_layers = 1;
+    g
+}
+
+fn mtp_args(version: &str, spec: &str) -> EngineArgs {
+    args(
+        Engine::Vllm,
+        version,
+        &[("speculative_config", SettingValue::Text(spec.into()))],
+    )
+}
+
+/// The 99sono DGX Spark logs (fixtures/validation/vllm.jsonl): "Setting attention block size to
+/// 1568 tokens" without MTP and "1600 tokens" with two speculative tokens (Qwen3.6-27B, 0.23.1),
+/// 2128 with two for Qwen3.6-35B-A3B (0.22.1), where kvlint planned 2096 before.
+#[test]
+fn speculative_tokens_widen_the_gated_deltanet_conv_state() {
+    let fp8_block = |m: &Geometry, a: &EngineArgs, num_spec: u32| {
+        let state = hybrid::state_page(a, m, 1, 2.0, num_spec);
+        // fp8 KV: 2 × kv_heads × 256 × 1 B per token.
+        let attn = layer_bytes(m, 1, 1, "fp8", 1.0);
+        (
+            state,
+            hybrid::attention_block(16, false, state, attn, &mut Notes::default()),
+        )
+    };
+    let a = args(Engine::Vllm, "0.23.1", &[]);
+    let m = qwen36_27b();
+    // conv_dim = 16 × 128 × 2 + 48 × 128 = 10,240; SSM 48 × 128 × 128 × 4 B = 3,145,728 B.
+    // No drafting: conv 10,240 × 3 × 2 B = 61,440 → 3,207,168 B; one token is 2,048 B, so
+    // 16 × ⌈3,207,168 / 32,768⌉ = 16 × 98 = 1,568.
+    assert_eq!(fp8_block(&m, &a, 0), (3_207_168.0, 1568));
+    // Two speculative tokens: conv 10,240 × 5 × 2 B = 102,400 → 3,248,128 B,
+    // 16 × ⌈3,248,128 / 32,768⌉ = 16 × 100 = 1,600.
+    assert_eq!(fp8_block(&m, &a, 2), (3_248_128.0, 1600));
+    // 35B-A3B: conv_dim 8,192, SSM 2,097,152 B, one token 1,024 B. Conv 8,192 × 3 × 2 B:
+    // 2,146,304 B = 16 × 131 × 1,024 exactly → 2,096; with 8,192 × 5 × 2 B: 2,179,072 B →
+    // 16 × ⌈2,179,072 / 16,384⌉ = 16 × 133 = 2,128.
+    let m = qwen36_a3b();
+    assert_eq!(fp8_block(&m, &a, 0), (2_146_304.0, 2096));
+    assert_eq!(fp8_block(&m, &a, 2), (2_179_072.0, 2128));
+}
+
+#[test]
+fn speculative_token_count_comes_from_the_config_or_the_mtp_layers() {
+    let m = qwen36_27b();
+    let n = |spec: &str| hybrid::spec_tokens(&mtp_args("0.23.1", spec), &m);
+    assert_eq!(n(r#"{"method":"mtp","num_speculative_tokens":2}"#), 2);
+    // MTP without a count drafts n_predict = mtp_num_hidden_layers tokens.
+    assert_eq!(n(r#"{"method":"qwen3_5_mtp"}"#), 1);
+    assert_eq!(n(r#"{"method":"ngram","num_speculative_tokens":4}"#), 4);
+    assert_eq!(
+        hybrid::spec_tokens(&args(Engine::Vllm, "0.23.1", &[]), &m),
+        0
+    );
+    // Only an MTP drafter's layers join the target's groups, and only on a GDN hybrid.
+    let layers = |spec: &str, m: &Geometry| hybrid::mtp_group_layers(&mtp_args("0.23.1", spec), m);
+    assert_eq!(
+        layers(r#"{"method":"mtp","num_speculative_tokens":2}"#, &m),
+        1
+    );
+    // No method and no model: `SpeculativeConfig.__post_init__` refuses it; nothing is drafted.
+    assert_eq!(layers(r#"{"num_speculative_tokens":2}"#, &m), 0);
+    assert_eq!(
+        layers(r#"{"method":"ngram","num_speculative_tokens":2}"#, &m),
+        0
+    );
+    let mut dense_mtp = dense(32, 32, 8, 128);
+    dense_mtp.nextn_layers = 1;
+    assert_eq!(layers(r#"{"method":"mtp"}"#, &dense_mtp), 0);
+}
+
+/// "Add 3 padding layers, may waste at most 6.25% KV cache memory" (27B) and "... 10.00%"
+/// (35B-A3B): the MTP layer makes 17 (11) full-attention layers against 48 (30) GDN ones;
+/// 48 ≥ 1.5 × 17, so the group size is the smaller count, 17: one full group and ⌈48 / 17⌉ = 3
+/// GDN groups holding 51 slots for 48 layers (3 / 48 = 6.25 %); 35B-A3B: 11, 1 + ⌈30 / 11⌉ = 3
+/// groups, 33 − 30 = 3 padding (10 %). Without MTP the counts are 16 and 10, with no padding.
+#[test]
+fn mtp_layer_joins_the_full_attention_group() {
+    let layout = |m: &Geometry, mtp_layers: u32| {
+        let shape = Shape {
+            tp: 1,
+            pp: 1,
+            dcp: 1,
+            kv: "fp8",
+            kvb: 1.0,
+            bs: 1600,
+            hma: true,
+            version: &Version::new(0, 23, 1),
+            mtp_layers,
+        };
+        let g = grouping(&groups(m, &shape));
+        (g.group_size, g.kinds, g.bytes_per_block)
+    };
+    // One fp8 page of the 27B is 1,600 × 2,048 B = 3,276,800 B.
+    let (size, kinds, block) = layout(&qwen36_27b(), 1);
+    assert_eq!(size, 17);
+    assert_eq!(
+        kinds,
+        vec![(LayerKind::Full, 1, 1), (LayerKind::Linear, 3, 1)]
+    );
+    assert_eq!(block, 17.0 * 3_276_800.0);
+    let (size, kinds, _) = layout(&qwen36_27b(), 0);
+    assert_eq!(size, 16);
+    assert_eq!(
+        kinds,
+        vec![(LayerKind::Full, 1, 1), (LayerKind::Linear, 3, 1)]
+    );
+    let (size, kinds, _) = layout(&qwen36_a3b(), 1);
+    assert_eq!(size, 11);
+    assert_eq!(
+        kinds,
+        vec![(LayerKind::Full, 1, 1), (LayerKind::Linear, 3, 1)]
     );
 }
