@@ -334,7 +334,8 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         WEIGHTS_HEADROOM,
     );
     // A draft from the target's own checkpoint (NEXTN/MTP). Its layers are priced when the
-    // config counts them (`num_nextn_predict_layers`); its vocabulary tensors either way.
+    // config counts them (`num_nextn_predict_layers`, or Qwen3.5/3.6's `mtp_num_hidden_layers`); its
+    // vocabulary tensors either way.
     if eagle_like && draft_before_pool(v) && draft.is_none() {
         let draft = m.nextn_weight_bytes as f64 / f64::from(lay.tp);
         let vocab = mtp_vocab_copies(m, &lay, args);
