@@ -3,10 +3,12 @@
 //! GPUs, role and image; this reader knows no platform by name.
 
 mod container;
+mod elsewhere;
 mod link;
 mod place;
 
 pub use container::container;
+pub use elsewhere::checked_elsewhere;
 use place::place;
 pub use place::{place_found, product};
 
@@ -43,6 +45,7 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
         && r.paths.iter().all(has)
         && !r.absent.iter().any(has)
         && r.values.iter().all(holds)
+        && !r.not_values.iter().any(holds)
 }
 
 /// The site with its `env` list (Kubernetes `- name:`/`value:`, compose `- K=V`) as a mapping of
@@ -124,6 +127,14 @@ pub fn read(
                 (Err(f), _) => out.findings.push(*f),
             }
         }
+    }
+    // A document the platform knows that gave nothing is still said (its pod templates are read
+    // by the Kubernetes reader, which says what it finds there).
+    if out.launches.is_empty()
+        && out.findings.is_empty()
+        && !p.launches.iter().any(Site::reads_pods)
+    {
+        out.findings.push(elsewhere::finding(p, file, doc));
     }
     out
 }
