@@ -122,9 +122,9 @@ impl Outcome {
     pub fn finish(&mut self, jobs: usize) {
         // A document whose launch is in another file of the run (a Triton `config.pbtxt` and its
         // `1/model.json`) was read there.
-        let sources = &self.sources;
+        let names: Vec<&str> = self.sources.iter().map(|(_, s)| s.name.as_str()).collect();
         self.findings
-            .retain(|f| !extract::by_platform::checked_elsewhere(f, sources));
+            .retain(|f| !extract::by_platform::held_by(f, &names, false));
         self.deployments = deployment::group(&self.launches, &self.sources);
         let (launches, sources) = (&self.launches, &self.sources);
         let evaluate = |ds: &&[Deployment]| -> Vec<Finding> {

@@ -8,7 +8,7 @@ mod link;
 mod place;
 
 pub use container::container;
-pub use elsewhere::checked_elsewhere;
+pub use elsewhere::held_by;
 use place::place;
 pub use place::{place_found, product};
 
@@ -128,13 +128,23 @@ pub fn read(
             }
         }
     }
-    // A document the platform knows that gave nothing is still said (its pod templates are read
-    // by the Kubernetes reader, which says what it finds there).
-    if out.launches.is_empty()
-        && out.findings.is_empty()
-        && !p.launches.iter().any(Site::reads_pods)
-    {
-        out.findings.push(elsewhere::finding(p, file, doc));
+    out
+}
+
+/// [`read`] of a document the platform recognized on its own (not a Python file's calls, which
+/// every Python platform is tried on): one that gave nothing is still said, INP006 saying where
+/// its launch is. Pod templates are the Kubernetes reader's, which says what it finds there.
+pub fn read_said(
+    p: &Platform,
+    file: FileId,
+    src: &SourceFile,
+    doc: &Node,
+    outer: Option<&Node>,
+) -> Extracted {
+    let mut out = read(p, file, src, doc, outer);
+    let pods = p.launches.iter().any(Site::reads_pods);
+    if out.launches.is_empty() && out.findings.is_empty() && p.reader.is_none() && !pods {
+        out.findings.push(elsewhere::finding(p, file, &src.name, doc));
     }
     out
 }

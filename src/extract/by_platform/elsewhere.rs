@@ -5,15 +5,17 @@
 use super::Path;
 use crate::finding::Finding;
 use crate::platform::Platform;
-use crate::source::{FileId, Loc, Sources};
+use crate::source::{FileId, Loc};
 use crate::yaml::Node;
 
-/// The var that carries `[elsewhere] files` (one glob a line) to [`checked_elsewhere`].
+/// The vars that carry `[elsewhere] files` (one glob a line) and the document's file name to
+/// [`held_by`].
 const FILES: &str = "elsewhere";
+const FROM: &str = "elsewhere_from";
 
-/// INP006 at the place that made the document the platform's (a value, an image, a path), else
-/// at the document.
-pub fn finding(p: &Platform, file: FileId, doc: &Node) -> Finding {
+/// INP006 at the place that made the document `name` the platform's (a value, an image, a path),
+/// else at the document.
+pub fn finding(p: &Platform, file: FileId, name: &str, doc: &Node) -> Finding {
     let r = &p.recognize;
     let at = |path: &String| Path::parse(path).ok().and_then(|p| p.first(doc, doc));
     let images = (!r.images.is_empty()).then(|| doc.get("image")).flatten();
@@ -43,36 +45,47 @@ pub fn finding(p: &Platform, file: FileId, doc: &Node) -> Finding {
     if files.is_empty() {
         f
     } else {
-        f.var(FILES, files)
+        f.var(FILES, files).var(FROM, name)
     }
 }
 
-/// Whether `f` is such a finding whose launch is in another file of the run: the document is
-/// then only part of what was checked, and the launch was read there.
-pub fn checked_elsewhere(f: &Finding, sources: &Sources) -> bool {
-    let (Some(globs), Some(at)) = (f.get(FILES), f.primary) else {
+/// Whether `f` is such a finding whose launch is in another of the files `names` (the run's
+/// inputs, or the files a script writes): the document is then only part of what was checked,
+/// and the launch was read there. `by_name`: a file of the glob's last name is enough, wherever
+/// it is (a script writes both to `/tmp` and copies them into the repository).
+pub fn held_by(f: &Finding, names: &[&str], by_name: bool) -> bool {
+    let (Some(globs), Some(from)) = (f.get(FILES), f.get(FROM)) else {
         return false;
     };
-    let name = &sources.get(at.file).name;
-    let dir = name.rsplit_once(['/', '\\']).map_or("", |(d, _)| d);
+    let dir = from.rsplit_once(['/', '\\']).map_or("", |(d, _)| d);
+    let last = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string();
+    let globs: Vec<String> = match by_name {
+        true => globs.lines().map(last).collect(),
+        false => globs.lines().map(str::to_string).collect(),
+    };
     let matchers: Vec<globset::GlobMatcher> = globs
-        .lines()
+        .iter()
         .filter_map(|g| {
             let glob = globset::GlobBuilder::new(g).literal_separator(true).build();
             glob.ok().map(|g| g.compile_matcher())
         })
         .collect();
-    sources.iter().any(|(id, other)| {
-        let rel = match dir {
-            "" => Some(other.name.as_str()),
-            d => other
-                .name
+    let relative = |name: &'_ str| -> Option<String> {
+        match dir {
+            "" => Some(name.to_string()),
+            d => name
                 .strip_prefix(d)
-                .and_then(|r| r.strip_prefix(['/', '\\'])),
+                .and_then(|r| r.strip_prefix(['/', '\\']))
+                .map(str::to_string),
+        }
+    };
+    names.iter().filter(|n| **n != from).any(|name| {
+        let rel = match by_name {
+            true => Some(last(name)),
+            false => relative(name),
         };
-        id != at.file
-            && matchers
-                .iter()
-                .any(|m| rel.is_some_and(|r| m.is_match(r)) || m.is_match(&other.name))
+        matchers
+            .iter()
+            .any(|m| rel.as_deref().is_some_and(|r| m.is_match(r)) || m.is_match(name))
     })
 }
