@@ -144,7 +144,8 @@ pub fn read_said(
     let mut out = read(p, file, src, doc, outer);
     let pods = p.launches.iter().any(Site::reads_pods);
     if out.launches.is_empty() && out.findings.is_empty() && p.reader.is_none() && !pods {
-        out.findings.push(elsewhere::finding(p, file, &src.name, doc));
+        out.findings
+            .push(elsewhere::finding(p, file, &src.name, doc));
     }
     out
 }

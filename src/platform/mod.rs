@@ -505,7 +505,9 @@ pub fn check(p: &Platform) -> Result<(), String> {
     } else if p.launches.is_empty() && p.elsewhere.is_some() {
         // Its documents hold no launch: `elsewhere` says where it is; `engine` is for the docs.
         if p.engine_from.is_some() {
-            return Err("a platform whose launch is elsewhere reads no engine: no `engine_from`".into());
+            return Err(
+                "a platform whose launch is elsewhere reads no engine: no `engine_from`".into(),
+            );
         }
     } else if p.engine.is_some() == p.engine_from.is_some() {
         return Err("give exactly one of `engine` and `engine_from`".into());

@@ -19,7 +19,12 @@ pub fn finding(p: &Platform, file: FileId, name: &str, doc: &Node) -> Finding {
     let r = &p.recognize;
     let at = |path: &String| Path::parse(path).ok().and_then(|p| p.first(doc, doc));
     let images = (!r.images.is_empty()).then(|| doc.get("image")).flatten();
-    let site = r.values.keys().find_map(at).or(images).or_else(|| r.paths.iter().find_map(at));
+    let site = r
+        .values
+        .keys()
+        .find_map(at)
+        .or(images)
+        .or_else(|| r.paths.iter().find_map(at));
     let loc = site.map_or(doc.loc, |n| n.loc);
     let loc = Loc { file, ..loc };
     let default_help = format!(
@@ -88,4 +93,41 @@ pub fn held_by(f: &Finding, names: &[&str], by_name: bool) -> bool {
             .iter()
             .any(|m| rel.as_deref().is_some_and(|r| m.is_match(r)) || m.is_match(name))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(from: &str, globs: &str) -> Finding {
+        Finding::new("INP006", None)
+            .var(FILES, globs)
+            .var(FROM, from)
+    }
+
+    #[test]
+    fn the_file_beside_the_document_holds_its_launch() {
+        let f = said("repo/vllm_model/config.pbtxt", "*/model.json");
+        assert!(held_by(&f, &["repo/vllm_model/1/model.json"], false));
+        // Another model's model.json, or one two folders down, is not this model's.
+        assert!(!held_by(&f, &["repo/other_model/1/model.json"], false));
+        assert!(!held_by(&f, &["repo/vllm_model/1/x/model.json"], false));
+        assert!(!held_by(&f, &["repo/vllm_model/config.pbtxt"], false));
+    }
+
+    #[test]
+    fn a_file_anywhere_in_the_run_or_written_by_the_same_script() {
+        let f = said("deploy/triton.yaml", "**/model.json");
+        assert!(held_by(&f, &["models/llama/1/model.json"], false));
+        let f = said("/tmp/config.pbtxt", "*/model.json");
+        assert!(!held_by(&f, &["/tmp/model.json"], false));
+        assert!(held_by(&f, &["/tmp/model.json"], true));
+        assert!(!held_by(&f, &["/tmp/model.yaml"], true));
+    }
+
+    #[test]
+    fn a_finding_without_files_is_never_dropped() {
+        let f = Finding::new("INP006", None);
+        assert!(!held_by(&f, &["repo/vllm_model/1/model.json"], false));
+    }
 }
