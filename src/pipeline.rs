@@ -120,6 +120,11 @@ impl Outcome {
     /// rules that compare launches (prefill/decode pairs, GPUs promised twice), on up to `jobs`
     /// threads, the findings in the deployments' order.
     pub fn finish(&mut self, jobs: usize) {
+        // A document whose launch is in another file of the run (a Triton `config.pbtxt` and its
+        // `1/model.json`) was read there.
+        let names: Vec<&str> = self.sources.iter().map(|(_, s)| s.name.as_str()).collect();
+        self.findings
+            .retain(|f| !extract::by_platform::held_by(f, &names, false));
         self.deployments = deployment::group(&self.launches, &self.sources);
         let (launches, sources) = (&self.launches, &self.sources);
         let evaluate = |ds: &&[Deployment]| -> Vec<Finding> {

@@ -3,10 +3,12 @@
 //! GPUs, role and image; this reader knows no platform by name.
 
 mod container;
+mod elsewhere;
 mod link;
 mod place;
 
 pub use container::container;
+pub use elsewhere::held_by;
 use place::place;
 pub use place::{place_found, product};
 
@@ -43,6 +45,7 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
         && r.paths.iter().all(has)
         && !r.absent.iter().any(has)
         && r.values.iter().all(holds)
+        && !r.not_values.iter().any(holds)
 }
 
 /// The site with its `env` list (Kubernetes `- name:`/`value:`, compose `- K=V`) as a mapping of
@@ -124,6 +127,25 @@ pub fn read(
                 (Err(f), _) => out.findings.push(*f),
             }
         }
+    }
+    out
+}
+
+/// [`read`] of a document the platform recognized on its own (not a Python file's calls, which
+/// every Python platform is tried on): one that gave nothing is still said, INP006 saying where
+/// its launch is. Pod templates are the Kubernetes reader's, which says what it finds there.
+pub fn read_said(
+    p: &Platform,
+    file: FileId,
+    src: &SourceFile,
+    doc: &Node,
+    outer: Option<&Node>,
+) -> Extracted {
+    let mut out = read(p, file, src, doc, outer);
+    let pods = p.launches.iter().any(Site::reads_pods);
+    if out.launches.is_empty() && out.findings.is_empty() && p.reader.is_none() && !pods {
+        out.findings
+            .push(elsewhere::finding(p, file, &src.name, doc));
     }
     out
 }

@@ -283,7 +283,7 @@ fn tree_input(
         }
     };
     match by_platform::find(crate::platform::registry().plain(), src, &node) {
-        Some(p) => by_platform::read(p, file, src, &node, None),
+        Some(p) => by_platform::read_said(p, file, src, &node, None),
         None => option_map::by_shape(file, src, &node),
     }
 }
@@ -355,7 +355,7 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
     };
     // A platform file (platforms/*.toml, kvlint.toml) first, then the hand-written readers.
     if let Some(p) = by_platform::find(crate::platform::registry().plain(), src, &node) {
-        return by_platform::read(p, file, src, &node, None);
+        return by_platform::read_said(p, file, src, &node, None);
     }
     match node {
         _ if compose::is_compose(&node) => compose::launches(file, src, &node),

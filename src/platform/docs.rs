@@ -22,6 +22,7 @@ pub fn engine(p: &Platform) -> String {
             format!("from {}{}", at.join(" or "), default.unwrap_or_default())
         }
         (None, None) if p.launches.iter().any(|s| s.reads_commands()) => "from the commands".into(),
+        (None, None) if p.elsewhere.is_some() => "in the files that hold its launch".into(),
         (None, None) => String::new(),
     }
 }
@@ -69,6 +70,15 @@ pub fn recognition(p: &Platform) -> String {
         let paths: Vec<String> = r.absent.iter().map(|p| format!("`{p}`")).collect();
         parts.push(format!("without {}", paths.join(", ")));
     }
+    let mut not: Vec<String> = r
+        .not_values
+        .iter()
+        .map(|(k, v)| format!("`{k}` {}", v.join(" or ")))
+        .collect();
+    not.sort();
+    if !not.is_empty() {
+        parts.push(format!("unless {}", not.join(", ")));
+    }
     parts.join("; ")
 }
 
@@ -105,6 +115,7 @@ files = []                           # file-name globs (model.json)
 paths = ["applications[].args"]      # key paths that must exist; absent = [...] must not
 # embedded_in = { kinds = ["RayService"], path = "spec.serveConfigV2" }  # YAML held in a string
 # values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value
+# not_values = { backend = ["vllm"] }   # paths that must not hold one of these values
 # images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
 
 [[launch]]                           # one per kind of launch site
@@ -147,12 +158,26 @@ gpu_count_default = 1
 # [[launch.render]]                  words a template renders from values, `${path}` filled in
 # when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
 
+# [elsewhere]                        # where the launch is when a document holds none
+# what = "the engine's settings are in `1/model.json` beside this config.pbtxt"
+# files = ["*/model.json"]           # from the document's folder (`**/` anywhere): checked with it, nothing is said
+# help = "kvlint check MODEL_DIR/"   # the command that gives kvlint the real launch
+
 [docs]
 what = "..."
 settings = "..."
 source = "https://..."
 examples = ["https://..."]
 ```
+
+A document a platform recognizes that gives no launch and no finding is INP006 at what made it
+the platform's (the value, the image), naming the platform: never silence. A platform whose
+documents never hold the launch (a Triton `config.pbtxt` whose backend reads `model.json`, a
+ModelService that a controller renders) gives `[elsewhere]` and no `[[launch]]` (its `engine`, if
+any, is for the docs): INP006 then says where the launch is and how to check it, and says nothing
+when a file of `files` is checked in the same run (a directory) or written by the same script.
+Its fire fixtures are that INP006 (`# rules: INP006`, no `# expect:`); a `pass-*` folder checks
+the document with the file that holds its launch.
 
 A platform whose sites are all commands (`command`, `script`, `pod_template`, `lws_template`,
 `container`) may leave `engine` out: the commands name it. A platform whose launches are commands a

@@ -37,7 +37,27 @@ pub struct Platform {
     /// Where the launches are: one entry per kind of launch site (a PD config has two).
     #[serde(rename = "launch", default)]
     pub launches: Vec<Site>,
+    /// Where the launch is when a document of the platform holds none (a Triton `config.pbtxt`
+    /// whose backend reads `model.json`): what INP006 says there.
+    #[serde(default)]
+    pub elsewhere: Option<Elsewhere>,
     pub docs: Docs,
+}
+
+/// Where a recognized document's launch lives when the document does not hold it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Elsewhere {
+    /// Where the launch is, in words (`model.json` in the model's version folder).
+    pub what: String,
+    /// Globs of the input files that hold it, from the document's folder (`*/model.json`), or
+    /// anywhere in the run (`**/model.json`): when one is checked in the same run, the document
+    /// is only its part and nothing is said.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// The command that gives kvlint the real launch, where one exists.
+    #[serde(default)]
+    pub help: Option<String>,
 }
 
 /// An engine by its name in platform files.
@@ -128,6 +148,9 @@ pub struct Recognize {
     /// Key paths that must hold one of the listed values (ASCII case ignored).
     #[serde(default)]
     pub values: HashMap<String, Vec<String>>,
+    /// Key paths that must not hold one of the listed values (ASCII case ignored).
+    #[serde(default)]
+    pub not_values: HashMap<String, Vec<String>>,
     /// Container image globs (`nvcr.io/nim/*`): the platform reads a container (of any
     /// Kubernetes workload, or a compose service) that runs such an image and gave no launch of
     /// its own; its sites' paths start at the container, whose `env` list (a compose service's
@@ -479,6 +502,13 @@ pub fn check(p: &Platform) -> Result<(), String> {
         && p.launches.iter().all(Site::reads_commands)
     {
         // The commands name their engine.
+    } else if p.launches.is_empty() && p.elsewhere.is_some() {
+        // Its documents hold no launch: `elsewhere` says where it is; `engine` is for the docs.
+        if p.engine_from.is_some() {
+            return Err(
+                "a platform whose launch is elsewhere reads no engine: no `engine_from`".into(),
+            );
+        }
     } else if p.engine.is_some() == p.engine_from.is_some() {
         return Err("give exactly one of `engine` and `engine_from`".into());
     } else if p.launches.is_empty() {
@@ -539,6 +569,7 @@ pub fn check(p: &Platform) -> Result<(), String> {
         })
         .chain(r.paths.iter().map(String::as_str))
         .chain(r.values.keys().map(String::as_str))
+        .chain(r.not_values.keys().map(String::as_str))
         .chain(p.engine_from.iter().map(|e| e.path.as_str()))
         .chain(
             p.engine_from

@@ -2,7 +2,7 @@
 //! Runpod worker container whose server reads its settings from env, in any Kubernetes workload
 //! or compose service. Reached only for a container that gave no launch of its own.
 
-use super::read;
+use super::read_said;
 use crate::extract::Extracted;
 use crate::platform::Platform;
 use crate::source::{FileId, SourceFile};
@@ -21,7 +21,7 @@ pub fn container(
         .containers()
         .find(|p| image_matches(&p.recognize.images, &image) && runs(p, c))?;
     let c = &as_container(c);
-    Some((p, read(p, file, src, c, None)))
+    Some((p, read_said(p, file, src, c, None)))
 }
 
 /// Whether `image` (`repo:tag`, `repo@digest`) is one the globs name; a glob without a tag

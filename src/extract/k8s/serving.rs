@@ -24,7 +24,7 @@ impl Cx<'_> {
         let kind = self.kind.clone();
         let direct = registry.for_kind(&kind);
         if let Some(p) = by_platform::find(direct, self.src, doc) {
-            let out = by_platform::read(p, self.file, self.src, doc, None);
+            let out = by_platform::read_said(p, self.file, self.src, doc, None);
             self.take(out);
             // The containers those launches run in are read.
             for site in &p.launches {
@@ -53,7 +53,7 @@ impl Cx<'_> {
                 }
             };
             if by_platform::recognizes(p, self.src, &inner) {
-                let out = by_platform::read(p, self.file, self.src, &inner, Some(doc));
+                let out = by_platform::read_said(p, self.file, self.src, &inner, Some(doc));
                 self.take(out);
             }
         }

@@ -108,8 +108,10 @@ fn written(walker: &mut Walker, file: FileId, text: &str) {
     if !walker.launches.is_empty() {
         return;
     }
-    for (path, blanked) in walker.written_inputs(text) {
-        let out = super::written_file(file, &path, blanked);
+    let inputs = walker.written_inputs(text);
+    let paths: Vec<&str> = inputs.iter().map(|(p, _)| p.as_str()).collect();
+    for (path, blanked) in &inputs {
+        let out = super::written_file(file, path, blanked.clone());
         if out.launches.is_empty() {
             let not_read = out.findings.into_iter().filter(|f| f.rule == "INP006");
             walker.findings.extend(not_read);
@@ -118,6 +120,10 @@ fn written(walker: &mut Walker, file: FileId, text: &str) {
             walker.findings.extend(out.findings);
         }
     }
+    // A written file whose launch is in another one it writes (a Triton config.pbtxt and its
+    // 1/model.json) was read there.
+    let by = super::by_platform::held_by;
+    walker.findings.retain(|f| !by(f, &paths, true));
 }
 
 /// A script that starts no engine itself but names one and runs other script files: the launch
