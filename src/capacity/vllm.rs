@@ -444,8 +444,8 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let (kv_name, kvb) = kv_dtype(args, m);
     let draft = super::adapters::vllm_draft(args, m, tp, kvb)?;
-    // On a Gated-DeltaNet hybrid the MTP layers' KV is laid out in the groups below, so it takes
-    // no proportional share of the budget as well.
+    // On a Gated-DeltaNet or Nemotron-H hybrid the MTP layers' KV is laid out in the groups
+    // below, so it takes no proportional share of the budget as well.
     let mtp_layers = hybrid::mtp_group_layers(args, m);
     let draft = draft.map(|d| match mtp_layers {
         0 => d,

@@ -577,3 +577,56 @@ fn mtp_layer_joins_the_full_attention_group() {
         vec![(LayerKind::Full, 1, 1), (LayerKind::Linear, 3, 1)]
     );
 }
+
+/// The djangodevreng DGX Spark log (fixtures/validation/vllm.jsonl,
+/// vllm-djangodevreng-nemotron3-super-nvfp4-mtp3-gb10): Nemotron-3-Super with
+/// `{"method": "mtp", "num_speculative_tokens": 3}`, fp8 KV, float32 SSM cache, "Setting
+/// attention block size to 8432 tokens" and "Add 5 padding layers, may waste at most 12.50%".
+#[test]
+fn nemotron_h_mtp_widens_the_mamba2_conv_state_and_joins_the_attention_group() {
+    let m = crate::model::catalog_lookup("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4").unwrap();
+    let spec = r#"{"method": "mtp", "num_speculative_tokens": 3, "moe_backend": "triton"}"#;
+    let a = mtp_args("0.19.2", spec);
+    assert_eq!(hybrid::spec_tokens(&a, &m), 3);
+    // One MTP step "*E" (num_nextn_predict_layers 1): one attention layer.
+    assert_eq!(hybrid::mtp_group_layers(&a, &m), 1);
+    // conv_dim = 128 × 64 + 2 × 8 × 128 = 10,240; SSM 128 × 64 × 128 = 1,048,576 × 4 B.
+    // Without drafting: conv 10,240 × 3 × 2 B = 61,440 → 4,255,744 B; a token of one fp8
+    // attention layer is 2 × 2 × 128 × 1 B = 512 B, so 16 × ⌈4,255,744 / 8,192⌉ = 16 × 520 =
+    // 8,320 (kvlint's block before). Three speculative tokens: 10,240 × 6 × 2 B = 122,880 →
+    // 4,317,184 B = 527 × 8,192 exactly → 16 × 527 = 8,432, the logged block.
+    let block = |a: &EngineArgs, num_spec: u32| {
+        let state = hybrid::state_page(a, &m, 1, 2.0, num_spec);
+        let attn = layer_bytes(&m, 1, 1, "fp8", 1.0);
+        assert_eq!(attn, 512.0);
+        (state, hybrid::attention_block(16, false, state, attn, &mut Notes::default()))
+    };
+    assert_eq!(block(&a, 0), (4_255_744.0, 8320));
+    assert_eq!(block(&a, 3), (4_317_184.0, 8432));
+    // Before 0.17.0 `nemotron_h.py` passed no `num_spec` and there was no Nemotron-H MTP model.
+    let old = mtp_args("0.16.0", spec);
+    assert_eq!(block(&old, 3), (4_255_744.0, 8320));
+    assert_eq!(hybrid::mtp_group_layers(&old, &m), 0);
+    // 8 + 1 attention layers against 40 Mamba2 ones: 40 ≥ 1.5 × 9, so groups of 9: one
+    // attention group and ⌈40 / 9⌉ = 5 Mamba groups holding 45 slots for 40 layers, 5 padding
+    // (5 / 40 = 12.5 %). Without the MTP layer: groups of 8, 40 / 8 = 5, no padding.
+    let layout = |mtp_layers: u32| {
+        let shape = Shape {
+            tp: 1,
+            pp: 1,
+            dcp: 1,
+            kv: "fp8",
+            kvb: 1.0,
+            bs: 8432,
+            hma: true,
+            version: &Version::new(0, 19, 2),
+            mtp_layers,
+        };
+        let g = grouping(&groups(&m, &shape));
+        (g.group_size, g.kinds, g.bytes_per_block)
+    };
+    let kinds = vec![(LayerKind::Full, 1, 1), (LayerKind::Linear, 5, 1)];
+    // One page: 8,432 × 512 B = 4,317,184 B; a block spans the group size's layers.
+    assert_eq!(layout(1), (9, kinds.clone(), 9.0 * 4_317_184.0));
+    assert_eq!(layout(0), (8, kinds, 8.0 * 4_317_184.0));
+}
