@@ -600,12 +600,15 @@ impl Mlp {
         }
         // The router is replicated (SGLang deepseek_v2.py :: MoEGate, ReplicatedLinear elsewhere).
         t.replicated(|t| t.dense(h * self.experts));
-        let routed = t.measure(|t| {
-            t.linear(
-                &format!("{p}.mlp.experts.0.gate_proj"),
-                self.experts * 3 * h * self.expert_inter,
-            )
-        });
+        // Gemma 4 keeps its experts beside the dense MLP, not inside it (the checkpoint's
+        // `layers.N.experts.gate_up_proj`; vLLM `gemma4.py :: Gemma4DecoderLayer` builds them
+        // under `moe`), so a skip list naming `layers.N.mlp*` leaves them quantized.
+        let experts = if self.dense_with_moe {
+            format!("{p}.experts.0.gate_proj")
+        } else {
+            format!("{p}.mlp.experts.0.gate_proj")
+        };
+        let routed = t.measure(|t| t.linear(&experts, self.experts * 3 * h * self.expert_inter));
         t.routed_experts += routed;
         if self.shared_inter > 0 {
             t.linear(
@@ -785,5 +788,20 @@ mod tests {
         let bad = json!({"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 1, "vocab_size": 4,
             "quantization_config": {"quant_method": "compressed-tensors", "ignore": ["re:("]}});
         assert!(Geometry::from_config_json("t", "t.json", &bad).is_err());
+    }
+
+    /// nvidia/Gemma-4-26B-A4B-NVFP4 (catalog): its `ignore` list keeps every layer's
+    /// attention, dense MLP and router in bf16; only the 128 experts are NVFP4. vLLM 0.20.2 on an
+    /// RTX 5090 logged "Model loading took 17.89 GiB" (fixtures/validation/vllm.jsonl,
+    /// vllm-99sono-gemma4-26b-a4b-nvfp4-rtx5090-v0202).
+    #[test]
+    fn gemma4_nvfp4_keeps_attention_and_the_dense_mlp_in_bf16() {
+        let g = crate::model::catalog_lookup("nvidia/Gemma-4-26B-A4B-NVFP4").unwrap();
+        // Experts: 30 layers × 128 × 3 × 2,816 × 704 = 22,837,985,280 weights × (0.5 + 1/16) B.
+        assert_eq!(g.weight_parts.routed_experts, 12_846_366_720);
+        // Attention in bf16: 25 sliding layers of (16 + 8 + 8 + 16) × 256 × 2,816 = 34,603,008
+        // and 5 full ones of (16 + 2 + 16) × 512 × 2,816 = 49,020,928 (K is V: no v_proj),
+        // 1,110,179,840 weights × 2 B.
+        assert_eq!(g.weight_parts.attention, 2_220_359_680);
     }
 }

@@ -630,3 +630,46 @@ fn nemotron_h_mtp_widens_the_mamba2_conv_state_and_joins_the_attention_group() {
     assert_eq!(layout(1), (9, kinds.clone(), 9.0 * 4_317_184.0));
     assert_eq!(layout(0), (8, kinds, 8.0 * 4_317_184.0));
 }
+
+/// nvidia/Gemma-4-26B-A4B-NVFP4 on vLLM 0.20.2 (fixtures/validation/vllm.jsonl,
+/// vllm-99sono-gemma4-26b-a4b-nvfp4-rtx5090-v0202): "Available KV cache memory: 4.58 GiB",
+/// "GPU KV cache size: 286,007 tokens" at --max-model-len 256000, --max-num-batched-tokens
+/// 16384, fp8 KV. Before 0.26.0 a sliding group holds the window and one batch
+/// (`SlidingWindowSpec.max_admission_blocks_per_request` takes `max_num_batched_tokens`).
+#[test]
+fn sliding_groups_hold_one_batch_beyond_the_window_before_0_26() {
+    let m = crate::model::catalog_lookup("nvidia/Gemma-4-26B-A4B-NVFP4").unwrap();
+    let v = Version::new(0, 20, 2);
+    let shape = Shape {
+        tp: 1,
+        pp: 1,
+        dcp: 1,
+        kv: "fp8_e4m3",
+        kvb: 1.0,
+        bs: 16,
+        hma: true,
+        version: &v,
+        mtp_layers: 0,
+    };
+    let g = grouping(&groups(&m, &shape));
+    // A sliding page is 16 × 2 × 8 × 256 × 1 B = 65,536 B; a full layer's token is
+    // 2 × 2 × 512 B, so its page holds 32 tokens. 5 full layers against 25 sliding ones.
+    assert_eq!(
+        g.kinds,
+        vec![
+            (LayerKind::Full, 1, 2),
+            (LayerKind::Sliding { window: 1024 }, 5, 1)
+        ]
+    );
+    assert_eq!(g.bytes_per_block, 5.0 * 65_536.0);
+    // 256,000 / 32 = 8,000 full blocks; each sliding group ⌈(1,023 + 16,384) / 16⌉ + 1 = 1,089.
+    let per_req = blocks_per_request(&g, 256_000, 16, 16_384, &v, true);
+    assert_eq!(per_req, 8_000 + 5 * 1_089);
+    // 4.58 GiB / 327,680 B = 15,007 blocks: 1.116 requests × 256,000 tokens.
+    let blocks = (4.58 * GIB / g.bytes_per_block).floor() as u64;
+    let tokens = blocks as f64 / per_req as f64 * 256_000.0;
+    assert!((tokens - 286_007.0).abs() < 286_007.0 * 0.002, "{tokens}");
+    // Two batches (0.26.0's `max_in_flight_tokens` under async scheduling) would log 206,938.
+    let two = blocks_per_request(&g, 256_000, 16, 32_768, &v, true);
+    assert!(blocks as f64 / two as f64 * 256_000.0 < 210_000.0);
+}
