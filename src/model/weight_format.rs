@@ -440,7 +440,10 @@ mod tests {
             f.bytes_per_weight("model.layers.0.experts.0.gate_proj"),
             0.5625
         );
-        assert_eq!(f.bytes_per_weight("model.layers.10.self_attn.q_proj"), 0.5625);
+        assert_eq!(
+            f.bytes_per_weight("model.layers.10.self_attn.q_proj"),
+            0.5625
+        );
         assert_eq!(f.bytes_per_weight("model.layers.1.mlp.gate_proj"), 0.5625);
     }
 }

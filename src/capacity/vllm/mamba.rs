@@ -108,7 +108,10 @@ mod tests {
             head_dim: 128,
             conv_kernel: 4,
         };
-        assert_eq!(state_page(&a, &recurrent(kda, None), 1, 2.0, 0), 2_170_880.0);
+        assert_eq!(
+            state_page(&a, &recurrent(kda, None), 1, 2.0, 0),
+            2_170_880.0
+        );
         // Lightning: one state in the model dtype, 64 × 128 × 128 × 2 B.
         let lightning = StateShape::Lightning {
             heads: 64,

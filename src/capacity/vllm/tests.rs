@@ -599,7 +599,10 @@ fn nemotron_h_mtp_widens_the_mamba2_conv_state_and_joins_the_attention_group() {
         let state = hybrid::state_page(a, &m, 1, 2.0, num_spec);
         let attn = layer_bytes(&m, 1, 1, "fp8", 1.0);
         assert_eq!(attn, 512.0);
-        (state, hybrid::attention_block(16, false, state, attn, &mut Notes::default()))
+        (
+            state,
+            hybrid::attention_block(16, false, state, attn, &mut Notes::default()),
+        )
     };
     assert_eq!(block(&a, 0), (4_255_744.0, 8320));
     assert_eq!(block(&a, 3), (4_317_184.0, 8432));
