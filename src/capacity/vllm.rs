@@ -28,6 +28,7 @@ const V0_17: Version = Version::new(0, 17, 0);
 const V0_20: Version = Version::new(0, 20, 0);
 const V0_20_1: Version = Version::new(0, 20, 1);
 const V0_24: Version = Version::new(0, 24, 0);
+const V0_26: Version = Version::new(0, 26, 0);
 const V0_33: Version = Version::new(0, 33, 0);
 /// Every release above (0.33 also changes model/context.rs and engine/startup.rs): the math is
 /// the same between two of them, so a launch whose release is unknown is planned once per
@@ -444,8 +445,8 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let (kv_name, kvb) = kv_dtype(args, m);
     let draft = super::adapters::vllm_draft(args, m, tp, kvb)?;
-    // On a Gated-DeltaNet hybrid the MTP layers' KV is laid out in the groups below, so it takes
-    // no proportional share of the budget as well.
+    // On a Gated-DeltaNet or Nemotron-H hybrid the MTP layers' KV is laid out in the groups
+    // below, so it takes no proportional share of the budget as well.
     let mtp_layers = hybrid::mtp_group_layers(args, m);
     let draft = draft.map(|d| match mtp_layers {
         0 => d,
@@ -554,7 +555,12 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         .int("max_num_batched_tokens")
         .unwrap_or(tokens_default)
         .max(1) as u64;
-    let in_flight = if *v >= V0_17 { 2 * batched } else { batched };
+    // Tokens a sliding-window or chunked-local group holds beyond its window
+    // (`kv_cache_interface.py :: SlidingWindowSpec.max_admission_blocks_per_request`): from
+    // 0.26.0 `VllmConfig.max_in_flight_tokens`, `max_concurrent_batches` (2 under async
+    // scheduling) × `max_num_batched_tokens`; up to 0.25.0 (read in the 0.17.0, 0.19.0, 0.20.2,
+    // 0.24.0 and 0.25.0 wheels) `max_num_batched_tokens` alone.
+    let in_flight = if *v >= V0_26 { 2 * batched } else { batched };
     let prefix = !matches!(
         args.get("enable_prefix_caching").map(|s| &s.value),
         Some(SettingValue::Flag(false))

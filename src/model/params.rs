@@ -600,12 +600,15 @@ impl Mlp {
         }
         // The router is replicated (SGLang deepseek_v2.py :: MoEGate, ReplicatedLinear elsewhere).
         t.replicated(|t| t.dense(h * self.experts));
-        let routed = t.measure(|t| {
-            t.linear(
-                &format!("{p}.mlp.experts.0.gate_proj"),
-                self.experts * 3 * h * self.expert_inter,
-            )
-        });
+        // Gemma 4 keeps its experts beside the dense MLP, not inside it (the checkpoint's
+        // `layers.N.experts.gate_up_proj`; vLLM `gemma4.py :: Gemma4DecoderLayer` builds them
+        // under `moe`), so a skip list naming `layers.N.mlp*` leaves them quantized.
+        let experts = if self.dense_with_moe {
+            format!("{p}.experts.0.gate_proj")
+        } else {
+            format!("{p}.mlp.experts.0.gate_proj")
+        };
+        let routed = t.measure(|t| t.linear(&experts, self.experts * 3 * h * self.expert_inter));
         t.routed_experts += routed;
         if self.shared_inter > 0 {
             t.linear(

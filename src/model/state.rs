@@ -64,6 +64,10 @@ pub struct Recurrent {
     /// Nemotron-H's `mamba_ssm_cache_dtype`, float32 when unset (vLLM
     /// `models/config.py :: NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`).
     pub config_ssm_cache_dtype: Option<String>,
+    /// Attention ('*') layers in one step of Nemotron-H's `mtp_hybrid_override_pattern` (vLLM
+    /// `models/nemotron_h_mtp.py :: NemotronHMultiTokenPredictor.__init__` builds
+    /// `num_nextn_predict_layers` steps of that pattern); 0 for the other families.
+    pub mtp_attention_per_step: u32,
 }
 
 /// Which engine's variant of a shape to take where the two differ.
@@ -93,6 +97,19 @@ impl StateShape {
 }
 
 impl Recurrent {
+    /// Conv-state elements of one row on one of `tp` ranks (`conv_dim / tp`) for a Mamba2
+    /// layer, whose conv state vLLM widens by one row per speculative token
+    /// (`mamba_utils.py :: MambaStateShapeCalculator.mamba2_state_shape`, `num_spec`); None for
+    /// the other shapes.
+    pub fn mamba2_conv_row(&self, tp: u32, reader: Reader) -> Option<u64> {
+        match self.shape {
+            StateShape::Mamba2 { conv_kernel, .. } if conv_kernel > 1 => {
+                Some(self.elems(tp, reader).conv / (conv_kernel - 1))
+            }
+            _ => None,
+        }
+    }
+
     /// Elements per layer and rank. Mamba2 replicates the B/C groups when `groups % tp != 0`
     /// (`extra_groups_for_head_shards`: `tp − groups` more), then splits channels and heads.
     pub fn elems(&self, tp: u32, reader: Reader) -> StateElems {
@@ -231,6 +248,10 @@ pub(super) fn read(
             config_ssm_dtype: text("mamba_ssm_dtype").filter(|_| sglang_reads),
             config_ssm_cache_dtype: nemotron
                 .then(|| text("mamba_ssm_cache_dtype").unwrap_or_else(|| "float32".into())),
+            mtp_attention_per_step: match text("mtp_hybrid_override_pattern") {
+                Some(p) if nemotron => p.chars().filter(|ch| *ch == '*').count() as u32,
+                _ => 0,
+            },
         },
         layers,
     )))
@@ -658,6 +679,18 @@ mod tests {
         assert_eq!((e.conv, e.ssm), (1_536, 32_768));
         // vLLM's Nemotron-H hook: the SSM cache dtype defaults to float32.
         assert_eq!(r.config_ssm_cache_dtype.as_deref(), Some("float32"));
+        // No `mtp_hybrid_override_pattern`: no MTP attention layers.
+        assert_eq!(r.mtp_attention_per_step, 0);
+        // Nemotron-3-Super's MTP step "*E": one attention layer, one MoE layer.
+        let mut c = serde_json::json!({"architectures": ["NemotronHForCausalLM"],
+            "model_type": "nemotron_h", "num_hidden_layers": 5, "hidden_size": 2688,
+            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+            "vocab_size": 131072, "hybrid_override_pattern": "M*E-M", "mamba_num_heads": 64,
+            "mamba_head_dim": 64, "n_groups": 8, "ssm_state_size": 128, "conv_kernel": 4,
+            "num_nextn_predict_layers": 1, "mtp_hybrid_override_pattern": "*E"});
+        assert_eq!(state(&geo(c.clone())).mtp_attention_per_step, 1);
+        c["mtp_hybrid_override_pattern"] = "*E*E".into();
+        assert_eq!(state(&geo(c)).mtp_attention_per_step, 2);
         // The newer spelling reads the same.
         let list = geo(
             serde_json::json!({"architectures": ["NemotronHForCausalLM"],

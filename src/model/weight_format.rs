@@ -241,15 +241,21 @@ fn modelopt_group_bytes(w: &Obj) -> Option<f64> {
     }
 }
 
-/// A ModelOpt layer name, with a multimodal wrapper's `model.language_model.` /
-/// `language_model.model.` prefix taken to the text model's `model.` (vLLM
-/// `ModelOptMixedPrecisionConfig._quantized_layer_prefix_candidates` tries both spellings).
+/// A ModelOpt layer name (`Pattern::Block`), in the text model's spelling (`text_model_name`).
 fn block(name: &str) -> Pattern {
-    let name = ["model.language_model.", "language_model.model."]
+    Pattern::Block(text_model_name(name))
+}
+
+/// A module name or pattern with a multimodal wrapper's `model.language_model.` /
+/// `language_model.model.` prefix taken to the text model's `model.`, the spelling kvlint prices
+/// (vLLM `ModelOptMixedPrecisionConfig._quantized_layer_prefix_candidates` tries both
+/// spellings; `ModelOptQuantConfigBase.apply_vllm_mapper` maps `exclude_modules` through the
+/// model's `hf_to_vllm_mapper`, Gemma 4's `model.language_model.` → `language_model.model.`).
+fn text_model_name(name: &str) -> String {
+    ["model.language_model.", "language_model.model."]
         .iter()
         .find_map(|p| name.strip_prefix(p))
-        .map_or_else(|| name.to_string(), |rest| format!("model.{rest}"));
-    Pattern::Block(name)
+        .map_or_else(|| name.to_string(), |rest| format!("model.{rest}"))
 }
 
 /// A module-name pattern from a quantization config.
@@ -313,10 +319,13 @@ fn ct_pattern(c: &Cfg, s: &str) -> Result<Pattern, ModelError> {
 
 /// HF-style skip lists: plain names match whole dotted components anywhere in the module name
 /// (vLLM `awq.py :: is_layer_skipped_awq`); `*` globs (gpt-oss `model.layers.*.self_attn`)
-/// match the module or one of its parents.
+/// match the module or one of its parents. A multimodal checkpoint's names are read in the text
+/// model's spelling (`text_model_name`): nvidia/Gemma-4-26B-A4B-NVFP4 lists
+/// `model.language_model.layers.0.self_attn*`, which vLLM keeps unquantized.
 fn hf_patterns(c: &Cfg, q: &Obj, keys: &[&str]) -> Result<Vec<Pattern>, ModelError> {
     let mut out = Vec::new();
     for s in keys.iter().flat_map(|k| list(q, k)) {
+        let s = text_model_name(&s);
         out.push(if s.contains('*') {
             glob(c, &s, true)?
         } else {
@@ -409,5 +418,47 @@ mod tests {
         // An algorithm kvlint does not price counts unquantized, the larger figure.
         assert_eq!(f.bytes_per_weight("model.layers.1.self_attn.q_proj"), 2.0);
         assert_eq!(f.bytes_per_weight("lm_head"), 2.0);
+    }
+
+    /// nvidia/Gemma-4-26B-A4B-NVFP4 names its text layers `model.language_model.layers.N`,
+    /// nvidia/Kimi-K2.5-NVFP4 `language_model.model.layers.N`; both are the text model's
+    /// `model.layers.N` (vLLM maps `exclude_modules` through `hf_to_vllm_mapper`).
+    #[test]
+    fn modelopt_skip_globs_read_a_multimodal_wrapper_s_names() {
+        let f = format(json!({
+            "quant_method": "modelopt", "quant_algo": "NVFP4",
+            "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float",
+                "group_size": 16}, "targets": ["Linear"]}},
+            "ignore": ["lm_head", "model.language_model.layers.0.self_attn*",
+                "model.language_model.layers.0.mlp*", "language_model.model.layers.1.self_attn*"]
+        }));
+        assert_eq!(f.bytes_per_weight("model.layers.0.self_attn.q_proj"), 2.0);
+        assert_eq!(f.bytes_per_weight("model.layers.0.mlp.gate_proj"), 2.0);
+        assert_eq!(f.bytes_per_weight("model.layers.1.self_attn.q_proj"), 2.0);
+        // Gemma 4's experts sit beside the MLP, not in it; layer 10 is not layer 1.
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.experts.0.gate_proj"),
+            0.5625
+        );
+        assert_eq!(
+            f.bytes_per_weight("model.layers.10.self_attn.q_proj"),
+            0.5625
+        );
+        assert_eq!(f.bytes_per_weight("model.layers.1.mlp.gate_proj"), 0.5625);
+    }
+
+    /// nvidia/Gemma-4-26B-A4B-NVFP4 (catalog): its `ignore` list keeps every layer's
+    /// attention, dense MLP and router in bf16; only the 128 experts are NVFP4. vLLM 0.20.2 on an
+    /// RTX 5090 logged "Model loading took 17.89 GiB" (fixtures/validation/vllm.jsonl,
+    /// vllm-99sono-gemma4-26b-a4b-nvfp4-rtx5090-v0202).
+    #[test]
+    fn gemma4_nvfp4_keeps_attention_and_the_dense_mlp_in_bf16() {
+        let g = crate::model::catalog_lookup("nvidia/Gemma-4-26B-A4B-NVFP4").unwrap();
+        // Experts: 30 layers × 128 × 3 × 2,816 × 704 = 22,837,985,280 weights × (0.5 + 1/16) B.
+        assert_eq!(g.weight_parts.routed_experts, 12_846_366_720);
+        // Attention in bf16: 25 sliding layers of (16 + 8 + 8 + 16) × 256 × 2,816 = 34,603,008
+        // and 5 full ones of (16 + 2 + 16) × 512 × 2,816 = 49,020,928 (K is V: no v_proj),
+        // 1,110,179,840 weights × 2 B.
+        assert_eq!(g.weight_parts.attention, 2_220_359_680);
     }
 }

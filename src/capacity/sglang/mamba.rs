@@ -49,6 +49,7 @@ mod tests {
             layers: 23,
             config_ssm_dtype: config_dtype.map(str::to_string),
             config_ssm_cache_dtype: Some("float32".into()),
+            mtp_attention_per_step: 0,
         }
     }
 

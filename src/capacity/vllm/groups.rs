@@ -209,10 +209,17 @@ pub(super) fn blocks_per_request(
             let bs = bs * u64::from(*mult);
             let per = match kind {
                 LayerKind::Full => len.div_ceil(bs),
+                // `kv_cache_interface.py :: SlidingWindowSpec.max_memory_usage_bytes` (0.17.0,
+                // 0.20.2, 0.26.0, 0.33.0): ⌈min(window − 1 + in flight, len) / bs⌉ + 1, the
+                // window not starting on a block boundary, even when it spans the request;
+                // from 0.17.0 `ChunkedLocalAttentionSpec` takes the chunk plus in flight with no
+                // extra block; before, kvlint prices chunked layers as sliding ones.
+                LayerKind::Chunked { size: w } if *v >= V0_17 => {
+                    (u64::from(*w) + in_flight).min(len).div_ceil(bs)
+                }
                 LayerKind::Sliding { window: w } | LayerKind::Chunked { size: w } => {
-                    let want = u64::from(*w).saturating_sub(1) + in_flight;
-                    let n = want.min(len);
-                    n.div_ceil(bs) + u64::from(n < len || *v < V0_17)
+                    let n = (u64::from(*w).saturating_sub(1) + in_flight).min(len);
+                    n.div_ceil(bs) + 1
                 }
                 // `MambaSpec.max_memory_usage_bytes` (0.30, 0.33): one state block, two in
                 // "align" mode, which prefix caching turns on (a 0.24 Qwen3.6 log: 63 + 3 × 2).

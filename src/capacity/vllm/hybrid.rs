@@ -8,6 +8,7 @@
 use super::super::Notes;
 use crate::engine::{EngineArgs, SettingValue};
 use crate::model::Geometry;
+use crate::version::Version;
 
 /// Bytes of a dtype name as `--mamba-cache-dtype` / `--mamba-ssm-cache-dtype` spell it; `auto`
 /// and unknown names are `None`.
@@ -82,16 +83,25 @@ pub(super) fn spec_tokens(args: &EngineArgs, m: &Geometry) -> u32 {
 }
 
 /// MTP attention layers that join the target's full-attention KV cache group on a hybrid
-/// (linear-attention) model. `models/qwen3_5_mtp.py :: Qwen3_5MultiTokenPredictor.__init__`
+/// (linear-attention or Mamba) model. `models/qwen3_5_mtp.py :: Qwen3_5MultiTokenPredictor.__init__`
 /// builds `mtp_num_hidden_layers` decoder layers with `layer_type="full_attention"`, and
 /// `v1/worker/gpu_model_runner.py :: get_kv_cache_spec` gives the drafter's `Attention` layers the
 /// same `FullAttentionSpec` as the target's, so `_get_kv_cache_groups_uniform_page_size` counts
 /// them with the target's (0.23.0: 16 + 1 full layers against 48 GDN ones make a group of 17
 /// and "Add 3 padding layers" to the GDN groups). `qwen3_next_mtp.py` builds its layers the
-/// same way. Gated-DeltaNet models only: other hybrids' MTP layers are unread.
+/// same way. Nemotron-H (since 0.17.0, `models/nemotron_h_mtp.py ::
+/// NemotronHMultiTokenPredictor.__init__`) builds `num_nextn_predict_layers` steps of
+/// `mtp_hybrid_override_pattern`, whose '*' layers are `NemotronHMTPAttentionDecoderLayer`s, the
+/// target's attention layer. Other hybrids' MTP layers are unread.
 pub(super) fn mtp_group_layers(args: &EngineArgs, m: &Geometry) -> u32 {
-    match speculative(args) {
-        Some(spec) if m.linear.is_some() && runs_mtp(&spec) => m.nextn_layers,
+    if !speculative(args).is_some_and(|spec| runs_mtp(&spec)) {
+        return 0;
+    }
+    match &m.recurrent {
+        _ if m.linear.is_some() => m.nextn_layers,
+        Some(r) if args.version >= Version::new(0, 17, 0) => {
+            m.nextn_layers * r.mtp_attention_per_step
+        }
         _ => 0,
     }
 }
@@ -111,7 +121,8 @@ pub(super) fn state_page(
     num_spec: u32,
 ) -> f64 {
     if let Some(r) = &m.recurrent {
-        return super::mamba::state_page(args, r, tp, model_bytes);
+        let rows = super::mamba::spec_rows(args, &m.text_model_type, num_spec);
+        return super::mamba::state_page(args, r, tp, model_bytes, rows);
     }
     let Some(lin) = &m.linear else { return 0.0 };
     let tp = f64::from(tp.max(1));

@@ -20,7 +20,7 @@ fn tokens_for(m: &Geometry, tp: u32, kv_gib: f64) -> (u64, u64) {
     };
     let g = grouping(&groups(m, &shape));
     let blocks = (kv_gib * GIB / g.bytes_per_block).floor() as u64;
-    let per_req = blocks_per_request(&g, 8192, bs, 2 * 8192, &a.version, false);
+    let per_req = blocks_per_request(&g, 8192, bs, 8192, &a.version, false);
     (blocks, (blocks as f64 / per_req as f64 * 8192.0) as u64)
 }
 
@@ -370,7 +370,9 @@ fn sliding_layers_with_their_own_heads_have_their_own_page() {
     // scheduling: "Available KV cache memory: 182.37 GiB" → "GPU KV cache size: 217,116 tokens"
     // (13.25x). A sliding page (16 × 512 × 2 B × 16) is twice a full one (4 × 1024 × 2 B × 16),
     // so full layers take 32 tokens per block; 2 × 8192 in-flight tokens exceed the window, so
-    // each sliding group holds the whole request, as every layer would in a plain pool.
+    // each sliding group holds the whole request, plus the one block
+    // `SlidingWindowSpec.max_admission_blocks_per_request` always adds: 74,698 blocks / 5,637 =
+    // 13.2513 → 217,110 tokens (without it 5,632 blocks would log 217,303).
     let m = gemma4_31b();
     let v = Version::new(0, 26, 0);
     let shape = Shape {
@@ -390,10 +392,11 @@ fn sliding_layers_with_their_own_heads_have_their_own_page() {
     assert_eq!(g.kinds[1], (LayerKind::Sliding { window: 1024 }, 5, 1));
     let blocks = (182.37 * GIB / g.bytes_per_block).floor() as u64;
     let per_req = blocks_per_request(&g, 16384, 16, 2 * 8192, &v, true);
-    assert_eq!(per_req, 512 + 5 * 1024);
+    assert_eq!(per_req, 512 + 5 * 1025);
     let tokens = (blocks as f64 / per_req as f64 * 16384.0) as u64;
+    // The logged 182.37 GiB is rounded to ±0.005 GiB: ±0.003 %.
     assert!(
-        (tokens as f64 - 217_116.0).abs() < 217_116.0 * 0.002,
+        (tokens as f64 - 217_116.0).abs() < 217_116.0 * 0.0005,
         "{tokens}"
     );
     // Without the hybrid manager the same layers share one group: the mean page per layer.
@@ -576,4 +579,103 @@ fn mtp_layer_joins_the_full_attention_group() {
         kinds,
         vec![(LayerKind::Full, 1, 1), (LayerKind::Linear, 3, 1)]
     );
+}
+
+/// The djangodevreng DGX Spark log (fixtures/validation/vllm.jsonl,
+/// vllm-djangodevreng-nemotron3-super-nvfp4-mtp3-gb10): Nemotron-3-Super with
+/// `{"method": "mtp", "num_speculative_tokens": 3}`, fp8 KV, float32 SSM cache, "Setting
+/// attention block size to 8432 tokens" and "Add 5 padding layers, may waste at most 12.50%".
+#[test]
+fn nemotron_h_mtp_widens_the_mamba2_conv_state_and_joins_the_attention_group() {
+    let m = crate::model::catalog_lookup("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4").unwrap();
+    let spec = r#"{"method": "mtp", "num_speculative_tokens": 3, "moe_backend": "triton"}"#;
+    let a = mtp_args("0.19.2", spec);
+    assert_eq!(hybrid::spec_tokens(&a, &m), 3);
+    // One MTP step "*E" (num_nextn_predict_layers 1): one attention layer.
+    assert_eq!(hybrid::mtp_group_layers(&a, &m), 1);
+    // conv_dim = 128 × 64 + 2 × 8 × 128 = 10,240; SSM 128 × 64 × 128 = 1,048,576 × 4 B.
+    // Without drafting: conv 10,240 × 3 × 2 B = 61,440 → 4,255,744 B; a token of one fp8
+    // attention layer is 2 × 2 × 128 × 1 B = 512 B, so 16 × ⌈4,255,744 / 8,192⌉ = 16 × 520 =
+    // 8,320 (kvlint's block before). Three speculative tokens: 10,240 × 6 × 2 B = 122,880 →
+    // 4,317,184 B = 527 × 8,192 exactly → 16 × 527 = 8,432, the logged block.
+    let block = |a: &EngineArgs, num_spec: u32| {
+        let state = hybrid::state_page(a, &m, 1, 2.0, num_spec);
+        let attn = layer_bytes(&m, 1, 1, "fp8", 1.0);
+        assert_eq!(attn, 512.0);
+        (
+            state,
+            hybrid::attention_block(16, false, state, attn, &mut Notes::default()),
+        )
+    };
+    assert_eq!(block(&a, 0), (4_255_744.0, 8320));
+    assert_eq!(block(&a, 3), (4_317_184.0, 8432));
+    // Before 0.17.0 `nemotron_h.py` passed no `num_spec` and there was no Nemotron-H MTP model.
+    let old = mtp_args("0.16.0", spec);
+    assert_eq!(block(&old, 3), (4_255_744.0, 8320));
+    assert_eq!(hybrid::mtp_group_layers(&old, &m), 0);
+    // 8 + 1 attention layers against 40 Mamba2 ones: 40 ≥ 1.5 × 9, so groups of 9: one
+    // attention group and ⌈40 / 9⌉ = 5 Mamba groups holding 45 slots for 40 layers, 5 padding
+    // (5 / 40 = 12.5 %). Without the MTP layer: groups of 8, 40 / 8 = 5, no padding.
+    let layout = |mtp_layers: u32| {
+        let shape = Shape {
+            tp: 1,
+            pp: 1,
+            dcp: 1,
+            kv: "fp8",
+            kvb: 1.0,
+            bs: 8432,
+            hma: true,
+            version: &Version::new(0, 19, 2),
+            mtp_layers,
+        };
+        let g = grouping(&groups(&m, &shape));
+        (g.group_size, g.kinds, g.bytes_per_block)
+    };
+    let kinds = vec![(LayerKind::Full, 1, 1), (LayerKind::Linear, 5, 1)];
+    // One page: 8,432 × 512 B = 4,317,184 B; a block spans the group size's layers.
+    assert_eq!(layout(1), (9, kinds.clone(), 9.0 * 4_317_184.0));
+    assert_eq!(layout(0), (8, kinds, 8.0 * 4_317_184.0));
+}
+
+/// nvidia/Gemma-4-26B-A4B-NVFP4 on vLLM 0.20.2 (fixtures/validation/vllm.jsonl,
+/// vllm-99sono-gemma4-26b-a4b-nvfp4-rtx5090-v0202): "Available KV cache memory: 4.58 GiB",
+/// "GPU KV cache size: 286,007 tokens" at --max-model-len 256000, --max-num-batched-tokens
+/// 16384, fp8 KV. Before 0.26.0 a sliding group holds the window and one batch
+/// (`SlidingWindowSpec.max_admission_blocks_per_request` takes `max_num_batched_tokens`).
+#[test]
+fn sliding_groups_hold_one_batch_beyond_the_window_before_0_26() {
+    let m = crate::model::catalog_lookup("nvidia/Gemma-4-26B-A4B-NVFP4").unwrap();
+    let v = Version::new(0, 20, 2);
+    let shape = Shape {
+        tp: 1,
+        pp: 1,
+        dcp: 1,
+        kv: "fp8_e4m3",
+        kvb: 1.0,
+        bs: 16,
+        hma: true,
+        version: &v,
+        mtp_layers: 0,
+    };
+    let g = grouping(&groups(&m, &shape));
+    // A sliding page is 16 × 2 × 8 × 256 × 1 B = 65,536 B; a full layer's token is
+    // 2 × 2 × 512 B, so its page holds 32 tokens. 5 full layers against 25 sliding ones.
+    assert_eq!(
+        g.kinds,
+        vec![
+            (LayerKind::Full, 1, 2),
+            (LayerKind::Sliding { window: 1024 }, 5, 1)
+        ]
+    );
+    assert_eq!(g.bytes_per_block, 5.0 * 65_536.0);
+    // 256,000 / 32 = 8,000 full blocks; each sliding group ⌈(1,023 + 16,384) / 16⌉ + 1 = 1,089.
+    let per_req = blocks_per_request(&g, 256_000, 16, 16_384, &v, true);
+    assert_eq!(per_req, 8_000 + 5 * 1_089);
+    // 4.58 GiB / 327,680 B = 15,007 blocks: 1.116 requests × 256,000 tokens.
+    let blocks = (4.58 * GIB / g.bytes_per_block).floor() as u64;
+    let tokens = blocks as f64 / per_req as f64 * 256_000.0;
+    assert!((tokens - 286_007.0).abs() < 286_007.0 * 0.002, "{tokens}");
+    // Two batches (0.26.0's `max_in_flight_tokens` under async scheduling) would log 206,938.
+    let two = blocks_per_request(&g, 256_000, 16, 32_768, &v, true);
+    assert!(blocks as f64 / two as f64 * 256_000.0 < 210_000.0);
 }
