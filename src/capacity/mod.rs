@@ -176,7 +176,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
 /// The plan at the launch's one release.
 fn plan_at(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
-    if inp.model.compressed.is_some() && inp.args.engine != Engine::Sglang {
+    if inp.model.compressed.is_some() && inp.args.engine == Engine::Trtllm {
         return Err(vec![compressed_unmodelled(inp)]);
     }
     if inp.model.recurrent.is_some() && inp.args.engine == Engine::Trtllm {
@@ -192,8 +192,8 @@ fn plan_at(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     }
 }
 
-/// DeepSeek-V4's compressed pools are modelled for SGLang only (capacity/sglang/dsv4.rs): any
-/// other engine's plan would read it as plain attention.
+/// DeepSeek-V4's compressed pools are modelled for SGLang (capacity/sglang/dsv4.rs) and vLLM
+/// (capacity/vllm/dsv4.rs): TensorRT-LLM's plan would read it as plain attention.
 fn compressed_unmodelled(inp: &Inputs) -> Finding {
     let m = inp.model;
     let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
@@ -206,7 +206,7 @@ fn compressed_unmodelled(inp: &Inputs) -> Finding {
         .var(
             "why",
             format!(
-                "kvlint models its compressed-attention pools for SGLang only, not for {}",
+                "kvlint models its compressed-attention pools for SGLang and vLLM only, not for {}",
                 inp.args.engine.name()
             ),
         )

@@ -17,6 +17,7 @@ use crate::units::GIB;
 use crate::version::Version;
 use groups::{blocks_per_request, grouping, groups, layer_bytes, max_len, Shape};
 
+mod dsv4;
 mod groups;
 mod hybrid;
 mod mamba;
@@ -444,6 +445,11 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let dcp = int_or(args, "decode_context_parallel_size", 1);
 
     let (kv_name, kvb) = kv_dtype(args, m);
+    // DeepSeek-V4 lays its caches out in packed groups of its own (capacity/vllm/dsv4.rs).
+    let dsv4 = match &m.compressed {
+        Some(c) => Some(dsv4::layout(args, m, c, gpu, inp.at, &mut notes)?),
+        None => None,
+    };
     let draft = super::adapters::vllm_draft(args, m, tp, kvb)?;
     // On a Gated-DeltaNet or Nemotron-H hybrid the MTP layers' KV is laid out in the groups
     // below, so it takes no proportional share of the budget as well.
@@ -497,6 +503,8 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         .iter()
         .map(|x| x.page / f64::from(bs * x.mult) * f64::from(x.layers))
         .sum();
+    let per_token = dsv4.as_ref().map_or(per_token, dsv4::Layout::full_bytes_per_token);
+    let bs = dsv4.as_ref().map_or(bs, dsv4::Layout::block);
     notes.exact(
         "kv_bytes_per_token",
         per_token,
@@ -544,7 +552,10 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let kv = draft_share(kv, per_token, draft.as_ref(), &mut notes);
     let block_count = |kv: f64| match args.int("num_gpu_blocks_override") {
         Some(n) => n.max(0) as u64,
-        None if kv > 0.0 => (kv / g.bytes_per_block).floor() as u64,
+        None if kv > 0.0 => match &dsv4 {
+            Some(d) => d.num_blocks(kv),
+            None => (kv / g.bytes_per_block).floor() as u64,
+        },
         None => 0,
     };
 
@@ -565,7 +576,10 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         args.get("enable_prefix_caching").map(|s| &s.value),
         Some(SettingValue::Flag(false))
     );
-    let fit = |kv: f64| max_len(&g, block_count(kv), bs, in_flight, v, prefix) * u64::from(dcp);
+    let fit = |kv: f64| match &dsv4 {
+        Some(d) => d.fit(block_count(kv), kv, batched),
+        None => max_len(&g, block_count(kv), bs, in_flight, v, prefix) * u64::from(dcp),
+    };
     let (context_length, context_source) = match mml_setting.map(|s| (&s.value, s.loc())) {
         Some((SettingValue::Int(n), loc)) if *n > 0 => (*n as u64, ContextSource::Flag(loc)),
         Some((SettingValue::Auto | SettingValue::Int(_), loc)) => {
@@ -579,7 +593,9 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     // to 0.20.0 the same function logs num_blocks // groups × min block size (0.19.0, 0.20.0).
     let logged = |kv: f64| {
         let blocks = block_count(kv);
-        if *v >= V0_20_1 {
+        if let Some(d) = &dsv4 {
+            d.logged(blocks, context_length.max(1), batched)
+        } else if *v >= V0_20_1 {
             let per_req =
                 blocks_per_request(&g, context_length.max(1), bs, in_flight, v, prefix).max(1);
             (blocks as f64 / per_req as f64 * context_length as f64) as u64
@@ -597,8 +613,14 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
 
     let util_loc = args.get("gpu_memory_utilization").map(|s| s.loc());
     let needed_fraction = {
-        let need_blocks = blocks_per_request(&g, context_length, bs, in_flight, v, prefix) + 1;
-        let need = need_blocks as f64 * g.bytes_per_block + w.high + other.high;
+        let (need_blocks, block_bytes) = match &dsv4 {
+            Some(d) => (d.blocks_for(context_length, batched), d.bytes_per_block as f64),
+            None => (
+                blocks_per_request(&g, context_length, bs, in_flight, v, prefix),
+                g.bytes_per_block,
+            ),
+        };
+        let need = (need_blocks + 1) as f64 * block_bytes + w.high + other.high;
         let f = need / total;
         (fixed.is_none() && f < 0.99).then_some((f * 1000.0).ceil() / 1000.0)
     };
@@ -616,7 +638,11 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         context_length,
         context_source,
         model_max_context: model_max,
-        kv_cache_dtype: kv_name,
+        kv_cache_dtype: if dsv4.is_some() {
+            "fp8_ds_mla".into() // `_resolve_dsv4_kv_cache_dtype`
+        } else {
+            kv_name
+        },
         page_size: bs,
         kv_bytes_per_token: per_token.round() as u64,
         pool_tokens: logged(kv.point),
