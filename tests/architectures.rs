@@ -196,8 +196,9 @@ fn made_up_and_real_unmodelled_architectures_are_refused_never_planned() {
 
 /// DeepSeek-V4-Flash (its public config.json): SGLang 0.5.12 plans it from the DSv4 pool
 /// calculation (16,072.65 B per full token, worked by hand in capacity/sglang/dsv4.rs), never
-/// from plain attention (1 KV head × (512 + 512) × 2 B × 43 layers = 88,064 B); vLLM and
-/// SGLang releases whose DSv4 math kvlint does not model are INP008.
+/// from plain attention (1 KV head × (512 + 512) × 2 B × 43 layers = 88,064 B), and vLLM 0.25.0
+/// from its packed groups; vLLM and SGLang releases whose DSv4 math kvlint does not model are
+/// INP008.
 #[test]
 fn deepseek_v4_plans_from_its_compressed_pools_or_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
@@ -241,12 +242,32 @@ fn deepseek_v4_plans_from_its_compressed_pools_or_is_refused_by_name() {
         assert!(report["launches"][0]["pool_tokens"].is_null());
     }
 
-    let vllm = "vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 8\n";
+    // vLLM 0.25.0 (packed fp8_ds_mla groups, worked by hand in capacity/vllm/dsv4.rs): the full
+    // group's 1,002,240 B per 256-token page, 3,915 B per token, and blocks of 1,039,680 B; a
+    // 1,048,576-token request takes ⌈7,080,287,040 / 1,002,240⌉ = 7,065 full pages in the log.
+    let vllm = "vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 8 --kv-cache-dtype fp8 --max-model-len 1048576 --max-num-batched-tokens 8192\n";
+    let report = kvlint_any(dir.path(), vllm, &v4, "0.25.0");
+    let plan = &report["launches"][0];
+    assert_eq!(plan["kv_bytes_per_token"], 3_915, "{report}");
+    assert_eq!(plan["kv_cache_dtype"], "fp8_ds_mla");
+    assert_eq!(plan["page_size"], 256);
+    let blocks = (plan["budget_bytes"].as_f64().unwrap() / 1_039_680.0).floor();
+    let logged = (blocks / 7_065.0 * 1_048_576.0) as u64;
+    assert_eq!(plan["pool_tokens"].as_u64(), Some(logged), "{plan}");
+    assert!(!report["findings"].to_string().contains("INP008"), "{report}");
+
+    // A release whose DeepSeek-V4 specs kvlint does not mirror, and TensorRT-LLM, stay INP008.
     let report = kvlint(dir.path(), vllm, &v4, "0.33.0");
     let f = &report["findings"][0];
     assert_eq!(f["rule"], "INP008", "{report}");
+    assert!(f["message"].as_str().unwrap().contains("0.25.0 only"), "{f}");
+    assert!(report["launches"][0]["pool_tokens"].is_null());
+    let trtllm = "trtllm-serve deepseek-ai/DeepSeek-V4-Flash --tp_size 8\n";
+    let report = kvlint(dir.path(), trtllm, &v4, "1.0.0");
+    let f = &report["findings"][0];
+    assert_eq!(f["rule"], "INP008", "{report}");
     assert!(
-        f["message"].as_str().unwrap().contains("SGLang only"),
+        f["message"].as_str().unwrap().contains("not for TensorRT-LLM"),
         "{f}"
     );
     assert!(report["launches"][0]["pool_tokens"].is_null());

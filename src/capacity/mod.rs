@@ -205,12 +205,9 @@ fn compressed_unmodelled(inp: &Inputs) -> Finding {
         )
         .var(
             "why",
-            format!(
-                "kvlint models its compressed-attention pools for SGLang and vLLM only, not for {}",
-                inp.args.engine.name()
-            ),
+            "kvlint models its compressed-attention pools for SGLang and vLLM only, not for TensorRT-LLM",
         )
-        .var("need", "that engine's DeepSeek-V4 KV cache spec")
+        .var("need", "TensorRT-LLM's DeepSeek-V4 KV cache manager sizing")
         .label("KV layout not modelled")
 }
 
