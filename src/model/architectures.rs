@@ -114,7 +114,7 @@ pub struct Unmodelled {
 /// What kvlint would need to size each unmodelled layout.
 fn need(layout: &str) -> &'static str {
     match layout {
-        "compressed" => "the compressed-attention pools with their sliding-window part (DeepSeek-V4: SGLang's DSv4 memory calculation)",
+        "compressed" => "the compressed-attention pools with their sliding-window part (DeepSeek-V4: SGLang's DSv4 memory calculation, vLLM 0.25.0's packed cache groups)",
         "mamba" => "the Mamba/Mamba2 state per request and how the engine sizes its state pool",
         "lightning" => "the lightning-attention state per request",
         "kimi_linear" => "the KimiDeltaAttention state per request",
