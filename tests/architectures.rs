@@ -254,20 +254,29 @@ fn deepseek_v4_plans_from_its_compressed_pools_or_is_refused_by_name() {
     let blocks = (plan["budget_bytes"].as_f64().unwrap() / 1_039_680.0).floor();
     let logged = (blocks / 7_065.0 * 1_048_576.0) as u64;
     assert_eq!(plan["pool_tokens"].as_u64(), Some(logged), "{plan}");
-    assert!(!report["findings"].to_string().contains("INP008"), "{report}");
+    assert!(
+        !report["findings"].to_string().contains("INP008"),
+        "{report}"
+    );
 
     // A release whose DeepSeek-V4 specs kvlint does not mirror, and TensorRT-LLM, stay INP008.
     let report = kvlint(dir.path(), vllm, &v4, "0.33.0");
     let f = &report["findings"][0];
     assert_eq!(f["rule"], "INP008", "{report}");
-    assert!(f["message"].as_str().unwrap().contains("0.25.0 only"), "{f}");
+    assert!(
+        f["message"].as_str().unwrap().contains("0.25.0 only"),
+        "{f}"
+    );
     assert!(report["launches"][0]["pool_tokens"].is_null());
     let trtllm = "trtllm-serve deepseek-ai/DeepSeek-V4-Flash --tp_size 8\n";
     let report = kvlint(dir.path(), trtllm, &v4, "1.0.0");
     let f = &report["findings"][0];
     assert_eq!(f["rule"], "INP008", "{report}");
     assert!(
-        f["message"].as_str().unwrap().contains("not for TensorRT-LLM"),
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("not for TensorRT-LLM"),
         "{f}"
     );
     assert!(report["launches"][0]["pool_tokens"].is_null());

@@ -503,17 +503,21 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
         .iter()
         .map(|x| x.page / f64::from(bs * x.mult) * f64::from(x.layers))
         .sum();
-    let per_token = dsv4.as_ref().map_or(per_token, dsv4::Layout::full_bytes_per_token);
+    let per_token = dsv4
+        .as_ref()
+        .map_or(per_token, dsv4::Layout::full_bytes_per_token);
     let bs = dsv4.as_ref().map_or(bs, dsv4::Layout::block);
-    notes.exact(
-        "kv_bytes_per_token",
-        per_token,
-        format!(
+    let how = match &dsv4 {
+        Some(_) => "DeepSeek-V4: the full group's compressed latents and indexer keys per token; \
+                    the sliding window and compressor states are held per request"
+            .to_string(),
+        None => format!(
             "{} layer group(s) of {} layers, block {bs}",
             g.kinds.len(),
             g.group_size
         ),
-    );
+    };
+    notes.exact("kv_bytes_per_token", per_token, how);
 
     let util = utilization(args, &mut notes);
     let total = gpu.cuda_total_bytes as f64;
@@ -614,7 +618,10 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let util_loc = args.get("gpu_memory_utilization").map(|s| s.loc());
     let needed_fraction = {
         let (need_blocks, block_bytes) = match &dsv4 {
-            Some(d) => (d.blocks_for(context_length, batched), d.bytes_per_block as f64),
+            Some(d) => (
+                d.blocks_for(context_length, batched),
+                d.bytes_per_block as f64,
+            ),
             None => (
                 blocks_per_request(&g, context_length, bs, in_flight, v, prefix),
                 g.bytes_per_block,

@@ -129,7 +129,10 @@ fn specs(c: &Compressed, ratios: &[u32]) -> Vec<(Key, u64)> {
             block,
             window: coff * r,
         };
-        (key, aligned(u64::from(block) * 2 * u64::from(coff) * head * 4))
+        (
+            key,
+            aligned(u64::from(block) * 2 * u64::from(coff) * head * 4),
+        )
     };
     let mut out = Vec::new();
     for r in ratios.iter().map(|r| (*r).max(1)) {
@@ -329,7 +332,10 @@ pub(super) fn layout(
             "compute capability 12 or an explicit --attention-backend selects FlashInfer's plain-row DeepSeek-V4 cache (nvidia/model.py :: _select_dsv4_attn_cls), which kvlint does not model".into(),
         ));
     }
-    if args.int("block_size").is_some_and(|b| b != i64::from(BLOCK)) {
+    if args
+        .int("block_size")
+        .is_some_and(|b| b != i64::from(BLOCK))
+    {
         return Err(refuse(
             "a --block-size other than 256 changes the compressed pages, which the packed layout assumes to be 256 tokens".into(),
         ));

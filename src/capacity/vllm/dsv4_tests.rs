@@ -19,7 +19,14 @@ fn on(gpu: &str, version: &str, pairs: &[(&str, SettingValue)]) -> Result<Layout
     let c = m.compressed.clone().unwrap();
     let g = crate::gpu::lookup(gpu).unwrap();
     let a = args(Engine::Vllm, version, pairs);
-    layout(&a, &m, &c, g, Loc::new(FileId(0), 0..0), &mut Notes::default())
+    layout(
+        &a,
+        &m,
+        &c,
+        g,
+        Loc::new(FileId(0), 0..0),
+        &mut Notes::default(),
+    )
 }
 
 fn fp8() -> [(&'static str, SettingValue); 1] {
