@@ -358,7 +358,7 @@ pub(super) fn layout(
         ));
     }
     let ratios = &c.ratios[..c.ratios.len().min(m.num_layers as usize)];
-    let (groups, tuple_bytes) = group(&specs(c, ratios)).map_err(|e| refuse(e))?;
+    let (groups, tuple_bytes) = group(&specs(c, ratios)).map_err(refuse)?;
     let tuples = groups.iter().map(Group::tuples).max().unwrap_or(1);
     let layout = Layout {
         bytes_per_block: Layout::packed_bytes(&groups),
