@@ -45,6 +45,7 @@ pub(super) fn list_rules(format: ListFormat) -> Run {
             let wrap = textwrap::Options::new(width)
                 .initial_indent(&indent)
                 .subsequent_indent(&indent)
+                .word_separator(textwrap::WordSeparator::AsciiSpace)
                 .word_splitter(textwrap::WordSplitter::NoHyphenation)
                 .break_words(false);
             for r in rules::all() {
