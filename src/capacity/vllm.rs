@@ -251,6 +251,40 @@ fn busiest_stage(m: &Geometry, pp: u32, pred: fn(&LayerKind) -> bool) -> u32 {
     most
 }
 
+/// Under data parallelism a MoE's routed experts span every DP rank of the TP group: vLLM's
+/// `FusedMoE` flattens TP across DP (`model_executor/layers/fused_moe/config.py ::
+/// FusedMoEParallelConfig.make`, `flatten_tp_across_dp`, 0.11.0 through 0.33.0), sharding them
+/// over DP × TP devices, or giving each device DP × TP-th of the experts under
+/// `--enable-expert-parallel`. The even split counted `1 / TP` of them per rank; this takes the
+/// share the other DP ranks hold back out. Attention, dense MLPs and the embedding stay per DP
+/// replica.
+fn dp_expert_share(
+    args: &EngineArgs,
+    m: &Geometry,
+    tp: u32,
+    pp: u32,
+    dp: u32,
+) -> Option<(Estimate, String)> {
+    let routed = m.weight_parts.routed_experts as f64;
+    if dp <= 1 || routed == 0.0 {
+        return None;
+    }
+    let bytes = routed * super::part_scale(m, args.text("quantization"));
+    let less = bytes / f64::from(tp * pp.max(1)) * (1.0 - 1.0 / f64::from(dp));
+    let how = if args.flag("enable_expert_parallel") {
+        "expert parallelism"
+    } else {
+        "tensor parallelism flattened across DP"
+    };
+    Some((
+        Estimate::exact(-less),
+        format!(
+            "the routed experts span DP {dp} × TP {tp} ranks ({how}; FusedMoEParallelConfig.make), so each rank holds 1/{} of them",
+            dp * tp
+        ),
+    ))
+}
+
 /// Extra weight bytes on the heaviest pipeline stage over an even split: `get_pp_indices`
 /// (`distributed/utils.py`) gives the remainder layers to the middle stages, the first stage
 /// holds the embedding and the last the head and final norm; the pool is sized by the stage
@@ -537,6 +571,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
                 tp * pp,
             ))
             .chain(super::adapters::lora(args, m, tp))
+            .chain(dp_expert_share(args, m, tp, pp, dp))
             .chain(
                 draft
                     .as_ref()

@@ -679,3 +679,34 @@ fn sliding_groups_hold_one_batch_beyond_the_window_before_0_26() {
     let two = blocks_per_request(&g, 256_000, 16, 32_768, &v, true);
     assert!(blocks as f64 / two as f64 * 256_000.0 < 210_000.0);
 }
+
+#[test]
+fn data_parallel_ranks_split_the_routed_experts() {
+    // 8 GB of routed experts (set below) on the DeepSeek-V3 test geometry. FusedMoE
+    // flattens TP across DP (FusedMoEParallelConfig.make): at TP 2, DP 4 each rank holds 1/8
+    // of the routed experts where the even split gave it 1/2, so it drops 3/8 of them.
+    let mut m = crate::capacity::testing::deepseek_v3();
+    m.weight_parts.routed_experts = 8_000_000_000;
+    use crate::engine::SettingValue::{Flag, Int};
+    let dp4 = args(
+        Engine::Vllm,
+        "0.17.0",
+        &[
+            ("data_parallel_size", Int(4)),
+            ("enable_expert_parallel", Flag(true)),
+        ],
+    );
+    let (e, why) = dp_expert_share(&dp4, &m, 2, 1, 4).unwrap();
+    assert_eq!(e.point, -3_000_000_000.0);
+    assert!(why.contains("1/8"), "{why}");
+    // Without EP the experts are TP-sharded over the same 8 devices: the same bytes.
+    let dp4_tp = args(Engine::Vllm, "0.17.0", &[("data_parallel_size", Int(4))]);
+    assert_eq!(
+        dp_expert_share(&dp4_tp, &m, 2, 1, 4).unwrap().0.point,
+        -3_000_000_000.0
+    );
+    // One DP rank, or a dense model: nothing to take back.
+    assert!(dp_expert_share(&dp4, &m, 2, 1, 1).is_none());
+    m.weight_parts.routed_experts = 0;
+    assert!(dp_expert_share(&dp4, &m, 2, 1, 4).is_none());
+}
