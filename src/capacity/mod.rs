@@ -192,9 +192,9 @@ fn plan_at(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     }
 }
 
-/// DeepSeek-V4's compressed pools are modelled for SGLang (capacity/sglang/dsv4.rs) and vLLM
-/// (capacity/vllm/dsv4.rs): TensorRT-LLM's plan would read it as plain attention.
-fn compressed_unmodelled(inp: &Inputs) -> Finding {
+/// INP008 at the launch's model argument: `why` kvlint cannot plan this model's KV layout here,
+/// and what it would `need` to.
+fn layout_unmodelled(inp: &Inputs, why: impl Into<String>, need: impl Into<String>) -> Finding {
     let m = inp.model;
     let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
     Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
@@ -203,31 +203,29 @@ fn compressed_unmodelled(inp: &Inputs) -> Finding {
             "architecture",
             m.architectures.first().map_or("", String::as_str),
         )
-        .var(
-            "why",
-            "kvlint models its compressed-attention pools for SGLang and vLLM only, not for TensorRT-LLM",
-        )
-        .var("need", "TensorRT-LLM's DeepSeek-V4 KV cache manager sizing")
+        .var("why", why.into())
+        .var("need", need.into())
         .label("KV layout not modelled")
+}
+
+/// DeepSeek-V4's compressed pools are modelled for SGLang (capacity/sglang/dsv4.rs) and vLLM
+/// (capacity/vllm/dsv4.rs): TensorRT-LLM's plan would read it as plain attention.
+fn compressed_unmodelled(inp: &Inputs) -> Finding {
+    layout_unmodelled(
+        inp,
+        "kvlint models its compressed-attention pools for SGLang and vLLM only, not for TensorRT-LLM",
+        "TensorRT-LLM's DeepSeek-V4 KV cache manager sizing",
+    )
 }
 
 /// The Mamba2 / Mamba1 / short-conv / KDA / lightning state (`model::Recurrent`) is sized for
 /// SGLang and vLLM only: TensorRT-LLM's plan would leave its state pool out.
 fn recurrent_unmodelled(inp: &Inputs) -> Finding {
-    let m = inp.model;
-    let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
-    Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
-        .var("model", &m.id)
-        .var(
-            "architecture",
-            m.architectures.first().map_or("", String::as_str),
-        )
-        .var(
-            "why",
-            "kvlint sizes its recurrent-state pool for SGLang and vLLM only, not for TensorRT-LLM",
-        )
-        .var("need", "TensorRT-LLM's mamba cache manager sizing")
-        .label("KV layout not modelled")
+    layout_unmodelled(
+        inp,
+        "kvlint sizes its recurrent-state pool for SGLang and vLLM only, not for TensorRT-LLM",
+        "TensorRT-LLM's mamba cache manager sizing",
+    )
 }
 
 /// A hybrid whose architecture this release does not register (Zamba2 and Jamba on SGLang,
@@ -257,28 +255,17 @@ fn state_unregistered(inp: &Inputs) -> Option<Finding> {
                 .collect()
         })
         .unwrap_or_default();
-    let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
-    Some(
-        Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
-            .var("model", &m.id)
-            .var("architecture", arch)
-            .var(
-                "why",
-                format!(
-                    "{name} {} does not register it, and a Transformers fallback keeps no \
-                     recurrent state",
-                    inp.args.version
-                ),
-            )
-            .var(
-                "need",
-                format!(
-                    "an engine release that registers it ({})",
-                    where_registered.join(", ")
-                ),
-            )
-            .label("KV layout not modelled"),
-    )
+    Some(layout_unmodelled(
+        inp,
+        format!(
+            "{name} {} does not register it, and a Transformers fallback keeps no recurrent state",
+            inp.args.version
+        ),
+        format!(
+            "an engine release that registers it ({})",
+            where_registered.join(", ")
+        ),
+    ))
 }
 
 /// A model with no attention layer at all (the pure Mamba models, even where kvlint.toml
@@ -291,24 +278,11 @@ fn attention_free(inp: &Inputs) -> Option<Finding> {
     {
         return None;
     }
-    let at = inp.args.get("model").or_else(|| inp.args.get("model_path"));
-    Some(
-        Finding::new("INP008", Some(at.map_or(inp.at, |s| s.loc())))
-            .var("model", &m.id)
-            .var(
-                "architecture",
-                m.architectures.first().map_or("", String::as_str),
-            )
-            .var(
-                "why",
-                "it has no attention layer, so it keeps no KV cache to size",
-            )
-            .var(
-                "need",
-                "a check of the state pool's request slots in place of pool tokens",
-            )
-            .label("KV layout not modelled"),
-    )
+    Some(layout_unmodelled(
+        inp,
+        "it has no attention layer, so it keeps no KV cache to size",
+        "a check of the state pool's request slots in place of pool tokens",
+    ))
 }
 
 /// Records assumptions as a plan is built.
