@@ -1,5 +1,8 @@
 //! Engine argparse behaviour; expected values come from the engines' argparse semantics.
 
+mod common;
+
+use common::check_rules;
 use kvlint::engine::{self, ParseContext, Parsed, SettingValue};
 use kvlint::launch::{Arg, Engine, Launch, Placement};
 use kvlint::source::{FileId, Loc, Sources};
@@ -623,56 +626,6 @@ fn startup_validation_mirrors_the_engines_checks() {
     assert_eq!(got.len(), 1, "{got:?}");
 }
 
-/// `kvlint capacity --format json` for a launch, with `--engine-version V`: the version planned.
-fn planned_version(version: &str, launch: &[&str]) -> Result<String, String> {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
-        .args([
-            "capacity",
-            "--gpu",
-            "h100",
-            "--format",
-            "json",
-            "--engine-version",
-            version,
-            "--",
-        ])
-        .args(launch)
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let one = if json.is_array() { &json[0] } else { &json };
-    Ok(one["engine_version"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string())
-}
-
-#[test]
-fn engine_version_is_given_per_engine() {
-    let vllm = ["vllm", "serve", "Qwen/Qwen3-8B"];
-    let sglang = [
-        "python3",
-        "-m",
-        "sglang.launch_server",
-        "--model-path",
-        "Qwen/Qwen3-8B",
-    ];
-    let both = "sglang=0.5.20,vllm=0.19.0";
-    assert_eq!(planned_version(both, &vllm).unwrap(), "0.19.0");
-    assert_eq!(planned_version(both, &sglang).unwrap(), "0.5.20");
-    // A bare 0.5.20 is an SGLang release: a vLLM launch does not become "vllm 0.5.20".
-    assert_eq!(planned_version("0.5.20", &sglang).unwrap(), "0.5.20");
-    assert_ne!(planned_version("0.5.20", &vllm).unwrap(), "0.5.20");
-    assert_eq!(planned_version("0.19.0", &vllm).unwrap(), "0.19.0");
-    assert!(planned_version("tgi=1.0", &vllm)
-        .unwrap_err()
-        .contains("not an engine"));
-    assert!(planned_version("vllm=x", &vllm).is_err());
-}
-
 fn capacity_json(args: &[&str]) -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
         .args(["capacity", "--gpu", "h100", "--format", "json"])
@@ -731,51 +684,6 @@ fn dtype_float32_sets_weight_and_kv_bytes() {
         f32["kv_bytes_per_token"].as_u64().unwrap(),
         2 * bf16["kv_bytes_per_token"].as_u64().unwrap()
     );
-}
-
-/// Rule ids `kvlint check` reports for one command line.
-fn check_rules(args: &[&str], script: &str) -> Vec<String> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("run.sh");
-    std::fs::write(&path, script).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
-        .args(["check", "--format", "json"])
-        .args(args)
-        .arg(&path)
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect()
-}
-
-#[test]
-fn versions_that_do_not_exist_are_not_modelled_silently() {
-    let trt = "trtllm-serve Qwen/Qwen3-8B --max_seq_len 8192\n";
-    let got = check_rules(&["--gpu", "h100", "--engine-version", "trtllm=5.0.0"], trt);
-    assert!(got.contains(&"INP005".to_string()), "{got:?}");
-    let got = check_rules(&["--gpu", "h100", "--engine-version", "trtllm=1.0.0"], trt);
-    assert!(!got.contains(&"INP005".to_string()), "{got:?}");
-    let vllm = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
-    let got = check_rules(&["--gpu", "h100", "--engine-version", "vllm=0.40"], vllm);
-    assert!(got.contains(&"INP005".to_string()), "{got:?}");
-}
-
-#[test]
-fn unknown_versions_say_so_and_pipeline_stages_need_layers() {
-    let vllm = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
-    let got = check_rules(&["--gpu", "h100"], vllm);
-    assert_eq!(got, ["VER002"]);
-    let got = check_rules(&["--gpu", "h100", "--engine-version", "vllm=0.19.0"], vllm);
-    assert!(got.is_empty(), "{got:?}");
-    // Qwen3-8B has 36 decoder layers.
-    let pp = "vllm serve Qwen/Qwen3-8B --max-model-len 8192 -pp 40\n";
-    let got = check_rules(&["--gpu", "h100x40", "--engine-version", "vllm=0.19.0"], pp);
-    assert!(got.contains(&"CFG004".to_string()), "{got:?}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The webhook's Helm chart (deploy/helm/kvlint-webhook) renders into the objects deploy/ holds,
+//! The webhook's manifests in deploy/ and its Helm chart (deploy/helm/kvlint-webhook), which renders into the objects deploy/ holds,
 //! with the admin's choices taken from values.
 //!
 //! No `helm` binary is published on the registries CI reaches, so the test renders the chart
@@ -351,4 +351,114 @@ fn an_existing_issuer_is_used_as_given() {
         cert["spec"]["issuerRef"],
         json!({"kind": "ClusterIssuer", "name": "corp-ca"})
     );
+}
+
+/// Every manifest in deploy/ parses, and the webhook configuration matches the serving kinds,
+/// exempts its own namespace and kube-system, answers well inside the API server's timeout,
+/// and gets its CA from cert-manager.
+#[test]
+fn deploy_manifests_parse_and_configure_the_webhook() {
+    let docs = plain_manifests();
+    let kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
+    for kind in [
+        "Namespace",
+        "ServiceAccount",
+        "Deployment",
+        "Service",
+        "PodDisruptionBudget",
+        "Issuer",
+        "Certificate",
+        "ValidatingWebhookConfiguration",
+    ] {
+        assert!(kinds.contains(&kind), "deploy/ has no {kind}: {kinds:?}");
+    }
+    let find = |kind: &str| find(&docs, kind).expect(kind);
+    let vwc = find("ValidatingWebhookConfiguration");
+    let cert = find("Certificate");
+    let ns = cert["metadata"]["namespace"].as_str().expect("namespace");
+    assert_eq!(
+        vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+        format!("{ns}/{}", cert["metadata"]["name"].as_str().unwrap_or(""))
+    );
+    let hooks = vwc["webhooks"].as_array().expect("webhooks");
+    assert_eq!(hooks.len(), 1);
+    let hook = &hooks[0];
+    assert_eq!(hook["sideEffects"], "None");
+    assert_eq!(hook["admissionReviewVersions"], json!(["v1"]));
+    let timeout = hook["timeoutSeconds"].as_u64().expect("timeoutSeconds");
+    assert!((1..=5).contains(&timeout), "timeoutSeconds {timeout}");
+    assert!(matches!(
+        hook["failurePolicy"].as_str(),
+        Some("Ignore" | "Fail")
+    ));
+    assert_eq!(hook["clientConfig"]["service"]["path"], "/validate");
+    assert_eq!(hook["clientConfig"]["service"]["namespace"], ns);
+    // The certificate names the service the API server calls.
+    let svc = hook["clientConfig"]["service"]["name"]
+        .as_str()
+        .expect("service");
+    let dns = cert["spec"]["dnsNames"].as_array().expect("dnsNames");
+    assert!(dns.contains(&json!(format!("{svc}.{ns}.svc"))), "{dns:?}");
+
+    let exempt = hook["namespaceSelector"]["matchExpressions"]
+        .as_array()
+        .expect("namespaceSelector.matchExpressions")
+        .iter()
+        .find(|e| e["key"] == "kubernetes.io/metadata.name")
+        .expect("a selector on the namespace name");
+    assert_eq!(exempt["operator"], "NotIn");
+    let values = exempt["values"].as_array().expect("values");
+    assert!(values.contains(&json!(ns)) && values.contains(&json!("kube-system")));
+
+    let covered = |group: &str, resource: &str| {
+        hook["rules"].as_array().into_iter().flatten().any(|r| {
+            r["apiGroups"]
+                .as_array()
+                .is_some_and(|g| g.contains(&json!(group)))
+                && r["resources"]
+                    .as_array()
+                    .is_some_and(|g| g.contains(&json!(resource)))
+                && r["operations"] == json!(["CREATE", "UPDATE"])
+        })
+    };
+    for (group, resource) in [
+        ("apps", "deployments"),
+        ("apps", "statefulsets"),
+        ("apps", "replicasets"),
+        ("apps", "daemonsets"),
+        ("batch", "jobs"),
+        ("batch", "cronjobs"),
+        ("", "pods"),
+        ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+        ("disaggregatedset.x-k8s.io", "disaggregatedsets"),
+        ("serving.kserve.io", "inferenceservices"),
+        ("serving.kserve.io", "llminferenceservices"),
+        ("ome.io", "inferenceservices"),
+        ("ome.io", "clusterservingruntimes"),
+        ("nvidia.com", "dynamographdeployments"),
+        ("", "replicationcontrollers"),
+        ("argoproj.io", "rollouts"),
+        ("serving.knative.dev", "services"),
+    ] {
+        assert!(covered(group, resource), "no rule for {group}/{resource}");
+    }
+    // Objects a controller owns are only warned about: every such owner is checked itself.
+    for (group, kind) in kvlint::webhook::admission::POD_CONTROLLERS {
+        let resource = format!("{}s", kind.to_lowercase());
+        assert!(
+            covered(group, &resource),
+            "owner {group}/{kind} is not checked"
+        );
+    }
+
+    let deployment = find("Deployment");
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert!(pod["affinity"]["podAntiAffinity"].is_object());
+    let c = &pod["containers"][0];
+    assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert!(c["readinessProbe"]["httpGet"]["path"] == "/readyz");
+    assert!(c["livenessProbe"]["httpGet"]["path"] == "/healthz");
+    assert!(c["resources"]["limits"]["memory"].is_string());
 }

@@ -1,11 +1,12 @@
 //! A launch whose engine release is unknown (issue 11): its band covers every release it could
 //! run, its options say which those are, and a pinned release keeps the engine's own answer.
 //! Every expected band is built from plans of single pinned releases, which do not use the
-//! over-releases code.
+//! over-releases code. `--engine-version` is given per engine; a release that does not exist is
+//! INP005 and an unstated one VER002.
 
 mod common;
 
-use common::kvlint_stdin;
+use common::{check_rules, kvlint_stdin};
 use serde_json::Value;
 
 const VLLM: &str = "vllm serve Qwen/Qwen3-8B --max-model-len 32768";
@@ -257,4 +258,79 @@ fn an_option_that_changed_its_dest_does_not_narrow_the_band() {
     ));
     let m = message(&got, "VER002");
     assert!(m.contains("covers releases 0.5.11–0.5.23"), "{m}");
+}
+
+/// `kvlint capacity --format json` for a launch, with `--engine-version V`: the version planned.
+fn planned_version(version: &str, launch: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvlint"))
+        .args([
+            "capacity",
+            "--gpu",
+            "h100",
+            "--format",
+            "json",
+            "--engine-version",
+            version,
+            "--",
+        ])
+        .args(launch)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let one = if json.is_array() { &json[0] } else { &json };
+    Ok(one["engine_version"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string())
+}
+
+#[test]
+fn engine_version_is_given_per_engine() {
+    let vllm = ["vllm", "serve", "Qwen/Qwen3-8B"];
+    let sglang = [
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "Qwen/Qwen3-8B",
+    ];
+    let both = "sglang=0.5.20,vllm=0.19.0";
+    assert_eq!(planned_version(both, &vllm).unwrap(), "0.19.0");
+    assert_eq!(planned_version(both, &sglang).unwrap(), "0.5.20");
+    // A bare 0.5.20 is an SGLang release: a vLLM launch does not become "vllm 0.5.20".
+    assert_eq!(planned_version("0.5.20", &sglang).unwrap(), "0.5.20");
+    assert_ne!(planned_version("0.5.20", &vllm).unwrap(), "0.5.20");
+    assert_eq!(planned_version("0.19.0", &vllm).unwrap(), "0.19.0");
+    assert!(planned_version("tgi=1.0", &vllm)
+        .unwrap_err()
+        .contains("not an engine"));
+    assert!(planned_version("vllm=x", &vllm).is_err());
+}
+
+#[test]
+fn versions_that_do_not_exist_are_not_modelled_silently() {
+    let trt = "trtllm-serve Qwen/Qwen3-8B --max_seq_len 8192\n";
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "trtllm=5.0.0"], trt);
+    assert!(got.contains(&"INP005".to_string()), "{got:?}");
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "trtllm=1.0.0"], trt);
+    assert!(!got.contains(&"INP005".to_string()), "{got:?}");
+    let vllm = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "vllm=0.40"], vllm);
+    assert!(got.contains(&"INP005".to_string()), "{got:?}");
+}
+
+#[test]
+fn unknown_versions_say_so_and_pipeline_stages_need_layers() {
+    let vllm = "vllm serve Qwen/Qwen3-8B --max-model-len 8192\n";
+    let got = check_rules(&["--gpu", "h100"], vllm);
+    assert_eq!(got, ["VER002"]);
+    let got = check_rules(&["--gpu", "h100", "--engine-version", "vllm=0.19.0"], vllm);
+    assert!(got.is_empty(), "{got:?}");
+    // Qwen3-8B has 36 decoder layers.
+    let pp = "vllm serve Qwen/Qwen3-8B --max-model-len 8192 -pp 40\n";
+    let got = check_rules(&["--gpu", "h100x40", "--engine-version", "vllm=0.19.0"], pp);
+    assert!(got.contains(&"CFG004".to_string()), "{got:?}");
 }

@@ -148,3 +148,14 @@ pub fn rules(doc: &serde_json::Value) -> Vec<&str> {
         .filter_map(|f| f["rule"].as_str())
         .collect()
 }
+
+/// The rule ids `kvlint check --format json ARGS -` reports for a script read from stdin.
+pub fn check_rules(args: &[&str], script: &str) -> Vec<String> {
+    let mut all = vec!["check", "--format", "json"];
+    all.extend(args);
+    all.push("-");
+    let run = kvlint_stdin(&all, Some(script));
+    let doc: serde_json::Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stderr));
+    rules(&doc).into_iter().map(String::from).collect()
+}
