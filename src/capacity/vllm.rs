@@ -21,6 +21,7 @@ mod dsv4;
 mod groups;
 mod hybrid;
 mod mamba;
+mod multimodal;
 #[cfg(test)]
 mod tests;
 
@@ -49,6 +50,7 @@ const NEEDED: &[&str] = &[
     "max_num_batched_tokens",
     "max_num_seqs",
     "num_gpu_blocks_override",
+    "mm_ipc_gpu_memory_gb",
 ];
 
 /// Role from `--kv-transfer-config {"kv_role": ...}`.
@@ -582,7 +584,8 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
     let other = non_kv(args, m, gpu, (tp, pp), &mut notes);
     let other = unified_host_growth(gpu, other, &mut notes);
     let fixed = args.int("kv_cache_memory_bytes").map(|b| b as f64);
-    let budget = |u: f64, w: f64, o: f64| fixed.unwrap_or_else(|| (total * u).ceil() - w - o);
+    let mm = multimodal::reserved(args, m, &mut notes);
+    let budget = |u: f64, w: f64, o: f64| fixed.unwrap_or_else(|| (total * u).ceil() - w - o) - mm;
     let kv = Estimate::range(
         budget(util.point, w.point, other.point),
         budget(util.low, w.high, other.high),

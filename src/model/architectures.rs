@@ -141,6 +141,21 @@ fn need_for(arch: &str, layout: &str) -> &'static str {
     }
 }
 
+/// Whether a config's class is a multimodal one, for configs that lost their `vision_config`
+/// (a catalog entry keeps the text config only): a `*ForConditionalGeneration` class the table
+/// marks multimodal builds its encoder whatever the config says (vLLM registers it in
+/// `_MULTIMODAL_MODELS`, so `ModelConfig.multimodal_config` exists; SGLang embeds its inputs through
+/// `general_mm_embed_routine`). A `*ForCausalLM` class marked multimodal by one engine only
+/// (MiMoV2Flash is text generation in vLLM's registry) is left to its config.
+pub fn multimodal_class(archs: &[String]) -> bool {
+    archs.iter().any(|a| {
+        a.ends_with("ForConditionalGeneration")
+            && table()
+                .get(a)
+                .is_some_and(|r| r.layout.iter().any(|l| l == "multimodal"))
+    })
+}
+
 /// Ok when every architecture the config names is in the table with a modelled layout.
 pub fn check(g: &Geometry) -> Result<(), Unmodelled> {
     let Some(first) = g.architectures.first() else {
@@ -223,6 +238,19 @@ mod tests {
 
     fn layout(arch: &str) -> &'static [String] {
         table().get(arch).map_or(&[], |r| r.layout.as_slice())
+    }
+
+    /// The catalog keeps Gemma 3 27B's text config only; its class still builds a vision tower.
+    #[test]
+    fn conditional_generation_classes_the_engines_register_as_multimodal_are_multimodal() {
+        let archs = |a: &str| vec![a.to_string()];
+        assert!(multimodal_class(&archs("Gemma3ForConditionalGeneration")));
+        assert!(multimodal_class(&archs("Llama4ForConditionalGeneration")));
+        assert!(!multimodal_class(&archs("MiMoV2FlashForCausalLM")));
+        assert!(!multimodal_class(&archs("LlamaForCausalLM")));
+        assert!(!multimodal_class(&archs("NoSuchForConditionalGeneration")));
+        let gemma3 = crate::model::catalog::catalog_lookup("google/gemma-3-27b-it").unwrap();
+        assert!(gemma3.multimodal);
     }
 
     /// SGLang keeps a DSA indexer cache for these architectures (`config.rs` `DSA_ARCHS`): the

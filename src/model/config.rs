@@ -152,7 +152,10 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         model_source: None,
         moe: num_experts(c)? > 0,
         experts: routed_experts(c)?,
-        multimodal: c.root.get("vision_config").is_some_and(Value::is_object),
+        multimodal: ["vision_config", "audio_config"]
+            .iter()
+            .any(|k| c.root.get(*k).is_some_and(Value::is_object))
+            || super::architectures::multimodal_class(&architectures),
         vision: vision_tower(c.root.get("vision_config")),
         architectures,
         model_type,
