@@ -112,10 +112,10 @@ mod tests {
     /// 8192 × 8192 decoder is 8192 × 8192 × 3 × 2 B = 384 MiB.
     #[test]
     fn the_api_servers_multimodal_budget_comes_out_of_the_kv_cache() {
-        let gb4 = ("mm_ipc_gpu_memory_gb", Float(4.0));
-        assert_eq!(reserve("0.28.0", true, &[gb4.clone()]), 4.0 * GIB);
-        assert_eq!(reserve("0.28.0", false, &[gb4.clone()]), 0.0);
-        assert_eq!(reserve("0.24.0", true, &[gb4]), 0.0);
+        let gb4 = [("mm_ipc_gpu_memory_gb", Float(4.0))];
+        assert_eq!(reserve("0.28.0", true, &gb4), 4.0 * GIB);
+        assert_eq!(reserve("0.28.0", false, &gb4), 0.0);
+        assert_eq!(reserve("0.24.0", true, &gb4), 0.0);
         assert_eq!(reserve("0.28.0", true, &[]), 0.0);
 
         let nvdec = |extra: &str| {
@@ -138,12 +138,9 @@ mod tests {
             2.0 * (4.0 * 128.0 * MIB + context)
         );
         // 8192 × 8192 × 6 = 402,653,184 B = 384 MiB per decoder, from 0.33 only.
-        let big = nvdec(r#", "max_width": 8192, "max_height": 8192"#);
-        assert_eq!(
-            reserve("0.33.0", true, &[big.clone()]),
-            2.0 * 384.0 * MIB + context
-        );
-        assert_eq!(reserve("0.32.0", true, &[big]), 2.0 * 128.0 * MIB + context);
+        let big = [nvdec(r#", "max_width": 8192, "max_height": 8192"#)];
+        assert_eq!(reserve("0.33.0", true, &big), 2.0 * 384.0 * MIB + context);
+        assert_eq!(reserve("0.32.0", true, &big), 2.0 * 128.0 * MIB + context);
         let software = (
             "media_io_kwargs",
             Text(r#"{"video": {"video_backend": "opencv"}}"#.into()),
