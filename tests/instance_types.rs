@@ -183,6 +183,62 @@ fn names_labels_and_instance_types_resolve_to_the_gpu_and_count() {
     assert!(err.to_string().contains("did you mean"), "{err}");
 }
 
+/// The second held-out check (issue 24): strings copied from public nvidia-smi output, CoreWeave
+/// node selectors, SkyPilot's GCP catalog, Azure's NDv2 page and Lambda's instance types, each
+/// with the GPU, count and nvidia-smi total (MiB) the public log or page shows; the lowest where
+/// logs differ (ECC on).
+#[test]
+fn held_out_names_resolve_to_the_gpu_count_and_memory_their_sources_show() {
+    let cases: &[(&str, &str, Option<u32>, u64)] = &[
+        ("Quadro RTX 8000", "Quadro-RTX-8000", None, 48592),
+        ("Quadro RTX 6000", "Quadro-RTX-6000", None, 22698),
+        ("Quadro_RTX_5000", "Quadro-RTX-5000", None, 15360),
+        ("Tesla P40", "Tesla-P40", None, 22912),
+        ("NVIDIA GeForce RTX 2080 Ti", "RTX-2080-Ti", None, 11264),
+        ("Tesla V100S-PCIE-32GB", "V100S-32GB", None, 32510),
+        (
+            "NVIDIA RTX 4000 SFF Ada Generation",
+            "RTX-4000-SFF-Ada",
+            None,
+            20475,
+        ),
+        ("NVIDIA A2", "A2", None, 15356),
+        ("NVIDIA-GeForce-RTX-3070", "RTX-3070", None, 8192),
+        ("A100_NVLINK_80GB", "A100-80GB", None, 81920),
+        ("H100_NVLINK_80GB", "H100-80GB", None, 81559),
+        ("g4-standard-48", "RTX-PRO-6000-Blackwell", Some(1), 97887),
+        ("g4-standard-384", "RTX-PRO-6000-Blackwell", Some(8), 97887),
+        ("Standard_ND40rs_v2", "V100-32GB", Some(8), 32510),
+        ("gpu_1x_a100", "A100-40GB", Some(1), 40960),
+        ("gpu_8x_b200_sxm6", "B200", Some(8), 183359),
+        // Lambda's `1x RTX 6000 (24 GB)` is the Turing Quadro, not the 48 GB RTX 6000 Ada.
+        ("gpu_1x_rtx6000", "Quadro-RTX-6000", Some(1), 22698),
+    ];
+    for (input, gpu, count, mib) in cases {
+        let sel = kvlint::gpu::parse_spec(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(
+            (sel.spec.name.as_str(), sel.count, sel.spec.memory_mib),
+            (*gpu, *count, *mib),
+            "{input}"
+        );
+    }
+}
+
+/// AMD's node labeller writes `amd.com/gpu.product-name` (ROCm/k8s-device-plugin
+/// cmd/k8s-node-labeller): a nodeSelector on it names the GPU as GPU Feature Discovery's does.
+#[test]
+fn an_amd_product_name_label_names_the_gpu() {
+    let (_, doc) = json(&[
+        "check",
+        "--format",
+        "json",
+        "fixtures/gpus/nodes/amd-product-name.yaml",
+    ]);
+    let launch = &doc["launches"][0];
+    assert_eq!(launch["gpu"], "Radeon-AI-PRO-R9700", "{doc}");
+    assert_eq!(launch["gpu_source"]["line"], 10, "{doc}");
+}
+
 /// Unified-memory parts plan on the system memory torch reports (121.63 GiB on a GB10:
 /// github.com/MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark/issues/4).
 #[test]

@@ -64,7 +64,11 @@ fn key_kind(key: &str) -> Option<Key> {
         // CoreWeave: `A100_PCIE_80GB`, `RTX_A6000` (coreweave/kubernetes-cloud node-types.md),
         // `H100`, `GH200_480GB` on CKS nodes.
         | "gpu.nvidia.com/class"
-        | "gpu.nvidia.com/model" => Key::Model,
+        | "gpu.nvidia.com/model"
+        // AMD's node labeller (ROCm/k8s-device-plugin cmd/k8s-node-labeller, `-product-name`):
+        // the product name with '_' for spaces, `AMD_Instinct_MI300X_OAM`.
+        | "amd.com/gpu.product-name"
+        | "beta.amd.com/gpu.product-name" => Key::Model,
         "node.kubernetes.io/instance-type" | "beta.kubernetes.io/instance-type" => Key::Instance,
         "nvidia.com/gpu.count"
         | "karpenter.k8s.aws/instance-gpu-count"
