@@ -187,7 +187,7 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
             engine_option(text).map(|(at, flag)| (at, format!("an engine option ({flag})")));
         // An engine named as a value counts where the file gave no launch at all: a NIMCache
         // beside the NIMService that runs it is that launch's part.
-        let by_value = || engine_value(src, text).filter(|_| out.launches.is_empty());
+        let by_value = || out.launches.is_empty().then(|| engine_value(src, text))?;
         let Some((at, what)) = option.or_else(by_value) else {
             continue;
         };
