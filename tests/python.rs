@@ -319,3 +319,20 @@ fn real_modal_and_bentoml_files_are_their_platforms_launches() {
     );
     assert!(common::rules(&doc).contains(&"INP003"));
 }
+
+/// What the file fixes is followed past a binding: `a if FLAG else b` on a constant flag, `+=`
+/// and `.append` of fixed items, and a dict's items set after it (the last value written);
+/// nothing there is INP004.
+#[test]
+fn constant_branches_list_growth_and_dict_items_are_followed() {
+    let doc = check(&fixture("constant-branches-and-growth.py"), VLLM);
+    assert_eq!(
+        launches(&doc),
+        [
+            "engine=vllm role=unified tp=2 context=16384 model=Qwen/Qwen2.5-7B-Instruct gpu=-",
+            "engine=vllm role=unified tp=4 context=32768 model=Qwen/Qwen2.5-7B-Instruct gpu=L4",
+        ]
+    );
+    let rules: Vec<String> = findings(&doc).into_iter().map(|(r, _, _)| r).collect();
+    assert!(!rules.contains(&"INP004".to_string()), "{doc:#}");
+}

@@ -144,6 +144,12 @@ pub fn read_said(
     let mut out = read(p, file, src, doc, outer);
     let pods = p.launches.iter().any(Site::reads_pods);
     if out.launches.is_empty() && out.findings.is_empty() && p.reader.is_none() && !pods {
+        // None of the platform's sites is here: an engine's option map or argv elsewhere in the
+        // document (a Ray Serve app's own `args` of vLLM flags) is still read by its shape.
+        let found = super::option_map::by_shape(file, src, doc);
+        if !found.launches.is_empty() {
+            return found;
+        }
         out.findings
             .push(elsewhere::finding(p, file, &src.name, doc));
     }

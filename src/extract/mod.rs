@@ -3,6 +3,7 @@
 pub mod by_platform;
 pub mod compose;
 pub mod engine_config;
+mod engine_named;
 pub mod k8s;
 pub mod option_map;
 pub mod pbtxt;

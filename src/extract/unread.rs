@@ -182,7 +182,13 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
         if covered[i] || named[i] || kustomize.is_some() {
             continue;
         }
-        let Some((at, flag)) = engine_option(&src.text[doc.clone()]) else {
+        let text = &src.text[doc.clone()];
+        let option =
+            engine_option(text).map(|(at, flag)| (at, format!("an engine option ({flag})")));
+        // An engine named as a value counts where the file gave no launch at all: a NIMCache
+        // beside the NIMService that runs it is that launch's part.
+        let by_value = || out.launches.is_empty().then(|| engine_value(src, text))?;
+        let Some((at, what)) = option.or_else(by_value) else {
             continue;
         };
         let at = doc.start + at.start..doc.start + at.end;
@@ -192,7 +198,7 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
         named[i] = true;
         out.findings.push(
             Finding::new("INP006", Some(Loc::new(file, at)))
-                .var("engine", format!("an engine option ({flag})"))
+                .var("engine", what)
                 .var("reason", "no launch was found in this document")
                 .var("help", help.clone()),
         );
@@ -242,6 +248,19 @@ pub fn sizing_env(name: &str) -> bool {
         let option = flag.trim_start_matches('-').replace('-', "_");
         name == option || name.ends_with(&format!("_{option}"))
     })
+}
+
+/// A YAML document's engine named as a setting's value beside its sizing settings
+/// (`engine: tensorrt_llm` with `tensorParallelism`), as the option that names it.
+fn engine_value(src: &SourceFile, text: &str) -> Option<(Range<usize>, String)> {
+    if !super::is_yaml_name(&src.name) {
+        return None;
+    }
+    let (at, engine, key) = super::engine_named::named_with_sizing(text)?;
+    Some((
+        at,
+        format!("{engine} (its `{key}`, beside settings that size it)"),
+    ))
 }
 
 /// The first sizing option set outside comments, and where.

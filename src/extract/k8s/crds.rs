@@ -13,7 +13,8 @@ use crate::yaml::Node;
 
 impl Cx<'_> {
     /// LeaderWorkerSet template: a group of `size` pods, the leader from `leaderTemplate` (else
-    /// from `workerTemplate`, as LWS does) and `size - 1` workers. Both templates are read.
+    /// from `workerTemplate`, as LWS does) and `size - 1` workers. Both templates are read, the
+    /// workers' only where there are any.
     /// When the leader runs an engine, the group is one engine over all `size` pods, and a worker
     /// launch that differs from the leader's only in its rank and address flags is a rank of it,
     /// not a launch of its own. When the leader runs something else (a router, a proxy), the
@@ -31,6 +32,16 @@ impl Cx<'_> {
         let first = self.out.len();
         self.pod_template(Some(leader), &whole);
         let leaders = self.out.len() - first;
+        // A group of one pod (`size: 1`, LWS's default) is its leader: no worker pod runs.
+        let alone = lwt.get("size").map_or(Some(1), count_of) == Some(1);
+        if alone {
+            let spec = lwt.get("workerTemplate").and_then(|t| t.get("spec"));
+            for key in ["containers", "initContainers"] {
+                let containers = super::items(spec.and_then(|s| s.get(key)));
+                self.read.extend(containers.map(|c| c.loc.start));
+            }
+            return;
+        }
         let workers = Group {
             pods: Some(if leaders > 0 {
                 size

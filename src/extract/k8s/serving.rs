@@ -38,6 +38,7 @@ impl Cx<'_> {
             }
             self.pod_sites(p, doc);
         }
+        let mut unread = Vec::new();
         for p in registry.embedded_in(&kind) {
             let Some(held) = p.recognize.embedded_in.as_ref() else {
                 continue;
@@ -45,10 +46,19 @@ impl Cx<'_> {
             let Some(key) = key_at(doc, &held.path) else {
                 continue;
             };
+            // Text that is no YAML is said once, whichever platforms it could have been.
+            if unread.contains(&key.loc) {
+                continue;
+            }
             let inner = match self.block_yaml(key.loc) {
                 Ok(inner) => inner,
+                // Text that is no YAML (a template with `${VAR}` placeholders) is the platform's
+                // only where it names an engine: a Ray Serve config of other apps is not.
                 Err(why) => {
-                    self.not_read(key.loc, &p.title, &why);
+                    if names_engine(&mounts::block_of(&self.src.text, key.loc)) {
+                        self.not_read(key.loc, &p.title, &why);
+                    }
+                    unread.push(key.loc);
                     continue;
                 }
             };
@@ -101,6 +111,19 @@ impl Cx<'_> {
     }
 }
 
+/// Whether text names an engine: an entrypoint, or an LLM serving config's own keys.
+fn names_engine(text: &str) -> bool {
+    let llm_keys = [
+        "llm_configs",
+        "engine_kwargs",
+        "vllm",
+        "sglang",
+        "tensorrt_llm",
+    ];
+    !crate::extract::unread::engines_in(text).is_empty()
+        || llm_keys.iter().any(|k| text.contains(k))
+}
+
 /// The key node of the entry at `path` (`spec.serveConfigV2`).
 fn key_at<'n>(doc: &'n Node, path: &str) -> Option<&'n Node> {
     let (parent, last) = path.rsplit_once('.').unwrap_or(("", path));
@@ -138,5 +161,24 @@ mod tests {
             .get("reason")
             .unwrap()
             .ends_with("not OLlama"));
+    }
+
+    /// A serve config with unrendered `${VAR}` placeholders is no YAML: one of other apps is left
+    /// alone, one that runs an LLM is said to be unread.
+    #[test]
+    fn templated_serve_configs_are_unread_only_where_they_name_an_engine() {
+        let object = |app: &str| {
+            format!(
+                "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {{name: s}}\nspec:\n  serveConfigV2: |\n    applications:\n      - name: a\n        import_path: {app}\n        deployments:\n          - name: D\n            ray_actor_options: {{num_gpus: 0, num_cpus: ${{CPUS}}}}\n"
+            )
+        };
+        let (_, out) = read(&object("fruit.deployment_graph"));
+        assert!(out.launches.is_empty());
+        assert!(out.findings.is_empty(), "{:?}", out.findings);
+        let (_, out) = read(&object(
+            "ray.serve.llm:build_openai_app\n        args: {llm_configs: []}",
+        ));
+        assert_eq!(out.findings.len(), 1);
+        assert_eq!(out.findings[0].rule, "INP006");
     }
 }

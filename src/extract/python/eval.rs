@@ -105,6 +105,7 @@ impl<'a> Eval<'a> {
             "identifier" => self.name(n, d),
             "binary_operator" => self.plus(n, d),
             "call" => self.call(n, d),
+            "conditional_expression" => self.conditional(n, d),
             _ => self.unknown(n),
         }
     }
@@ -134,6 +135,19 @@ impl<'a> Eval<'a> {
                 loc: self.loc(n),
             }),
             _ => self.unknown(n),
+        }
+    }
+
+    /// `a if c else b` whose condition the file fixes (`FAST_BOOT = False`): that branch.
+    fn conditional(&self, n: Ts<'a>, d: usize) -> Val {
+        let parts: Vec<Ts> = named(n).filter(|c| c.kind() != "comment").collect();
+        let [then, cond, other] = parts[..] else {
+            return self.unknown(n);
+        };
+        match truth(&self.at(cond, d)) {
+            Some(true) => self.at(then, d),
+            Some(false) => self.at(other, d),
+            None => self.unknown(n),
         }
     }
 
@@ -200,7 +214,7 @@ impl<'a> Eval<'a> {
                 return Some(self.unknown(at));
             }
         }
-        let (mut values, mut grown) = (Vec::new(), Vec::new());
+        let (mut values, mut grown, mut items) = (Vec::new(), Vec::new(), Vec::new());
         let body = scope.child_by_field_name("body").unwrap_or(scope);
         let mut stack = vec![body];
         while let Some(s) = stack.pop() {
@@ -213,6 +227,8 @@ impl<'a> Eval<'a> {
                         let mentions = right.is_some_and(|r| has_word(self.text(r), name));
                         if left == Some(name) && (mentions || c.kind() != "assignment") {
                             grown.push(c);
+                        } else if left.is_some_and(|l| item_of(l, name)) {
+                            items.push(c);
                         } else if left == Some(name) {
                             values.push(right);
                         } else if left.is_some_and(|l| has_word(l, name)) {
@@ -236,14 +252,91 @@ impl<'a> Eval<'a> {
             [Some(v)] => self.at(*v, d),
             _ => return Some(self.unknown(at)),
         };
-        match (value, grown.iter().min_by_key(|g| g.start_byte())) {
+        let value = match value {
+            Val::Dict(entries, loc) if !items.is_empty() => self.set_items(entries, loc, &items, d),
+            v => v,
+        };
+        grown.sort_by_key(|g| g.start_byte());
+        match (value, grown.first()) {
             (v, None) => Some(v),
-            (Val::List(mut items, loc), Some(g)) => {
-                items.push(Val::Splat(self.text(*g).to_string(), self.loc(*g)));
+            (Val::List(mut items, loc), Some(_)) => {
+                // Growth the body always runs, with items the file fixes, is those items; the
+                // first other (under an `if`, or unknown) may add any.
+                for g in grown {
+                    match self.growth(g, body, d) {
+                        Some(more) => items.extend(more),
+                        None => {
+                            items.push(Val::Splat(self.text(g).to_string(), self.loc(g)));
+                            break;
+                        }
+                    }
+                }
                 Some(Val::List(items, loc))
             }
             _ => Some(self.unknown(at)),
         }
+    }
+
+    /// The items `x += [...]`, `x.extend([...])` or `x.append(v)` adds when it is a statement of
+    /// `body` itself (not under an `if` or a loop) and the file fixes them.
+    fn growth(&self, g: Ts<'a>, body: Ts<'a>, d: usize) -> Option<Vec<Val>> {
+        let statement = g.parent().filter(|p| p.kind() == "expression_statement")?;
+        if statement.parent() != Some(body) {
+            return None;
+        }
+        let (more, append) = match g.kind() {
+            "augmented_assignment" => {
+                let op = g.child_by_field_name("operator").map(|o| self.text(o));
+                (op == Some("+=")).then_some(())?;
+                (g.child_by_field_name("right")?, false)
+            }
+            "call" => {
+                let f = self.text(g.child_by_field_name("function")?);
+                let args = g.child_by_field_name("arguments")?;
+                let [arg] = named(args).collect::<Vec<_>>()[..] else {
+                    return None;
+                };
+                (arg, f.ends_with(".append"))
+            }
+            _ => return None,
+        };
+        match (self.at(more, d), append) {
+            (v, true) if !matches!(v, Val::Unknown(..) | Val::Splat(..)) => Some(vec![v]),
+            (Val::List(items, _), false) if !items.iter().any(|i| matches!(i, Val::Splat(..))) => {
+                Some(items)
+            }
+            _ => None,
+        }
+    }
+
+    /// A dict bound once and then given keys (`kw["load_format"] = fmt`, under an `if` too): each
+    /// key set is in it with its value (the last one written); a key the file does not fix makes
+    /// the whole dict unknown.
+    fn set_items(
+        &self,
+        mut entries: Vec<(String, Loc, Val)>,
+        loc: Loc,
+        items: &[Ts<'a>],
+        d: usize,
+    ) -> Val {
+        let mut items = items.to_vec();
+        items.sort_by_key(|c| c.start_byte());
+        for c in items {
+            let (Some(left), Some(right)) = (
+                c.child_by_field_name("left"),
+                c.child_by_field_name("right"),
+            ) else {
+                continue;
+            };
+            let key = left.child_by_field_name("subscript").map(|k| self.at(k, d));
+            let Some(Val::Str(key)) = key else {
+                return Val::Unknown(self.text(left).to_string(), self.loc(left));
+            };
+            let key = key.chars.into_string();
+            entries.retain(|(k, _, _)| *k != key);
+            entries.push((key, self.loc(left), self.at(right, d)));
+        }
+        Val::Dict(entries, loc)
     }
 
     /// The value `name` takes in `a, b = x, y` (as many names as values, no `*rest`); any other
@@ -440,6 +533,31 @@ fn has_word(text: &str, name: &str) -> bool {
             .is_none_or(|c| !ident(c));
         before && after
     })
+}
+
+/// Whether an assignment's left side is an item of `name` (`name["key"]`).
+fn item_of(left: &str, name: &str) -> bool {
+    left.strip_prefix(name)
+        .is_some_and(|rest| rest.starts_with('[') && rest.ends_with(']'))
+}
+
+/// Python's truth of a value the file fixes; `None` where it does not.
+fn truth(v: &Val) -> Option<bool> {
+    match v {
+        Val::Str(w) if w.unresolved.is_empty() => Some(!w.chars.as_str().is_empty()),
+        Val::Scalar(n) => match &n.value {
+            Value::Bool(b) => Some(*b),
+            Value::Int(i) => Some(*i != 0),
+            Value::Float(f) => Some(*f != 0.0),
+            Value::Null => Some(false),
+            _ => None,
+        },
+        Val::List(items, _) if items.iter().all(|i| !matches!(i, Val::Splat(..))) => {
+            Some(!items.is_empty())
+        }
+        Val::Dict(entries, _) => Some(!entries.is_empty()),
+        _ => None,
+    }
 }
 
 /// `name.extend(...)`, `name.append(...)`, `name.insert(...)`.

@@ -18,10 +18,11 @@ pub fn match_launch(texts: &[&str], j: usize) -> Option<(Engine, usize)> {
         ("trtllm-serve", _) => return trtllm_serve(next, j + 1),
         _ => {}
     }
-    if !is_python(cmd) {
-        return None;
-    }
-    let (module, after) = python_module(texts, j + 1)?;
+    let (module, after) = match (cmd, next) {
+        ("uv", Some("run")) => uv_module(texts, j + 2)?,
+        _ if is_python(cmd) => python_module(texts, j + 1)?,
+        _ => return None,
+    };
     let engine = match module {
         // Dynamo's workers take the engine's own flags (ai-dynamo/dynamo components/src/dynamo/{sglang,vllm}/args.py).
         "sglang.launch_server" | "dynamo.sglang" => Engine::Sglang,
@@ -71,6 +72,40 @@ pub fn python_module<'a>(texts: &[&'a str], mut k: usize) -> Option<(&'a str, us
         }
     }
 }
+
+/// `uv run [OPTIONS] -m MODULE` (`--module`): uv runs the module with the project's Python
+/// (docs.astral.sh/uv/reference/cli/#uv-run). Only switches may come before it here; an option
+/// with a value (`--with vllm`) leaves the command unread rather than guessed.
+fn uv_module<'a>(texts: &[&'a str], mut k: usize) -> Option<(&'a str, usize)> {
+    loop {
+        match *texts.get(k)? {
+            "-m" | "--module" => return texts.get(k + 1).map(|m| (*m, k + 2)),
+            t if t.starts_with("--module=") => return Some((&t["--module=".len()..], k + 1)),
+            t if t.starts_with('-') && !t.contains('=') && SWITCHES_OF_UV_RUN.contains(&t) => {
+                k += 1
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// `uv run` switches that take no value (uv 0.9 `uv run --help`).
+const SWITCHES_OF_UV_RUN: &[&str] = &[
+    "--no-sync",
+    "--frozen",
+    "--locked",
+    "--isolated",
+    "--active",
+    "--no-project",
+    "--no-dev",
+    "--all-extras",
+    "--all-packages",
+    "--offline",
+    "--quiet",
+    "-q",
+    "--verbose",
+    "-v",
+];
 
 /// A shell at word `j` and what it runs.
 #[derive(Debug, PartialEq, Eq)]
@@ -254,6 +289,41 @@ mod tests {
 
     fn argv<'a>(words: &[&'a str]) -> Vec<&'a str> {
         words.to_vec()
+    }
+
+    #[test]
+    fn uv_run_of_a_module_is_the_modules_launch() {
+        let cases = [
+            (
+                &["uv", "run", "-m", "sglang.launch_server", "--tp", "2"][..],
+                Some((Engine::Sglang, 4)),
+            ),
+            (
+                &[
+                    "uv",
+                    "run",
+                    "--frozen",
+                    "--module",
+                    "vllm.entrypoints.openai.api_server",
+                ][..],
+                Some((Engine::Vllm, 5)),
+            ),
+            (
+                &["uv", "run", "--module=sglang.launch_server"][..],
+                Some((Engine::Sglang, 3)),
+            ),
+            (
+                &["uv", "run", "--with", "vllm", "-m", "sglang.launch_server"][..],
+                None,
+            ),
+            (
+                &["uv", "run", "-m", "sglang_router.launch_router"][..],
+                None,
+            ),
+        ];
+        for (words, want) in cases {
+            assert_eq!(match_launch(&argv(words), 0), want, "{words:?}");
+        }
     }
 
     #[test]

@@ -1,0 +1,128 @@
+//! A YAML document that names its engine as a setting's value (`engine: tensorrt_llm`, a
+//! container named `vllm`) beside settings that size it (`tensorParallelism: "1"`,
+//! `parallelism: {tensor: 2}`, `max_model_len`): an engine's settings even where no entrypoint is
+//! written, so a document that gives no launch is not silent about it. Read line by line, as
+//! the other unread checks are (the document may be a template that is no YAML yet).
+
+use std::ops::Range;
+
+/// Keys whose value names the engine that runs.
+const ENGINE_KEYS: &[&str] = &[
+    "engine",
+    "backend",
+    "inference_engine",
+    "inferenceengine",
+    "engine_type",
+    "serving_engine",
+    "runtime",
+    "framework",
+];
+
+/// Engine names as such values spell them, and the engine's title.
+const ENGINE_VALUES: &[(&str, &str)] = &[
+    ("vllm", "vLLM"),
+    ("sglang", "SGLang"),
+    ("tensorrt_llm", "TensorRT-LLM"),
+    ("tensorrt-llm", "TensorRT-LLM"),
+    ("tensorrtllm", "TensorRT-LLM"),
+    ("trtllm", "TensorRT-LLM"),
+    ("trt-llm", "TensorRT-LLM"),
+];
+
+/// Keys that size an engine, lower case without `_` and `-`.
+const SIZING_KEYS: &[&str] = &[
+    "tensorparallelism",
+    "tensorparallelsize",
+    "tensorparalleldegree",
+    "tpsize",
+    "pipelineparallelism",
+    "pipelineparallelsize",
+    "maxmodellen",
+    "contextlength",
+    "maxseqlen",
+    "gpumemoryutilization",
+    "memfractionstatic",
+    "freegpumemoryfraction",
+    "kvcachedtype",
+];
+
+/// Where the document names its engine as a value, the engine and the key, when it also sizes it.
+pub fn named_with_sizing(text: &str) -> Option<(Range<usize>, &'static str, String)> {
+    let mut stack: Vec<(usize, &str)> = Vec::new();
+    let (mut engine, mut sized) = (None, false);
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let code = line.find(" #").map_or(line, |n| &line[..n]).trim_end();
+        let mut indent = code.len() - code.trim_start().len();
+        let mut entry = code.trim_start();
+        if entry.is_empty() || entry.starts_with('#') || entry.starts_with("---") {
+            continue;
+        }
+        if let Some(rest) = entry.strip_prefix("- ") {
+            indent += 2;
+            entry = rest;
+        }
+        let Some((key, value)) = entry.split_once(':') else {
+            continue;
+        };
+        let key = key.trim().trim_matches(['"', '\'']);
+        while stack.last().is_some_and(|(i, _)| *i >= indent) {
+            stack.pop();
+        }
+        let parent = stack.last().map_or("", |(_, k)| *k);
+        stack.push((indent, key));
+        let folded: String = key
+            .chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        sized |=
+            SIZING_KEYS.contains(&folded.as_str()) || (key == "tensor" && parent == "parallelism");
+        let names = ENGINE_KEYS.contains(&key.to_ascii_lowercase().as_str())
+            || (key == "name" && parent == "containers");
+        let v = value.trim().trim_matches(['"', '\'']);
+        let hit = ENGINE_VALUES
+            .iter()
+            .find(|(n, _)| v.eq_ignore_ascii_case(n));
+        if let (true, None, Some((_, title))) = (names, &engine, hit) {
+            let at = start + line.find(v).unwrap_or(0);
+            engine = Some((at..at + v.len(), *title, key.to_string()));
+        }
+    }
+    engine.filter(|_| sized)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_with_sizing;
+
+    #[test]
+    fn an_engine_named_as_a_value_beside_its_sizing_settings() {
+        let nim_cache = "kind: NIMCache\nspec:\n  source:\n    ngc:\n      model:\n        engine: tensorrt_llm\n        tensorParallelism: \"1\"\n";
+        let (at, engine, key) = named_with_sizing(nim_cache).unwrap();
+        assert_eq!(
+            (&nim_cache[at], engine, key.as_str()),
+            ("tensorrt_llm", "TensorRT-LLM", "engine")
+        );
+        let crd = "spec:\n  parallelism:\n    tensor: 2\n  template:\n    spec:\n      containers:\n      - name: vllm\n        resources: {}\n";
+        assert_eq!(
+            named_with_sizing(crd).map(|(_, e, k)| (e, k)),
+            Some(("vLLM", "name".into()))
+        );
+    }
+
+    #[test]
+    fn a_name_or_a_size_alone_is_not_an_engines_settings() {
+        // A benchmark client's backend, a Service named vllm, a tensor key elsewhere.
+        for text in [
+            "backend: vllm\nconcurrency: 8\n",
+            "kind: Service\nmetadata:\n  name: vllm\n",
+            "spec:\n  containers:\n  - name: app\n  parallelism:\n    tensor: 2\n",
+            "model:\n  engine: vllm  # tensorParallelism: 2\n",
+        ] {
+            assert_eq!(named_with_sizing(text), None, "{text}");
+        }
+    }
+}
