@@ -239,6 +239,32 @@ fn an_amd_product_name_label_names_the_gpu() {
     assert_eq!(launch["gpu_source"]["line"], 10, "{doc}");
 }
 
+/// The 8 GB and 12 GB RTX 3060 report one NVML name: the name alone is the 8 GB card (a wrong
+/// "safe" otherwise), the 12 GB one is named as such or picked by the memory label beside it.
+#[test]
+fn a_name_two_cards_share_reads_as_the_smaller_and_the_memory_label_picks_the_larger() {
+    for (input, gpu, mib) in [
+        ("NVIDIA GeForce RTX 3060", "RTX-3060", 8192),
+        ("rtx-3060-12gb", "RTX-3060-12GB", 12288),
+    ] {
+        let sel = kvlint::gpu::parse_spec(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!((sel.spec.name.as_str(), sel.spec.memory_mib), (gpu, mib));
+    }
+    let (_, doc) = json(&[
+        "check",
+        "--format",
+        "json",
+        "fixtures/gpus/nodes/rtx3060-by-memory.yaml",
+    ]);
+    let gpus: Vec<&str> = doc["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["gpu"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(gpus, ["RTX-3060-12GB", "RTX-3060"], "{doc}");
+}
+
 /// Unified-memory parts plan on the system memory torch reports (121.63 GiB on a GB10:
 /// github.com/MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark/issues/4).
 #[test]

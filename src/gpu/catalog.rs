@@ -469,15 +469,25 @@ mod tests {
             let labels: Vec<String> = e.nvml_names.iter().map(|n| n.replace(' ', "-")).collect();
             assert_eq!(labels, e.k8s_labels, "{}", s.name);
             // AMD parts have no NVML name; an NVIDIA part lacks one only where NVML is absent
-            // (Jetson), which only a unified part is, or where no NVML name has been observed
-            // publicly and its source says so (B100): a name is never guessed.
+            // (Jetson), which only a unified part is, where no NVML name has been observed
+            // publicly and its source says so (B100), or where its NVML name is a smaller
+            // sibling's, which the name alone must resolve to (RTX 3060 8 and 12 GB): a name is
+            // never guessed, and a shared one never reads as the larger card.
             if s.vendor == Vendor::Amd {
                 assert!(e.nvml_names.is_empty(), "{}", s.name);
             } else if e.nvml_names.is_empty() {
+                let sibling = s
+                    .source
+                    .split_once("shares its NVML name with ")
+                    .and_then(|(_, rest)| rest.split([',', ' ']).next())
+                    .and_then(|n| entries().iter().find(|o| o.spec.name == n));
                 assert!(
                     e.unified
                         || s.source
-                            .contains("no NVML name is listed because none has been observed"),
+                            .contains("no NVML name is listed because none has been observed")
+                        || sibling.is_some_and(|o| {
+                            !o.nvml_names.is_empty() && o.spec.memory_mib < s.memory_mib
+                        }),
                     "{}: an NVIDIA GPU without an NVML name",
                     s.name
                 );
