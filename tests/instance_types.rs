@@ -239,13 +239,18 @@ fn an_amd_product_name_label_names_the_gpu() {
     assert_eq!(launch["gpu_source"]["line"], 10, "{doc}");
 }
 
-/// The 8 GB and 12 GB RTX 3060 report one NVML name: the name alone is the 8 GB card (a wrong
-/// "safe" otherwise), the 12 GB one is named as such or picked by the memory label beside it.
+/// The 8 GB and 12 GB RTX 3060 report one NVML name, as do the 8 GB and 16 GB RTX 4060 Ti and
+/// 5060 Ti: the name alone is the smaller card (a wrong "safe" otherwise), the larger one is named
+/// as such or picked by the memory label beside the product label.
 #[test]
 fn a_name_two_cards_share_reads_as_the_smaller_and_the_memory_label_picks_the_larger() {
     for (input, gpu, mib) in [
         ("NVIDIA GeForce RTX 3060", "RTX-3060", 8192),
         ("rtx-3060-12gb", "RTX-3060-12GB", 12288),
+        ("NVIDIA GeForce RTX 4060 Ti", "RTX-4060-Ti", 8188),
+        ("NVIDIA-GeForce-RTX-4060-Ti-16GB", "RTX-4060-Ti-16GB", 16380),
+        ("NVIDIA GeForce RTX 5060 Ti", "RTX-5060-Ti", 8151),
+        ("rtx-5060-ti-16gb", "RTX-5060-Ti-16GB", 16311),
     ] {
         let sel = kvlint::gpu::parse_spec(input).unwrap_or_else(|e| panic!("{input}: {e}"));
         assert_eq!((sel.spec.name.as_str(), sel.spec.memory_mib), (gpu, mib));
