@@ -29,22 +29,21 @@ const ENGINE_VALUES: &[(&str, &str)] = &[
     ("trt-llm", "TensorRT-LLM"),
 ];
 
-/// Keys that size an engine, lower case without `_` and `-`.
-const SIZING_KEYS: &[&str] = &[
+/// Keys that size an engine besides the engines' own options (`unread::SIZING_OPTIONS`), as
+/// platforms spell them, lower case without `_` and `-`.
+const PLATFORM_SIZING_KEYS: &[&str] = &[
     "tensorparallelism",
-    "tensorparallelsize",
     "tensorparalleldegree",
     "tpsize",
     "pipelineparallelism",
     "pipelineparallelsize",
-    "maxmodellen",
-    "contextlength",
-    "maxseqlen",
-    "gpumemoryutilization",
-    "memfractionstatic",
     "freegpumemoryfraction",
-    "kvcachedtype",
 ];
+
+/// Whether a key, folded (lower case without `_` and `-`), sizes an engine.
+fn sizes(folded: &str) -> bool {
+    PLATFORM_SIZING_KEYS.contains(&folded) || super::unread::sizing_option_folded(folded)
+}
 
 /// Where the document names its engine as a value, the engine and the key, when it also sizes it.
 pub fn named_with_sizing(text: &str) -> Option<(Range<usize>, &'static str, String)> {
@@ -78,8 +77,7 @@ pub fn named_with_sizing(text: &str) -> Option<(Range<usize>, &'static str, Stri
             .filter(|c| *c != '_' && *c != '-')
             .collect::<String>()
             .to_ascii_lowercase();
-        sized |=
-            SIZING_KEYS.contains(&folded.as_str()) || (key == "tensor" && parent == "parallelism");
+        sized |= sizes(&folded) || (key == "tensor" && parent == "parallelism");
         let names = ENGINE_KEYS.contains(&key.to_ascii_lowercase().as_str())
             || (key == "name" && parent == "containers");
         let v = value.trim().trim_matches(['"', '\'']);

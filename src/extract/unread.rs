@@ -250,6 +250,16 @@ pub fn sizing_env(name: &str) -> bool {
     })
 }
 
+/// Whether a key folded to lower case without `-` and `_` (`maxModelLen` → `maxmodellen`) is one
+/// of the sizing options.
+pub fn sizing_option_folded(folded: &str) -> bool {
+    SIZING_OPTIONS.iter().any(|flag| {
+        flag.chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .eq(folded.chars())
+    })
+}
+
 /// A YAML document's engine named as a setting's value beside its sizing settings
 /// (`engine: tensorrt_llm` with `tensorParallelism`), as the option that names it.
 fn engine_value(src: &SourceFile, text: &str) -> Option<(Range<usize>, String)> {

@@ -81,9 +81,7 @@ fn uv_module<'a>(texts: &[&'a str], mut k: usize) -> Option<(&'a str, usize)> {
         match *texts.get(k)? {
             "-m" | "--module" => return texts.get(k + 1).map(|m| (*m, k + 2)),
             t if t.starts_with("--module=") => return Some((&t["--module=".len()..], k + 1)),
-            t if t.starts_with('-') && !t.contains('=') && SWITCHES_OF_UV_RUN.contains(&t) => {
-                k += 1
-            }
+            t if SWITCHES_OF_UV_RUN.contains(&t) => k += 1,
             _ => return None,
         }
     }
