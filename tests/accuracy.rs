@@ -57,14 +57,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "vllm-99sono-gemma4-26b-a4b-nvfp4-rtx5090-v0202",
         "non-KV memory: the weights match (vLLM logs 17.89 GiB, kvlint 17.82 GiB: attention, dense MLP and routers stay bf16 as the checkpoint's ignore list says) and so does the sliding-window layout (one batch beyond the window before 0.26), but kvlint's KV budget is 5.14 GiB against the logged 4.58 GiB: its profile-run estimate (3.72 GiB with CUDA graphs) is about 0.5 GiB short; the card runs under WSL2, where the Windows desktop holds an unseen share",
     ),
-    (
-        "vllm-kyuz0-gptoss20b-rtx4090-v0120",
-        "two terms that offset in part: below compute capability 9.0 vLLM 0.12 runs the MXFP4 MoE on Marlin, which pads the experts' hidden size to 256 and the intermediate size to 128 (quantization/mxfp4.py :: get_mxfp4_backend, Mxfp4MoEMethod.create_weights: 2880 → 3072 × 2944, +9 % of the experts), so the log's 13.72 GiB of weights is 0.90 GiB over kvlint's unpadded 12.82 GiB (the padding sits only in the band's high end); kvlint's profile-run peak (0.89 GiB) is about 0.5 GiB over the logged 0.38 GiB; net 0.39 GiB too much KV budget (7.50 against 7.11 GiB)",
-    ),
-    (
-        "vllm-kyuz0-gptoss20b-rtx3090-v0120",
-        "the same two terms as the RTX 4090 run of this harness (Marlin MXFP4 padding unpriced in the point, profile-run peak over-estimated): 7.51 against 7.12 GiB of KV budget",
-    ),
 ];
 
 fn known_gap(id: &str) -> Option<&'static str> {

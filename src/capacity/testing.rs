@@ -59,6 +59,7 @@ pub fn deepseek_v3() -> Geometry {
     g.experts = Some(RoutedExperts {
         count: 256,
         intermediate: 2048,
+        top_k: None,
     });
     g
 }

@@ -21,6 +21,7 @@ mod dsv4;
 mod groups;
 mod hybrid;
 mod mamba;
+mod moe;
 mod multimodal;
 #[cfg(test)]
 mod tests;
@@ -411,7 +412,7 @@ fn non_kv(
     } else {
         0.0
     };
-    let moe = if m.moe { 0.5 * GIB } else { 0.0 };
+    let (moe, moe_how) = moe::workspace(args, m, tokens, tp);
     let graphs = graph_profile(args, m, tp);
     let base = act + sampler + moe + encoder + 0.1 * GIB;
     let (under, over) = non_kv_spread(gpu, tp, pp);
@@ -426,11 +427,10 @@ fn non_kv(
         "non_kv_bytes",
         e,
         format!(
-            "estimated profile-run peak: activations for {tokens} batched tokens, sampler over {seqs} sequences × {} vocabulary, {}{}{}{}",
+            "estimated profile-run peak: activations for {tokens} batched tokens, sampler over {seqs} sequences × {} vocabulary, {}{}{moe_how}{}",
             m.vocab_size,
             if comm.high > 0.0 { "NCCL buffers of the TP group, " } else { "" },
             if encoder > 0.0 { "vision encoder, " } else { "" },
-            if moe > 0.0 { "MoE workspace, " } else { "" },
             if graphs.point > 0.0 { "CUDA-graph estimate" } else { "no CUDA graphs counted" },
         ),
     );
@@ -574,6 +574,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
             ))
             .chain(super::adapters::lora(args, m, tp))
             .chain(dp_expert_share(args, m, tp, pp, dp))
+            .chain(moe::mxfp4_padding(args, m, gpu, (tp, pp)))
             .chain(
                 draft
                     .as_ref()

@@ -220,7 +220,23 @@ fn routed_experts(c: &Cfg) -> Result<Option<RoutedExperts>, ModelError> {
     Ok(Some(RoutedExperts {
         count,
         intermediate,
+        top_k: experts_per_token(c),
     }))
+}
+
+/// Experts per token: `num_experts_per_tok` (Mixtral, Qwen, DeepSeek, Llama 4), gpt-oss's
+/// `experts_per_token`, Step's `num_experts_per_token`, Gemma 4's `top_k_experts`. Not `top_k`,
+/// which is a sampling default in several configs.
+fn experts_per_token(c: &Cfg) -> Option<u64> {
+    [
+        "num_experts_per_tok",
+        "experts_per_token",
+        "num_experts_per_token",
+        "top_k_experts",
+    ]
+    .iter()
+    .find_map(|k| c.get(k).and_then(Value::as_u64))
+    .filter(|&k| k > 0)
 }
 
 fn architectures(c: &Cfg) -> Vec<String> {

@@ -262,12 +262,14 @@ pub struct Geometry {
     pub experts: Option<RoutedExperts>,
 }
 
-/// Routed experts per MoE layer (`n_routed_experts` / `num_experts` / `num_local_experts`) and
-/// the width of each (`moe_intermediate_size`, else `intermediate_size`).
+/// Routed experts per MoE layer (`n_routed_experts` / `num_experts` / `num_local_experts`), the
+/// width of each (`moe_intermediate_size`, else `intermediate_size`) and how many each token is
+/// routed to (`num_experts_per_tok` and its spellings), where the config says.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RoutedExperts {
     pub count: u64,
     pub intermediate: u64,
+    pub top_k: Option<u64>,
 }
 
 impl Geometry {

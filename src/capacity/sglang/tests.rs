@@ -356,6 +356,7 @@ fn a_declared_4_bit_layout_narrows_the_weight_headroom() {
     m.experts = Some(RoutedExperts {
         count: 32,
         intermediate: 2880,
+        top_k: None,
     });
     m.weight_parts.routed_experts = 1_000_000;
     let pad = 1_000_000.0 * ((3072.0f64 / 2880.0).powi(2) - 1.0);
