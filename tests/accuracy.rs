@@ -62,6 +62,10 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "two terms that offset in part: below compute capability 9.0 vLLM 0.12 runs the MXFP4 MoE on Marlin, which pads the experts' hidden size to 256 and the intermediate size to 128 (quantization/mxfp4.py :: get_mxfp4_backend, Mxfp4MoEMethod.create_weights: 2880 → 3072 × 2944, +9 % of the experts), so the log's 13.72 GiB of weights is 0.90 GiB over kvlint's unpadded 12.82 GiB (the padding sits only in the band's high end); kvlint's profile-run peak (0.89 GiB) is about 0.5 GiB over the logged 0.38 GiB; net 0.39 GiB too much KV budget (7.50 against 7.11 GiB)",
     ),
     (
+        "vllm-ajith-kimi-k25-nvfp4-b200-tp4-v0220",
+        "non-KV memory over-estimated: the harness exports VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, so vLLM 0.22 skips the CUDA-graph estimate in its profile (v1/worker/gpu_worker.py :: determine_available_memory) that kvlint subtracts (0.60 GiB; an argv cannot carry the environment); the rest of kvlint's non-KV estimate, 4.74 GiB, exceeds the 3.54 GiB the log implies (0.9 × 178.0 − 139.53 − 17.16) by 1.2 GiB, while the logged weights run 0.43 GiB over kvlint's (139.53 against 139.10 GiB); KV budget 15.79 against the logged 17.16 GiB. The TP 8 launch of the same sweep is within 1.8 %",
+    ),
+    (
         "vllm-kyuz0-gptoss20b-rtx3090-v0120",
         "the same two terms as the RTX 4090 run of this harness (Marlin MXFP4 padding unpriced in the point, profile-run peak over-estimated): 7.51 against 7.12 GiB of KV budget",
     ),
