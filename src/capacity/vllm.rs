@@ -52,6 +52,7 @@ const NEEDED: &[&str] = &[
     "max_num_seqs",
     "num_gpu_blocks_override",
     "mm_ipc_gpu_memory_gb",
+    "mm_encoder_tp_mode",
 ];
 
 /// Role from `--kv-transfer-config {"kv_role": ...}`.
@@ -588,6 +589,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
             .chain(super::adapters::lora(args, m, tp))
             .chain(dp_expert_share(args, m, tp, pp, dp))
             .chain(moe::mxfp4_padding(args, m, gpu, (tp, pp)))
+            .chain(multimodal::encoder_replicas(args, m, tp))
             .chain(
                 draft
                     .as_ref()

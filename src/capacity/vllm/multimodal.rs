@@ -1,11 +1,12 @@
-//! GPU memory a multimodal launch's API server sequesters for decoding, carved out of the KV
-//! budget after the profile run. 0.25–0.26 `v1/worker/gpu_worker.py ::
+//! What a multimodal launch costs besides the language model: the vision tower's weights on
+//! every rank under `--mm-encoder-tp-mode data`, and the GPU memory its API server sequesters for
+//! decoding, carved out of the KV budget after the profile run. 0.25–0.26 `v1/worker/gpu_worker.py ::
 //! Worker._reserve_mm_ipc_gpu_memory`, 0.27+ `multimodal/gpu_ipc_memory.py ::
 //! reserve_mm_ipc_gpu_memory` (read in the 0.25.0–0.28.0 and 0.30.0–0.33.0 wheels), applied to
 //! a fixed `--kv-cache-memory-bytes` as well. A text-only model has no multimodal config and
 //! reserves nothing.
 
-use super::super::Notes;
+use super::super::{Estimate, Notes};
 use crate::engine::{EngineArgs, SettingValue};
 use crate::model::Geometry;
 use crate::units::{GIB, MIB};
@@ -50,6 +51,29 @@ pub(super) fn reserved(args: &EngineArgs, m: &Geometry, notes: &mut Notes) -> f6
         );
     }
     total
+}
+
+/// `--mm-encoder-tp-mode data` keeps the whole vision tower on every TP rank and splits the
+/// images instead (`config/multimodal.py :: MultiModalConfig.mm_encoder_tp_mode`; the towers
+/// build their layers with `disable_tp=is_vit_use_data_parallel()`, e.g. `models/qwen3_vl.py`),
+/// so a rank holds `1 − 1/TP` of the tower beyond its even share. The tower is sized as a ViT
+/// from `vision_config` (12 · hidden² per layer, bf16). A tower that does not support it falls
+/// back to `weights`, so the optimistic end counts none.
+pub(super) fn encoder_replicas(
+    args: &EngineArgs,
+    m: &Geometry,
+    tp: u32,
+) -> Option<(Estimate, String)> {
+    let v = m.vision.as_ref().filter(|_| m.multimodal && tp > 1)?;
+    if args.text("mm_encoder_tp_mode") != Some("data") || args.flag("language_model_only") {
+        return None;
+    }
+    let tower = 12.0 * (v.hidden as f64).powi(2) * f64::from(v.layers) * 2.0;
+    let extra = tower * (1.0 - 1.0 / f64::from(tp));
+    Some((
+        Estimate::range(extra, 0.0, extra),
+        "the vision tower whole on every rank (--mm-encoder-tp-mode data)".into(),
+    ))
 }
 
 /// The `video` object of `--media-io-kwargs`, when it parses.
@@ -146,5 +170,26 @@ mod tests {
             Text(r#"{"video": {"video_backend": "opencv"}}"#.into()),
         );
         assert_eq!(reserve("0.33.0", true, &[software]), 0.0);
+    }
+
+    /// A 27-layer, 1152-wide tower (MoonViT, SigLIP-so400m) is 12 × 1152² × 27 × 2 B =
+    /// 859,963,392 B; at TP 4 a rank holds 3/4 of it beyond its share: 644,972,544 B.
+    #[test]
+    fn data_parallel_encoders_keep_the_whole_tower_on_every_rank() {
+        let mut m = dense(32, 32, 8, 128);
+        m.multimodal = true;
+        m.vision = Some(crate::model::VisionTower {
+            layers: 27,
+            hidden: 1152,
+        });
+        let data = [("mm_encoder_tp_mode", Text("data".into()))];
+        let extra = |pairs: &[(&str, SettingValue)], tp| {
+            encoder_replicas(&args(Engine::Vllm, "0.21.0", pairs), &m, tp).map(|(e, _)| e)
+        };
+        let e = extra(&data, 4).unwrap();
+        assert_eq!((e.point, e.low, e.high), (644_972_544.0, 0.0, 644_972_544.0));
+        assert!(extra(&data, 1).is_none());
+        assert!(extra(&[("mm_encoder_tp_mode", Text("weights".into()))], 4).is_none());
+        assert!(extra(&[], 4).is_none());
     }
 }
