@@ -187,7 +187,10 @@ mod tests {
             encoder_replicas(&args(Engine::Vllm, "0.21.0", pairs), &m, tp).map(|(e, _)| e)
         };
         let e = extra(&data, 4).unwrap();
-        assert_eq!((e.point, e.low, e.high), (644_972_544.0, 0.0, 644_972_544.0));
+        assert_eq!(
+            (e.point, e.low, e.high),
+            (644_972_544.0, 0.0, 644_972_544.0)
+        );
         assert!(extra(&data, 1).is_none());
         assert!(extra(&[("mm_encoder_tp_mode", Text("weights".into()))], 4).is_none());
         assert!(extra(&[], 4).is_none());
