@@ -88,13 +88,28 @@ impl Outcome {
             self.check_read(launch, file, opts, base_dir);
         }
         // What reading found inside one launch (INP004 on a `"$@"`, INP001 in its quotes) is
-        // that launch's: its verdict says so.
+        // that launch's: its verdict says so. Several findings of one rule at one place (a
+        // template every role's launch lacks) go one to each launch that reaches it, in order.
+        let mut said: std::collections::HashMap<
+            (&'static str, Option<(usize, usize, usize)>),
+            usize,
+        > = std::collections::HashMap::new();
         for mut f in found {
             let within = |lo: &LaunchOutcome| {
                 let (l, at) = (lo.launch.loc(), f.primary);
                 at.is_some_and(|a| a.file == l.file && l.start <= a.start && a.end <= l.end)
             };
-            if let Some(i) = self.launches[first..].iter().position(within) {
+            let key = (f.rule, f.primary.map(|a| (a.file.0, a.start, a.end)));
+            let before = said.get(&key).copied().unwrap_or(0);
+            let nth = self.launches[first..]
+                .iter()
+                .enumerate()
+                .filter(|(_, lo)| within(lo))
+                .map(|(i, _)| i)
+                .take(before + 1)
+                .last();
+            if let Some(i) = nth {
+                said.insert(key, before + 1);
                 f.launch = Some(first + i);
                 f.object = f
                     .object
