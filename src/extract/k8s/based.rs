@@ -188,11 +188,11 @@ fn settle(l: &mut Launch, b: &Base, held: Loc, (mine, holder): (&str, &str)) {
         if last != Some(*value) {
             continue;
         }
-        let (mine, theirs) = (&l.args[*value], &l.args[*earlier]);
-        let (site, held_v) = if in_held(mine) {
-            (theirs, mine)
+        let (this, that) = (&l.args[*value], &l.args[*earlier]);
+        let (site, held_v) = if in_held(this) {
+            (that, this)
         } else {
-            (mine, theirs)
+            (this, that)
         };
         let why = format!(
             "either `{}` ({mine}'s) or `{}` (the {holder}'s), as the controller's release orders \
