@@ -41,6 +41,10 @@ pub struct Base {
     /// `--tensor-parallel-size` only when the template is not in the input.
     #[serde(default)]
     pub tensor: Option<String>,
+    /// Variables (of `vars`) whose value is the model, the first given one, for the launch listed
+    /// when the template is not in the input (`HFModelName`, else `ModelName`).
+    #[serde(default)]
+    pub model: Vec<String>,
     /// Words in a container's name or image that show its engine, when the template is not in
     /// the input (`vllm`): without one, no launch is listed.
     #[serde(default)]

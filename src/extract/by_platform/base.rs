@@ -19,7 +19,8 @@ use std::collections::HashMap;
 /// The values a document gives its template's variables and lookup functions.
 #[derive(Debug, Default)]
 pub struct Values {
-    vars: HashMap<String, String>,
+    /// Each variable's value and the place it was derived from.
+    vars: HashMap<String, (String, Loc)>,
     lookups: HashMap<String, HashMap<String, String>>,
 }
 
@@ -40,24 +41,23 @@ pub enum Template {
 /// gives is left out: its actions stay as written, values kvlint cannot see.
 pub fn values(base: &Base, doc: &Node, site: &Node) -> Values {
     let text = |path: &str| {
-        first_of(&[path.to_string()], doc, site)
-            .and_then(Node::scalar_text)
-            .filter(|t| !t.is_empty())
+        let n = first_of(&[path.to_string()], doc, site)?;
+        Some((n.scalar_text().filter(|t| !t.is_empty())?, n.loc))
     };
     let mut out = Values::default();
     for (name, derivations) in &base.vars {
         let derived = derivations.iter().find_map(|d| {
-            let raw = text(&d.path)?;
+            let (raw, at) = text(&d.path)?;
             let rest = match &d.strip {
                 Some(prefix) => raw.strip_prefix(prefix.as_str())?.to_string(),
                 None => raw,
             };
             if let Some(v) = &d.value {
-                return Some(v.clone());
+                return Some((v.clone(), at));
             }
             let kept: Vec<&str> = rest.split('/').skip(d.skip).collect();
             let kept = kept.join("/");
-            (!kept.is_empty()).then(|| format!("{}{kept}", d.before))
+            (!kept.is_empty()).then(|| (format!("{}{kept}", d.before), at))
         });
         if let Some(v) = derived {
             out.vars.insert(name.clone(), v);
@@ -77,6 +77,15 @@ pub fn values(base: &Base, doc: &Node, site: &Node) -> Values {
         out.lookups.insert(name.clone(), table);
     }
     out
+}
+
+impl Values {
+    /// The first of `names` the document gives, with where.
+    pub fn first(&self, names: &[String]) -> Option<(&str, Loc)> {
+        names
+            .iter()
+            .find_map(|n| self.vars.get(n).map(|(v, at)| (v.as_str(), *at)))
+    }
 }
 
 /// The byte ranges of the `{{ ... }}` actions in `text`.
@@ -115,7 +124,7 @@ fn control(inner: &str) -> Option<String> {
 fn action_value(inner: &str, v: &Values) -> Option<String> {
     let inner = inner.trim();
     if let Some(field) = inner.strip_prefix('.') {
-        return v.vars.get(field).cloned();
+        return v.vars.get(field).map(|(value, _)| value.clone());
     }
     let quoted = |s: &str| {
         let s = s.trim();
@@ -486,8 +495,12 @@ mod tests {
 
     fn values(vars: &[(&str, &str)], ports: &[(&str, &str)]) -> Values {
         let s = |(a, b): &(&str, &str)| (a.to_string(), b.to_string());
+        let at = Loc::new(FileId(0), 0..0);
         Values {
-            vars: vars.iter().map(s).collect(),
+            vars: vars
+                .iter()
+                .map(|(a, b)| (a.to_string(), (b.to_string(), at)))
+                .collect(),
             lookups: [("getPort".to_string(), ports.iter().map(s).collect())].into(),
         }
     }

@@ -10,7 +10,7 @@ use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
 use crate::platform::path::first_of;
 use crate::platform::{Base, Platform, Site};
-use crate::source::Loc;
+use crate::source::{Loc, SourceFile};
 use crate::yaml::Node;
 
 impl Cx<'_> {
@@ -37,13 +37,12 @@ impl Cx<'_> {
                 let what = self.holder(b, doc, node);
                 let mine = format!("the {} `{}`", self.kind, self.name);
                 for l in &mut self.out[first..] {
-                    settle(l, b, held, (&mine, &what));
+                    settle(l, b, held, (&mine, &what), self.src);
                 }
             }
             Template::Missing { at, name } => {
                 if let Some(s) = section {
-                    let model = first_of(&site.model, doc, node);
-                    self.listed(p, b, (s, model), g, &values, at, &name);
+                    self.listed(p, b, s, g, &values, at, &name);
                 }
             }
             Template::Unread { at, why } => {
@@ -71,7 +70,7 @@ impl Cx<'_> {
         &mut self,
         p: &Platform,
         b: &Base,
-        (section, model): (&Node, Option<&Node>),
+        section: &Node,
         g: &Group,
         values: &Values,
         at: Loc,
@@ -100,15 +99,13 @@ impl Cx<'_> {
                 })
                 .collect();
             let positional = own.first().is_some_and(|a| !a.text.starts_with('-'));
-            if let Some(m) = model.filter(|_| !positional) {
+            if let Some((model, at)) = values.first(&b.model).filter(|_| !positional) {
                 let flag = if engine == Engine::Sglang {
                     "--model-path"
                 } else {
                     "--model"
                 };
-                let text = m.scalar_text().unwrap_or_default();
-                let text = text.split_once("://").map_or(text.as_str(), |(_, r)| r);
-                args.extend([Arg::new(flag, m.loc), Arg::new(text, m.loc)]);
+                args.extend([Arg::new(flag, at), Arg::new(model, at)]);
             }
             args.extend(own);
             let tp = b
@@ -163,7 +160,7 @@ fn shown_engine(b: &Base, c: &Node) -> Option<Engine> {
 /// A rendered launch made whole: a Go-template action left in an argument is a value kvlint does
 /// not see; an option the site and the template both set to different values is one too, when
 /// the controller's releases order their args differently (`base.args`).
-fn settle(l: &mut Launch, b: &Base, held: Loc, (mine, holder): (&str, &str)) {
+fn settle(l: &mut Launch, b: &Base, held: Loc, (mine, holder): (&str, &str), src: &SourceFile) {
     for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
         if a.text.contains("{{") {
             a.unresolved = placeholders(&a.text);
@@ -194,11 +191,18 @@ fn settle(l: &mut Launch, b: &Base, held: Loc, (mine, holder): (&str, &str)) {
         } else {
             (this, that)
         };
+        // Both places, in words: an input's finding has one place of its own.
+        let line = |a: &Arg| match a.loc.file == held.file {
+            true => format!(", line {}", src.line_col(a.loc.start).0),
+            false => String::new(),
+        };
         let why = format!(
-            "either `{}` ({mine}'s) or `{}` (the {holder}'s), as the controller's release orders \
-             their args",
+            "either `{}` ({mine}'s{}) or `{}` (the {holder}'s{}), as the controller's release \
+             orders their args",
             value_text(flag, site),
-            value_text(flag, held_v)
+            line(site),
+            value_text(flag, held_v),
+            line(held_v)
         );
         l.args[*value].unresolved = vec![why];
     }
