@@ -18,6 +18,9 @@ use crate::suppress::{self, Suppressed};
 use crate::version::{EngineVersions, Version};
 use std::path::Path;
 
+/// A finding's rule and place (file, start, end), for findings that go one to each launch.
+type SaidAt = (&'static str, Option<(usize, usize, usize)>);
+
 /// Settings of a run that apply to every launch.
 #[derive(Debug, Default, Clone)]
 pub struct Options {
@@ -90,10 +93,7 @@ impl Outcome {
         // What reading found inside one launch (INP004 on a `"$@"`, INP001 in its quotes) is
         // that launch's: its verdict says so. Several findings of one rule at one place (a
         // template every role's launch lacks) go one to each launch that reaches it, in order.
-        let mut said: std::collections::HashMap<
-            (&'static str, Option<(usize, usize, usize)>),
-            usize,
-        > = std::collections::HashMap::new();
+        let mut said: std::collections::HashMap<SaidAt, usize> = std::collections::HashMap::new();
         for mut f in found {
             let within = |lo: &LaunchOutcome| {
                 let (l, at) = (lo.launch.loc(), f.primary);

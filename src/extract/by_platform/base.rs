@@ -64,7 +64,7 @@ pub fn values(base: &Base, doc: &Node, site: &Node) -> Values {
         }
     }
     for (name, l) in &base.lookups {
-        let list = first_of(&[l.list.clone()], doc, site);
+        let list = first_of(std::slice::from_ref(&l.list), doc, site);
         let items = super::super::k8s::placement::items(list);
         let table = items
             .filter_map(|i| {
@@ -167,8 +167,8 @@ pub fn template(
     site: &Node,
     v: &Values,
 ) -> Template {
-    let section = first_of(&[base.section.clone()], doc, site);
-    let named = first_of(&[base.name.clone()], doc, site);
+    let section = first_of(std::slice::from_ref(&base.section), doc, site);
+    let named = first_of(std::slice::from_ref(&base.name), doc, site);
     let Some((name_node, name)) = named.and_then(|n| Some((n, n.scalar_text()?))) else {
         return match section {
             // No template named: the controller merges the section over an empty Deployment.

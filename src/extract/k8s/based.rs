@@ -42,7 +42,8 @@ impl Cx<'_> {
             }
             Template::Missing { at, name } => {
                 if let Some(s) = section {
-                    self.listed(p, b, s, g, &values, at, &name);
+                    let role = format!("{}.{}", site.at, b.section);
+                    self.listed(p, b, (s, &role), g, &values, at, &name);
                 }
             }
             Template::Unread { at, why } => {
@@ -70,22 +71,27 @@ impl Cx<'_> {
         &mut self,
         p: &Platform,
         b: &Base,
-        section: &Node,
+        (section, role): (&Node, &str),
         g: &Group,
         values: &Values,
         at: Loc,
         name: &str,
     ) {
         let reason = format!(
-            "the engine command and the rest of its arguments are in the {} `{name}` that `{}` \
-             names, which is not in this file; the launch lists only what this resource says",
+            "`{}`'s engine command and the rest of its arguments are in the {} `{name}` that `{}` \
+             names, which is not in this file; its launch lists only what this resource says",
+            role.trim_start_matches('.'),
             b.kind,
             b.name.trim_start_matches('/')
         );
         let pod = base::merge(b, None, Some(section), values);
         let spec = pod.get("spec");
         let mut any = false;
-        for c in items(first_of(&[b.containers.clone()], section, section)) {
+        for c in items(first_of(
+            std::slice::from_ref(&b.containers),
+            section,
+            section,
+        )) {
             let Some(engine) = shown_engine(b, c) else {
                 continue;
             };
