@@ -285,5 +285,34 @@ fn template_control_flow_is_not_rendered() {
     assert!(out.launches.is_empty());
     let f = out.findings.iter().find(|f| f.rule == "INP006").unwrap();
     assert!(f.get("reason").unwrap().contains("control flow"), "{f:#?}");
+    assert_eq!(f.primary.map(|p| s.text(p)), Some("{{ if .HFModelName }}"));
+}
+
+/// A template whose container gives no `command` runs its image's entrypoint, which kvlint does
+/// not know: INP006 at the template, never silence (the llm-d-dev image samples).
+#[test]
+fn a_rendered_deployment_without_an_engine_command_is_said() {
+    let text = BASE.replace("              command: [vllm, serve]\n", "");
+    let (s, out) = load("ms.yaml", &text);
+    assert!(out.launches.is_empty());
+    let f = out.findings.iter().find(|f| f.rule == "INP006").unwrap();
+    assert!(
+        f.get("reason").unwrap().contains("image's entrypoint"),
+        "{f:#?}"
+    );
     assert!(s.text(f.primary.unwrap()).starts_with("spec:"));
+}
+
+/// `{{ "app_port" | getPort }"` (two real BaseConfigs) is an action the controller cannot parse:
+/// INP006 at it.
+#[test]
+fn an_action_left_open_is_said_at_its_place() {
+    let text = BASE.replace(
+        "\"--max-model-len={{ .ModelName }}\"",
+        "\"{{ .ModelName }\"",
+    );
+    let (s, out) = load("ms.yaml", &text);
+    assert!(out.launches.is_empty());
+    let f = out.findings.iter().find(|f| f.rule == "INP006").unwrap();
+    assert_eq!(f.primary.map(|p| s.text(p)), Some("{{ .ModelName }\""));
 }

@@ -94,6 +94,9 @@ fn actions(text: &str) -> Vec<std::ops::Range<usize>> {
     let mut from = 0;
     while let Some(open) = text[from..].find("{{").map(|i| from + i) {
         let Some(close) = text[open + 2..].find("}}").map(|i| open + 2 + i + 2) else {
+            // Never closed: up to its line's end, for `render` to say so.
+            let end = text[open..].find('\n').map_or(text.len(), |i| open + i);
+            out.push(open..end);
             break;
         };
         out.push(open..close);
@@ -243,7 +246,10 @@ fn held_text(
         true => crate::extract::k8s::mounts::block_of(&src.text, key.loc),
         false => value.as_str().unwrap_or_default().to_string(),
     };
-    let (rendered, tokens) = render(&text, v).map_err(|why| (value.loc, why))?;
+    let (rendered, tokens) = render(&text, v).map_err(|(at, why)| match block {
+        true => (Loc::new(file, at), why),
+        false => (value.loc, why),
+    })?;
     let held = SourceFile::new(src.name.clone(), rendered);
     // sigs.k8s.io/yaml `Unmarshal` (not its `UnmarshalStrict`): a repeated key is no error, the
     // last one wins.
@@ -253,21 +259,42 @@ fn held_text(
     Ok(Some((node, value.loc)))
 }
 
+/// Where and why a template is not rendered.
+type Unrendered = (std::ops::Range<usize>, String);
+
 /// `text` with each action replaced by a placeholder word of the same length (so that the text
 /// parses as YAML, as the controller's rendered text does, and keeps its places), and each
 /// placeholder with what stands there once rendered: the value, or the action as written.
-fn render(text: &str, v: &Values) -> Result<(String, Vec<(String, String)>), String> {
+fn render(text: &str, v: &Values) -> Result<(String, Vec<(String, String)>), Unrendered> {
     let mut out = text.to_string();
     let mut tokens = Vec::new();
     for (i, r) in actions(text).into_iter().enumerate() {
-        let inner = &text[r.start + 2..r.end - 2];
+        let action = &text[r.clone()];
+        // text/template's lexer: an action ends at its own `}}`; one that runs into the next
+        // line's action (`{{ "app_port" | getPort }"`) does not parse, and nothing is rendered.
+        let inner = action
+            .get(2..action.len().saturating_sub(2))
+            .unwrap_or_default();
+        if !action.ends_with("}}") || r.len() < 4 || inner.contains("{{") || inner.contains('\n') {
+            let line = text[r.clone()].lines().next().unwrap_or_default().trim();
+            let why = format!(
+                "`{line}` opens a Go-template action that is not closed on its line, so the \
+                 controller cannot parse the template"
+            );
+            return Err((r.start..r.start + line.len(), why));
+        }
         if let Some(why) = control(inner) {
-            return Err(why);
+            return Err((r, why));
         }
         let word = [format!("KVLT{i}Q"), format!("K{i}")]
             .into_iter()
             .find(|w| w.len() <= r.len())
-            .ok_or_else(|| format!("`{}` is too short an action to read", &text[r.clone()]))?;
+            .ok_or_else(|| {
+                (
+                    r.clone(),
+                    format!("`{}` is too short an action to read", &text[r.clone()]),
+                )
+            })?;
         let word = format!("{word:Q<width$}", width = r.len());
         let value = action_value(inner, v).unwrap_or_else(|| text[r.clone()].to_string());
         out.replace_range(r, &word);
@@ -533,9 +560,13 @@ mod tests {
         assert_eq!(out.len(), text.len());
         assert_eq!(out.find("- x"), text.find("- x"));
         assert_eq!(tokens[0].1, "8200");
-        assert!(render("{{ if .X }}a{{ end }}", &v)
-            .unwrap_err()
-            .contains("control flow"));
+        let (at, why) = render("{{ if .X }}a{{ end }}", &v).unwrap_err();
+        assert_eq!((at, why.contains("control flow")), (0..11, true));
         assert!(render("{{- .X }}", &v).is_err());
+        // An action left open runs into the next one: the controller cannot parse it.
+        let open = "- \"{{ \"app_port\" | getPort }\"\n- {{ .X }}\n";
+        let (at, why) = render(open, &v).unwrap_err();
+        assert_eq!(&open[at], "{{ \"app_port\" | getPort }\"");
+        assert!(why.contains("not closed on its line"), "{why}");
     }
 }

@@ -32,12 +32,27 @@ impl Cx<'_> {
         let values = base::values(b, doc, node);
         match base::template(b, self.file, self.src, doc, node, &values) {
             Template::Merged { pod, held } => {
-                let first = self.out.len();
+                let (first, said) = (self.out.len(), self.findings.len());
                 self.pod_template(Some(&pod), g);
                 let what = self.holder(b, doc, node);
                 let mine = format!("the {} `{}`", self.kind, self.name);
                 for l in &mut self.out[first..] {
                     settle(l, b, held, (&mine, &what), self.src);
+                }
+                // A rendered Deployment that gave nothing is still said: its containers' image
+                // entrypoints are not known here.
+                if self.out.len() == first && self.findings.len() == said {
+                    let at = match held.start < held.end {
+                        true => held,
+                        false => section.map_or(node.loc, |s| s.loc),
+                    };
+                    let reason = format!(
+                        "no container of the `{}.{}` Deployment rendered from the {what}'s template \
+                         gives an engine command kvlint reads (one without `command` runs its \
+                         image's entrypoint, which kvlint does not know)",
+                        site.at, b.section
+                    );
+                    self.findings.push(not_read(p, at, &reason, &b.help));
                 }
             }
             Template::Missing { at, name } => {
