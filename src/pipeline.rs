@@ -140,6 +140,8 @@ impl Outcome {
         let names: Vec<&str> = self.sources.iter().map(|(_, s)| s.name.as_str()).collect();
         self.findings
             .retain(|f| !extract::by_platform::held_by(f, &names, false));
+        // A template's holder in another file of the run (llm-d's BaseConfig) is named there.
+        extract::by_platform::base::held_in_run(&mut self.findings, &self.sources);
         self.deployments = deployment::group(&self.launches, &self.sources);
         let (launches, sources) = (&self.launches, &self.sources);
         let evaluate = |ds: &&[Deployment]| -> Vec<Finding> {

@@ -316,3 +316,41 @@ fn an_action_left_open_is_said_at_its_place() {
     let f = out.findings.iter().find(|f| f.rule == "INP006").unwrap();
     assert_eq!(f.primary.map(|p| s.text(p)), Some("{{ .ModelName }\""));
 }
+
+/// Given as two files of one run, the BaseConfig is not read with its ModelService (each file is
+/// read and checked on its own): each role is still refused, and the help names the file that
+/// holds the ConfigMap and the command that reads both together.
+#[test]
+fn a_baseconfig_in_another_file_of_the_run_is_named_in_the_help() {
+    let text = std::fs::read_to_string(format!("{DIR}/fire-with-baseconfig.yaml")).unwrap();
+    let (base, msvc) = text.split_once("\n---\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (b, m) = (dir.path().join("base.yaml"), dir.path().join("msvc.yaml"));
+    std::fs::write(&b, base).unwrap();
+    std::fs::write(&m, msvc).unwrap();
+    let (b, m) = (b.to_str().unwrap(), m.to_str().unwrap());
+    let run = kvlint(&[
+        "check",
+        "--format",
+        "json",
+        "--engine-version",
+        "vllm=0.33.0",
+        b,
+        m,
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let helps: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "INP006" && f["file"].as_str() == Some(m))
+        .map(|f| f["help"].as_str().unwrap())
+        .collect();
+    let want = format!(
+        "the ConfigMap `universal-base-config-hf` is in {b}, another file of this run; kvlint \
+         reads it with the resource that names it only from one file or stream: `cat {b} {m} | \
+         kvlint check -`"
+    );
+    assert_eq!(helps, [want.as_str(), want.as_str()]);
+}

@@ -10,9 +10,10 @@
 //! (merge_transformers.go: containers by name, a given `command` replaces, args through
 //! `stringSlicePrependTransformer`, env by name) and adds `AcceleratorTypesToNodeAffinity`.
 
+use crate::finding::Finding;
 use crate::platform::path::{first_of, Path};
 use crate::platform::{ArgsOrder, Base};
-use crate::source::{FileId, Loc, SourceFile};
+use crate::source::{FileId, Loc, SourceFile, Sources};
 use crate::yaml::{Node, Value};
 use std::collections::HashMap;
 
@@ -514,6 +515,56 @@ fn affinity(types: &Node) -> Option<Node> {
         node(Value::Seq(vec![req]), loc),
     );
     Some(term)
+}
+
+/// The vars that carry, on a finding that a template's holder is not in its file, the holder's
+/// kind and name to [`held_in_run`].
+pub const HELD_KIND: &str = "held_kind";
+pub const HELD_NAME: &str = "held_name";
+
+/// After every file of a run is read: a template's holder that another file of the run holds is
+/// named in the finding's help, with the command that reads them together. kvlint reads a
+/// template from the file (or stream) of the object that names it only: each file's launches are
+/// checked as the file is read.
+pub fn held_in_run(findings: &mut [Finding], sources: &Sources) {
+    let wanted: Vec<usize> = (0..findings.len())
+        .filter(|&i| findings[i].get(HELD_NAME).is_some())
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let mut held: Vec<(String, String, FileId)> = Vec::new();
+    for (id, src) in sources.iter() {
+        for d in crate::yaml::documents(id, src).flatten() {
+            let kind = d.get("kind").and_then(Node::as_str);
+            let name = d
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(Node::scalar_text);
+            if let (Some(kind), Some(name)) = (kind, name) {
+                held.push((kind.to_string(), name, id));
+            }
+        }
+    }
+    for i in wanted {
+        let f = &findings[i];
+        let (Some(kind), Some(name), Some(at)) = (f.get(HELD_KIND), f.get(HELD_NAME), f.primary)
+        else {
+            continue;
+        };
+        let other = held
+            .iter()
+            .find(|(k, n, id)| k == kind && n == name && *id != at.file);
+        if let Some((_, _, id)) = other {
+            let (there, here) = (&sources.get(*id).name, &sources.get(at.file).name);
+            let help = format!(
+                "the {kind} `{name}` is in {there}, another file of this run; kvlint reads it with \
+                 the resource that names it only from one file or stream: `cat {there} {here} | \
+                 kvlint check -`"
+            );
+            findings[i] = findings[i].clone().var("help", help);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -152,11 +152,13 @@ impl Cx<'_> {
                 l.placement.gpus_per_pod = tp_value.and_then(|(_, n)| n.parse().ok());
             }
             self.out.push(l);
-            self.findings.push(not_read(p, at, &reason, &b.help));
             any = true;
+            self.findings
+                .push(elsewhere(not_read(p, at, &reason, &b.help), b, name));
         }
         if !any {
-            self.findings.push(not_read(p, at, &reason, &b.help));
+            self.findings
+                .push(elsewhere(not_read(p, at, &reason, &b.help), b, name));
         }
     }
 }
@@ -251,6 +253,11 @@ fn options(args: &[Arg]) -> Vec<(String, usize)> {
 fn value_text(flag: &str, a: &Arg) -> String {
     let prefix = format!("{flag}=");
     a.text.strip_prefix(&prefix).unwrap_or(&a.text).to_string()
+}
+
+/// The finding with the holder it names, for `base::held_in_run`.
+fn elsewhere(f: Finding, b: &Base, name: &str) -> Finding {
+    f.var(base::HELD_KIND, &b.kind).var(base::HELD_NAME, name)
 }
 
 fn not_read(p: &Platform, at: Loc, reason: &str, help: &str) -> Finding {
