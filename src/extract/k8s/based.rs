@@ -58,7 +58,7 @@ impl Cx<'_> {
             Template::Missing { at, name } => {
                 if let Some(s) = section {
                     let role = format!("{}.{}", site.at, b.section);
-                    self.listed(p, b, (s, &role), g, &values, at, &name);
+                    self.listed((p, b), (s, &role), g, &values, (at, &name));
                 }
             }
             Template::Unread { at, why } => {
@@ -81,16 +81,13 @@ impl Cx<'_> {
     /// Without the template: a launch per container of the section whose name or image shows
     /// its engine, holding the model, the args and the tensor-parallel size the site states, each
     /// with INP006 at the template's name.
-    #[allow(clippy::too_many_arguments)]
     fn listed(
         &mut self,
-        p: &Platform,
-        b: &Base,
+        (p, b): (&Platform, &Base),
         (section, role): (&Node, &str),
         g: &Group,
         values: &Values,
-        at: Loc,
-        name: &str,
+        (at, name): (Loc, &str),
     ) {
         let reason = format!(
             "`{}`'s engine command and the rest of its arguments are in the {} `{name}` that `{}` \
@@ -99,68 +96,69 @@ impl Cx<'_> {
             b.kind,
             b.name.trim_start_matches('/')
         );
+        let said = || elsewhere(not_read(p, at, &reason, &b.help), b, name);
+        // The pod the controller would merge the section into: its GPUs and node affinity.
         let pod = base::merge(b, None, Some(section), values);
         let spec = pod.get("spec");
+        let containers = first_of(std::slice::from_ref(&b.containers), section, section);
         let mut any = false;
-        for c in items(first_of(
-            std::slice::from_ref(&b.containers),
-            section,
-            section,
-        )) {
+        for c in items(containers) {
             let Some(engine) = shown_engine(b, c) else {
                 continue;
             };
-            let mut args = Vec::new();
-            let own: Vec<Arg> = items(c.get("args"))
-                .filter_map(|a| {
-                    let text = base::fill(&a.scalar_text()?, values);
-                    let mut arg = Arg::new(text, a.loc);
-                    arg.unresolved = placeholders(&arg.text);
-                    Some(arg)
-                })
-                .collect();
-            let positional = own.first().is_some_and(|a| !a.text.starts_with('-'));
-            if let Some((model, at)) = values.first(&b.model).filter(|_| !positional) {
-                let flag = if engine == Engine::Sglang {
-                    "--model-path"
-                } else {
-                    "--model"
-                };
-                args.extend([Arg::new(flag, at), Arg::new(model, at)]);
-            }
-            args.extend(own);
-            let tp = b
-                .tensor
-                .as_deref()
-                .and_then(|t| first_of(&[t.to_string()], section, section));
-            let tp_flags = ["--tensor-parallel-size", "-tp", "--tp", "--tp-size"];
-            let has_tp = args.iter().any(|a| {
-                tp_flags
-                    .iter()
-                    .any(|f| a.text.split('=').next() == Some(*f))
-            });
-            let tp_value = tp.and_then(|n| Some((n.loc, n.scalar_text()?)));
-            if let Some((loc, n)) = tp_value.clone().filter(|_| !has_tp) {
-                args.extend([Arg::new("--tensor-parallel-size", loc), Arg::new(n, loc)]);
-            }
-            let mut l = Launch::new(engine, at, args);
-            let c = spec
-                .and_then(|s| items(s.get("containers")).find(|m| m.get("name") == c.get("name")))
-                .unwrap_or(c);
-            l = self.finish(l, c, spec, g);
-            if l.placement.gpus_per_pod.is_none() {
-                l.placement.gpus_per_pod = tp_value.and_then(|(_, n)| n.parse().ok());
-            }
+            let (args, tp) = stated(b, c, engine, section, values);
+            let merged = spec
+                .and_then(|s| items(s.get("containers")).find(|m| m.get("name") == c.get("name")));
+            let mut l = self.finish(Launch::new(engine, at, args), merged.unwrap_or(c), spec, g);
+            l.placement.gpus_per_pod = l.placement.gpus_per_pod.or(tp);
             self.out.push(l);
+            self.findings.push(said());
             any = true;
-            self.findings
-                .push(elsewhere(not_read(p, at, &reason, &b.help), b, name));
         }
         if !any {
-            self.findings
-                .push(elsewhere(not_read(p, at, &reason, &b.help), b, name));
+            self.findings.push(said());
         }
     }
+}
+
+/// What a section's container states of its launch: the model (the first of the base's `model`
+/// variables, unless its args begin with one), its args rendered, and `--tensor-parallel-size`
+/// from the base's `tensor` unless the args give one; and that TP as a GPU count.
+fn stated(
+    b: &Base,
+    c: &Node,
+    engine: Engine,
+    section: &Node,
+    values: &Values,
+) -> (Vec<Arg>, Option<u32>) {
+    let own: Vec<Arg> = items(c.get("args"))
+        .filter_map(|a| {
+            let mut arg = Arg::new(base::fill(&a.scalar_text()?, values), a.loc);
+            arg.unresolved = placeholders(&arg.text);
+            Some(arg)
+        })
+        .collect();
+    let mut args = Vec::new();
+    let positional = own.first().is_some_and(|a| !a.text.starts_with('-'));
+    if let Some((model, at)) = values.first(&b.model).filter(|_| !positional) {
+        let flag = match engine {
+            Engine::Sglang => "--model-path",
+            _ => "--model",
+        };
+        args.extend([Arg::new(flag, at), Arg::new(model, at)]);
+    }
+    args.extend(own);
+    let tp = b
+        .tensor
+        .as_deref()
+        .and_then(|t| first_of(&[t.to_string()], section, section))
+        .and_then(|n| Some((n.loc, n.scalar_text()?)));
+    let tp_flags = ["--tensor-parallel-size", "-tp", "--tp", "--tp-size"];
+    let given = |a: &Arg| tp_flags.contains(&a.text.split('=').next().unwrap_or_default());
+    if let Some((at, n)) = tp.clone().filter(|_| !args.iter().any(given)) {
+        args.extend([Arg::new("--tensor-parallel-size", at), Arg::new(n, at)]);
+    }
+    (args, tp.and_then(|(_, n)| n.parse().ok()))
 }
 
 /// The engine a container's name or image shows, by the base's `engines` words.
