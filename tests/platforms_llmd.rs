@@ -354,3 +354,23 @@ fn a_baseconfig_in_another_file_of_the_run_is_named_in_the_help() {
     );
     assert_eq!(helps, [want.as_str(), want.as_str()]);
 }
+
+/// Without the BaseConfig, a container whose name and image show no engine is not listed as a
+/// vLLM launch: INP006 alone says the launch is in the ConfigMap.
+#[test]
+fn without_its_baseconfig_a_container_that_names_no_engine_is_not_listed() {
+    let text = std::fs::read_to_string(format!("{DIR}/fire-granite.yaml")).unwrap();
+    let (s, out) = load(
+        "ms.yaml",
+        &text.replace("name: \"vllm\"", "name: \"server\""),
+    );
+    assert!(out.launches.is_empty());
+    let said: Vec<(&str, &str)> = out
+        .findings
+        .iter()
+        .map(|f| (f.rule, s.text(f.primary.unwrap())))
+        .collect();
+    assert_eq!(said, [("INP006", "simple-base-config")]);
+    let reason = out.findings[0].get("reason").unwrap();
+    assert!(reason.contains("no launch is listed"), "{reason}");
+}

@@ -116,7 +116,13 @@ impl Cx<'_> {
             any = true;
         }
         if !any {
-            self.findings.push(said());
+            // No container shows its engine: nothing is listed, and the finding says so.
+            let reason = reason.replace(
+                "its launch lists only what this resource says",
+                "no container of it names an engine kvlint reads, so no launch is listed",
+            );
+            let f = not_read(p, at, &reason, &b.help);
+            self.findings.push(elsewhere(f, b, name));
         }
     }
 }
