@@ -374,3 +374,30 @@ fn without_its_baseconfig_a_container_that_names_no_engine_is_not_listed() {
     let reason = out.findings[0].get("reason").unwrap();
     assert!(reason.contains("no launch is listed"), "{reason}");
 }
+
+/// `kubectl get configmap,modelservice -o yaml` prints one `List`: the ModelService finds its
+/// BaseConfig among the items.
+#[test]
+fn a_baseconfig_in_the_same_kubectl_list() {
+    let text = std::fs::read_to_string(format!("{DIR}/fire-with-baseconfig.yaml")).unwrap();
+    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let body = body.join("\n");
+    let (base, msvc) = body.split_once("\n---\n").unwrap();
+    let item = |doc: &str| {
+        let lines: Vec<String> = doc.lines().map(|l| format!("  {l}")).collect();
+        format!("- {}\n", lines.join("\n").trim_start())
+    };
+    let list = format!(
+        "apiVersion: v1\nkind: List\nitems:\n{}{}",
+        item(base),
+        item(msvc)
+    );
+    let (s, out) = load("list.yaml", &list);
+    let decode = role(&out, "decode");
+    assert_eq!(after(decode, "--max-model-len").text, "16384");
+    assert_eq!(
+        s.text(after(decode, "--port").loc),
+        r#""{{ "internal_port" | getPort }}""#
+    );
+    assert_eq!(out.launches.len(), 2, "{:#?}", out.findings);
+}

@@ -196,7 +196,16 @@ pub fn template(
                 || text("namespace").is_none()
                 || text("namespace") == namespace)
     };
-    let Some(object) = crate::yaml::documents(file, src).flatten().find(is_it) else {
+    // `kubectl get configmap,modelservice -o yaml` prints a `List` whose items are the objects.
+    let objects = crate::yaml::documents(file, src).flatten().flat_map(|d| {
+        match d.get("kind").and_then(Node::as_str) {
+            Some("List") => super::super::k8s::placement::items(d.get("items"))
+                .cloned()
+                .collect(),
+            _ => vec![d],
+        }
+    });
+    let Some(object) = objects.into_iter().find(is_it) else {
         return Template::Missing {
             at: name_node.loc,
             name,
