@@ -18,6 +18,9 @@ use crate::suppress::{self, Suppressed};
 use crate::version::{EngineVersions, Version};
 use std::path::Path;
 
+/// A finding's rule and place (file, start, end), for findings that go one to each launch.
+type SaidAt = (&'static str, Option<(usize, usize, usize)>);
+
 /// Settings of a run that apply to every launch.
 #[derive(Debug, Default, Clone)]
 pub struct Options {
@@ -88,13 +91,25 @@ impl Outcome {
             self.check_read(launch, file, opts, base_dir);
         }
         // What reading found inside one launch (INP004 on a `"$@"`, INP001 in its quotes) is
-        // that launch's: its verdict says so.
+        // that launch's: its verdict says so. Several findings of one rule at one place (a
+        // template every role's launch lacks) go one to each launch that reaches it, in order.
+        let mut said: std::collections::HashMap<SaidAt, usize> = std::collections::HashMap::new();
         for mut f in found {
             let within = |lo: &LaunchOutcome| {
                 let (l, at) = (lo.launch.loc(), f.primary);
                 at.is_some_and(|a| a.file == l.file && l.start <= a.start && a.end <= l.end)
             };
-            if let Some(i) = self.launches[first..].iter().position(within) {
+            let key = (f.rule, f.primary.map(|a| (a.file.0, a.start, a.end)));
+            let before = said.get(&key).copied().unwrap_or(0);
+            let nth = self.launches[first..]
+                .iter()
+                .enumerate()
+                .filter(|(_, lo)| within(lo))
+                .map(|(i, _)| i)
+                .take(before + 1)
+                .last();
+            if let Some(i) = nth {
+                said.insert(key, before + 1);
                 f.launch = Some(first + i);
                 f.object = f
                     .object
@@ -125,6 +140,8 @@ impl Outcome {
         let names: Vec<&str> = self.sources.iter().map(|(_, s)| s.name.as_str()).collect();
         self.findings
             .retain(|f| !extract::by_platform::held_by(f, &names, false));
+        // A template's holder in another file of the run (llm-d's BaseConfig) is named there.
+        extract::by_platform::base::held_in_run(&mut self.findings, &self.sources);
         self.deployments = deployment::group(&self.launches, &self.sources);
         let (launches, sources) = (&self.launches, &self.sources);
         let evaluate = |ds: &&[Deployment]| -> Vec<Finding> {

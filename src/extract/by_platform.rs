@@ -2,6 +2,7 @@
 //! where each launch site is, its option map and how its keys map to options, its argv, model,
 //! GPUs, role and image; this reader knows no platform by name.
 
+pub(crate) mod base;
 mod container;
 mod elsewhere;
 mod link;

@@ -14,7 +14,7 @@ pub mod shell;
 mod unread;
 
 use crate::finding::Finding;
-use crate::launch::Launch;
+use crate::launch::{Arg, Launch};
 use crate::parallel;
 use crate::source::{FileId, SourceFile, Sources};
 use crate::yaml;
@@ -60,7 +60,9 @@ pub fn read_each(
     // What `unread::note` reads of a launch: where its command is.
     let mut commands = Vec::new();
     let mut seen = |l: Launch| {
-        commands.push((l.engine, l.command));
+        // Its first and last args: the documents they are in are the launch's too.
+        let ends = [l.args.first(), l.args.last()].map(|a| a.map(|a| a.loc));
+        commands.push((l.engine, l.command, ends));
         each(l);
     };
     let mut read = || by_kind(file, src, jobs, &mut seen);
@@ -72,7 +74,10 @@ pub fn read_each(
     // Stand-ins for the launches handed on, each with its command's place.
     let launches = commands
         .into_iter()
-        .map(|(engine, command)| Launch::new(engine, command, Vec::new()))
+        .map(|(engine, command, ends)| {
+            let args = ends.into_iter().flatten().map(|at| Arg::new("", at));
+            Launch::new(engine, command, args.collect())
+        })
         .collect();
     let mut out = Extracted { launches, findings };
     unread::note(file, src, scan, &mut out);

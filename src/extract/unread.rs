@@ -134,12 +134,18 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
         );
     }
     let mut covered = vec![false; docs.len()];
-    let starts = out.launches.iter().map(|l| l.command).chain(
-        out.findings
-            .iter()
-            .filter(|f| f.rule != "INP007")
-            .filter_map(|f| f.primary),
-    );
+    // A launch covers the documents of its command and of its args (a template's launch whose
+    // args also come from the object that names the template).
+    let starts = out
+        .launches
+        .iter()
+        .flat_map(|l| std::iter::once(l.command).chain(l.args.iter().map(|a| a.loc)))
+        .chain(
+            out.findings
+                .iter()
+                .filter(|f| f.rule != "INP007")
+                .filter_map(|f| f.primary),
+        );
     for loc in starts.filter(|l| l.file == file) {
         if let Some(i) = doc_of(loc.start) {
             covered[i] = true;

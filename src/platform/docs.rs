@@ -150,6 +150,18 @@ gpu_count_default = 1
 # container = ["extraPodSpec.mainContainer"]  one container whose command is the launch, in pod spec `pod`
 # runs_in = ["template.containers[name=main]"]  the container a launch built here runs in (resources, image)
 # not_engine = { path = "componentType", values = ["frontend"], what = "...", reason = "..." }  INP007, not read
+# base = { kind = "ConfigMap", name = "/spec.baseConfigMapRef.name", text = ["data", "decodeDeployment"],
+#   section = "decode", pod_template = "spec.template", containers = "containers", args = ["prepend", "append"],
+#   node_affinity = "acceleratorTypes", tensor = "parallelism.tensor", engines = { vllm = "vllm" },
+#   model = ["HFModelName"], vars = { HFModelName = [{ path = "/spec.modelArtifacts.uri", strip = "hf://" }] },
+#   lookups = { getPort = { list = "/spec.routing.ports", key = "name", value = "port" } }, help = "..." }
+#                                    a workload template held as YAML text in another object of the
+#                                    input, its Go-template actions filled from `vars` (a derivation:
+#                                    `strip` a prefix, `skip` path segments, put `before`, or a fixed
+#                                    `value`) and `lookups`, the `section`'s containers merged over it by
+#                                    name (args before or after the template's, one entry per controller
+#                                    release: two that differ make an option both set a value kvlint
+#                                    cannot see), `node_affinity` a required node-selector term
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
 # instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
 # pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size; `worker.size + 1`)
@@ -172,15 +184,22 @@ examples = ["https://..."]
 
 A document a platform recognizes that gives no launch and no finding is INP006 at what made it
 the platform's (the value, the image), naming the platform: never silence. A platform whose
-documents never hold the launch (a Triton `config.pbtxt` whose backend reads `model.json`, a
-ModelService that a controller renders) gives `[elsewhere]` and no `[[launch]]` (its `engine`, if
+documents never hold the launch (a Triton `config.pbtxt` whose backend reads `model.json`) gives `[elsewhere]` and no `[[launch]]` (its `engine`, if
 any, is for the docs): INP006 then says where the launch is and how to check it, and says nothing
 when a file of `files` is checked in the same run (a directory) or written by the same script.
 Its fire fixtures are that INP006 (`# rules: INP006`, no `# expect:`); a `pass-*` folder checks
 the document with the file that holds its launch.
 
+A site with `base` reads the object that holds its template from the same file (or stream): an
+action of the template that neither `vars` nor `lookups` fills stays as written, a value kvlint
+cannot see (INP004 where the pool needs it), and control flow (`{{ if }}`, `{{ range }}`) is not
+rendered (INP006). Without the object, each container of the section whose name or image holds a
+word of `engines` is listed with what the site says (the first of `model`, its args, `tensor` as
+`--tensor-parallel-size`, `node_affinity`'s GPU), each with INP006 at the object's name and `help`:
+never passed. Its fire fixtures hold both cases.
+
 A platform whose sites are all commands (`command`, `script`, `pod_template`, `lws_template`,
-`container`) may leave `engine` out: the commands name it. A platform whose launches are commands a
+`container`, `base`) may leave `engine` out: the commands name it. A platform whose launches are commands a
 built-in reader finds gives `reader` instead of `engine`
 (`slurm`, `github-actions`, `apptainer`). With `reader = "python"`, each `[[launch]]` is a decorator
 or call of a Python file (`at = "modal:function[]"`: the callee's top module and last name, as

@@ -5,8 +5,11 @@
 //! no reader knows a platform by name. The schema is described for authors in
 //! `docs/src/platforms.md`.
 
+mod base;
 pub mod docs;
 pub mod path;
+
+pub use base::{ArgsOrder, Base, Derive, Lookup};
 
 use crate::launch::Engine;
 use serde::{Deserialize, Serialize};
@@ -269,6 +272,11 @@ pub struct Site {
     /// site names its own, and it is not read again as a container of its own.
     #[serde(default)]
     pub runs_in: Vec<String>,
+    /// A template of the workload the platform's controller renders for the site, held as YAML
+    /// text in another object of the input (llm-d's BaseConfig ConfigMap), with the Go-template
+    /// variables it fills and what the site merges over it ([`Base`]). Read as a pod template.
+    #[serde(default)]
+    pub base: Option<Base>,
     /// Pod specs whose first container, when it gives no `command`, runs a command the platform's
     /// controller writes (KubeRay's `ray start`), not its image's entrypoint: no launch there.
     #[serde(default)]
@@ -420,6 +428,7 @@ impl Site {
             || !self.lws_template.is_empty()
             || !self.container.is_empty()
             || !self.platform_command.is_empty()
+            || self.base.is_some()
     }
 
     /// Whether the site's launches are commands (a pod's, a script's), which name their engine.
@@ -557,6 +566,7 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.runs_in.iter().map(String::as_str))
                 .chain(s.platform_command.iter().map(String::as_str))
                 .chain(s.not_engine.as_ref().map(|n| n.path.as_str()))
+                .chain(s.base.iter().flat_map(Base::paths))
                 .chain(s.role_name.iter().map(String::as_str))
                 .chain(s.env.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))

@@ -83,7 +83,9 @@ impl Cx<'_> {
                     gpus: placement::gpus(first_of(&site.resources, doc, node)).0,
                     service: key.and_then(Node::scalar_text),
                 };
-                if let Some(c) = first_of(&site.container, doc, node) {
+                if site.base.is_some() {
+                    self.base_site(p, site, doc, node, &g);
+                } else if let Some(c) = first_of(&site.container, doc, node) {
                     self.container(c, first_of(&site.pod, doc, node), &g);
                 } else if let Some(lwt) = first_of(&site.lws_template, doc, node) {
                     self.lws(Some(lwt), g);

@@ -3,6 +3,7 @@
 //! `$(VAR)` references expanded from the container's env first; the shell reader takes it from there
 //! (`sh -c` strings included).
 
+mod based;
 mod crds;
 pub mod instances;
 pub mod mounts;
