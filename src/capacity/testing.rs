@@ -44,6 +44,7 @@ pub fn dense(layers: u32, heads: u32, kv_heads: u32, head_dim: u32) -> Geometry 
         vision: None,
         moe: false,
         experts: None,
+        intermediate: u64::from(heads * head_dim) * 7 / 2,
     }
 }
 

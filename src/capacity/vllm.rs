@@ -18,6 +18,7 @@ use crate::version::Version;
 use groups::{blocks_per_request, grouping, groups, layer_bytes, max_len, Shape};
 
 mod dsv4;
+mod forward;
 mod groups;
 mod hybrid;
 mod mamba;
@@ -428,7 +429,7 @@ fn non_kv(
     };
     let (moe, moe_how) = moe::workspace(args, m, tokens, tp);
     let graphs = graph_profile(args, m, tp);
-    let base = act + sampler + moe + encoder + 0.1 * GIB;
+    let base = (act + sampler + moe + encoder).max(forward::mlp_floor(m, tokens, tp)) + 0.1 * GIB;
     let (under, over) = non_kv_spread(gpu, tp, pp);
     // The factors spread what kvlint estimates from shapes; the NCCL buffers are a measured size
     // whose own range (none to 1.8 GiB on PCIe) stays as it is.

@@ -152,6 +152,7 @@ pub(super) fn base_geometry(c: &Cfg, id: &str, source: &str) -> Result<Geometry,
         model_source: None,
         moe: num_experts(c)? > 0,
         experts: routed_experts(c)?,
+        intermediate: c.intermediate_size()?,
         multimodal: ["vision_config", "audio_config"]
             .iter()
             .any(|k| c.root.get(*k).is_some_and(Value::is_object))

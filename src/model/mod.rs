@@ -260,6 +260,9 @@ pub struct Geometry {
     pub moe: bool,
     /// Shape of the routed experts of an MoE model, which sizes engines' expert workspaces.
     pub experts: Option<RoutedExperts>,
+    /// The dense MLP's width (`intermediate_size`, averaged where a list gives one per layer);
+    /// 0 when the config gives none.
+    pub intermediate: u64,
 }
 
 /// Routed experts per MoE layer (`n_routed_experts` / `num_experts` / `num_local_experts`), the
