@@ -57,10 +57,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
         "vllm-99sono-gemma4-26b-a4b-nvfp4-rtx5090-v0202",
         "non-KV memory: the weights match (vLLM logs 17.89 GiB, kvlint 17.82 GiB: attention, dense MLP and routers stay bf16 as the checkpoint's ignore list says) and so does the sliding-window layout (one batch beyond the window before 0.26), but kvlint's KV budget is 5.14 GiB against the logged 4.58 GiB: its profile-run estimate (3.72 GiB with CUDA graphs) is about 0.5 GiB short; the card runs under WSL2, where the Windows desktop holds an unseen share",
     ),
-    (
-        "vllm-ajith-kimi-k25-nvfp4-b200-tp4-v0220",
-        "non-KV memory over-estimated: the harness exports VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0, so vLLM 0.22 skips the CUDA-graph estimate in its profile (v1/worker/gpu_worker.py :: determine_available_memory) that kvlint subtracts (0.60 GiB; an argv cannot carry the environment); the rest of kvlint's non-KV estimate, 4.74 GiB, exceeds the 3.54 GiB the log implies (0.9 × 178.0 − 139.53 − 17.16) by 1.2 GiB, while the logged weights run 0.43 GiB over kvlint's (139.53 against 139.10 GiB); KV budget 15.79 against the logged 17.16 GiB. The TP 8 launch of the same sweep is within 1.8 %",
-    ),
 ];
 
 fn known_gap(id: &str) -> Option<&'static str> {

@@ -334,3 +334,23 @@ fn unknown_versions_say_so_and_pipeline_stages_need_layers() {
     let got = check_rules(&["--gpu", "h100x40", "--engine-version", "vllm=0.19.0"], pp);
     assert!(got.contains(&"CFG004".to_string()), "{got:?}");
 }
+
+/// `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` in the launch's environment decides whether the
+/// profile subtracts the CUDA-graph estimate: the variable exists from 0.18 (default 0) and is on
+/// by default from 0.20. Setting it on 0.18 shrinks the pool, clearing it on 0.22 grows it, and
+/// 0.17, which has no such variable, ignores it. A value that is not known is INP004.
+#[test]
+fn the_cuda_graph_estimate_follows_the_launch_environment() {
+    let pool = |v: &str, env: &str| n(&capacity(Some(v), &format!("{env}{VLLM}")), "pool_tokens");
+    let on = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 ";
+    let off = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 ";
+    assert!(pool("0.18.0", on) < pool("0.18.0", ""));
+    assert_eq!(pool("0.18.0", off), pool("0.18.0", ""));
+    assert!(pool("0.22.0", off) > pool("0.22.0", ""));
+    assert_eq!(pool("0.22.0", on), pool("0.22.0", ""));
+    assert_eq!(pool("0.17.0", on), pool("0.17.0", ""));
+
+    let script = format!("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=$PROFILE {VLLM}\n");
+    let all = findings(&check(&["--engine-version", "0.22.0"], &script));
+    assert!(message(&all, "INP004").contains("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"));
+}

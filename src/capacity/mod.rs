@@ -385,8 +385,12 @@ pub fn unresolved(args: &EngineArgs, dests: &[&str]) -> Vec<Finding> {
         .filter_map(|d| args.get(d))
         .filter(|s| !s.unresolved.is_empty())
         .map(|s| {
+            let flag = match s.dest.strip_prefix("env:") {
+                Some(var) => var.to_string(),
+                None => format!("--{}", s.dest.replace('_', "-")),
+            };
             Finding::new("INP004", Some(s.value_loc))
-                .var("flag", format!("--{}", s.dest.replace('_', "-")))
+                .var("flag", flag)
                 .var("vars", s.unresolved.join(", "))
                 .label("value not known before deploy")
         })

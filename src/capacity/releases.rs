@@ -116,12 +116,12 @@ mod tests {
 
     #[test]
     fn one_release_per_stretch_between_math_changes() {
-        // vLLM's math changes at 0.16, 0.17, 0.20, 0.21 and 0.33 (capacity/vllm.rs).
+        // vLLM's math changes at 0.16, 0.17, 0.18, 0.20, 0.21 and 0.33 (capacity/vllm.rs).
         let reps = representatives(Engine::Vllm, crate::engine::known_versions(Engine::Vllm));
         let names: Vec<String> = reps.iter().map(Version::to_string).collect();
         assert_eq!(
             names,
-            ["0.15.0", "0.16.0", "0.19.0", "0.20.0", "0.32.0", "0.33.0"]
+            ["0.15.0", "0.16.0", "0.17.0", "0.19.0", "0.20.0", "0.32.0", "0.33.0"]
         );
         let some = [Version::new(0, 5, 8), Version::new(0, 5, 9)];
         assert_eq!(
@@ -188,7 +188,7 @@ mod tests {
         assert_eq!(wide.context_length, 2 * newest.context_length);
         let note = &wide.assumptions.last().unwrap().source;
         assert!(
-            note.contains("planned at 0.16.0, 0.19.0, 0.20.0, 0.32.0, 0.33.0"),
+            note.contains("planned at 0.16.0, 0.17.0, 0.19.0, 0.20.0, 0.32.0, 0.33.0"),
             "{note}"
         );
         assert!(note.contains("not in the band: 0.15.0"), "{note}");

@@ -29,6 +29,7 @@ mod tests;
 
 const V0_16: Version = Version::new(0, 16, 0);
 const V0_17: Version = Version::new(0, 17, 0);
+const V0_18: Version = Version::new(0, 18, 0);
 const V0_20: Version = Version::new(0, 20, 0);
 const V0_20_1: Version = Version::new(0, 20, 1);
 const V0_24: Version = Version::new(0, 24, 0);
@@ -37,7 +38,7 @@ const V0_33: Version = Version::new(0, 33, 0);
 /// Every release above (0.33 also changes model/context.rs and engine/startup.rs): the math is
 /// the same between two of them, so a launch whose release is unknown is planned once per
 /// stretch (capacity::releases). A new threshold belongs here too.
-pub const MATH_CHANGES: &[Version] = &[V0_16, V0_17, V0_20, V0_20_1, V0_33];
+pub const MATH_CHANGES: &[Version] = &[V0_16, V0_17, V0_18, V0_20, V0_20_1, V0_33];
 
 const NEEDED: &[&str] = &[
     "model",
@@ -54,6 +55,7 @@ const NEEDED: &[&str] = &[
     "num_gpu_blocks_override",
     "mm_ipc_gpu_memory_gb",
     "mm_encoder_tp_mode",
+    "env:VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
 ];
 
 /// Role from `--kv-transfer-config {"kv_role": ...}`.
@@ -357,9 +359,7 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
 /// runs (capstone L4 records), so the optimistic side keeps none of it. Eager launches capture
 /// nothing (`cudagraph_mode` NONE) but keep it on the pessimistic side.
 fn graph_profile(args: &EngineArgs, m: &Geometry, tp: u32) -> Estimate {
-    // `envs.py` defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to 1 from 0.20.0 (read in the
-    // 0.20.0, 0.20.1 and 0.20.2 wheels; their logs call it "default since v0.21.0").
-    if args.version < V0_20 {
+    if !graphs_estimated(args) {
         return Estimate::exact(0.0);
     }
     let width = f64::from(m.num_attention_heads) * f64::from(m.head_dim) / f64::from(tp.max(1));
@@ -368,6 +368,21 @@ fn graph_profile(args: &EngineArgs, m: &Geometry, tp: u32) -> Estimate {
         Estimate::range(0.0, 0.0, est)
     } else {
         Estimate::range(est, 0.0, est)
+    }
+}
+
+/// Whether the profile subtracts its CUDA-graph estimate: `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`
+/// (`envs.py`, read as `bool(int(...))`) exists from 0.18.0 with default 0 and defaults to 1 from
+/// 0.20.0 (read in the 0.16.0–0.20.0 wheels; the 0.20 logs call it "default since v0.21.0");
+/// `v1/worker/gpu_worker.py :: determine_available_memory` adds the estimate to the peak only
+/// when it is set. A value that is not an integer stops the engine; kvlint keeps the default.
+fn graphs_estimated(args: &EngineArgs) -> bool {
+    let env = args
+        .text("env:VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+        .and_then(|v| v.trim().parse::<i64>().ok());
+    match env {
+        Some(n) if args.version >= V0_18 => n != 0,
+        _ => args.version >= V0_20,
     }
 }
 

@@ -210,6 +210,7 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
         Engine::Vllm => vllm::parse(launch, release, cx),
         Engine::Trtllm => trtllm::parse(launch, release, version.is_some(), cx),
     };
+    read_env(launch, &mut parsed.args);
     if version.is_none() {
         releases::unknown(launch.engine, &mut parsed);
     }
@@ -217,6 +218,29 @@ pub fn parse(launch: &Launch, version: Option<&Version>, cx: &mut ParseContext) 
         .findings
         .splice(0..0, kwarg_findings.unwrap_or_default());
     parsed
+}
+
+/// Environment variables that change how an engine sizes its memory, read from the launch's
+/// environment (`KEY=value` prefixes, container env) as settings named `env:KEY`, so a plan
+/// reads them, and an unresolved one is INP004, as options are.
+const MEMORY_ENV: &[(Engine, &str)] = &[(Engine::Vllm, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")];
+
+fn read_env(launch: &Launch, args: &mut EngineArgs) {
+    for (key, arg) in &launch.env {
+        if !MEMORY_ENV.contains(&(launch.engine, key.as_str())) {
+            continue;
+        }
+        let dest = format!("env:{key}");
+        let setting = Setting {
+            dest: dest.clone(),
+            value: SettingValue::Text(arg.text.clone()),
+            flag_loc: arg.loc,
+            value_loc: arg.loc,
+            unresolved: arg.unresolved.clone(),
+        };
+        // The last assignment wins, as in a shell or a container's env list.
+        args.settings.insert(dest, setting);
+    }
 }
 
 /// Whether `flag` (`--max-model-len`; vLLM also takes `--max_model_len`) is an exact option of
