@@ -236,6 +236,12 @@ fn what_a_script_hides_is_inp004_and_what_it_breaks_inp001() {
         ("fixtures/INP004/fire-unknown-array.sh", "INP004"),
         ("fixtures/INP004/fire-branch-context.sh", "INP004"),
         ("fixtures/INP004/fire-default-from-caller.sh", "INP004"),
+        ("fixtures/INP004/fire-command-output.sh", "INP004"),
+        (
+            "fixtures/INP004/fire-command-output-quoted-parens.sh",
+            "INP004",
+        ),
+        ("fixtures/INP004/fire-alternate-expansion.sh", "INP004"),
         ("fixtures/INP001/fire-unterminated-quote.sh", "INP001"),
         ("fixtures/INP001/fire-unterminated-heredoc.sh", "INP001"),
     ] {
