@@ -8,7 +8,7 @@ mod link;
 mod place;
 
 pub use container::container;
-pub use elsewhere::held_by;
+pub use elsewhere::{held_by, same_input};
 use place::place;
 pub use place::{place_found, product};
 
@@ -38,7 +38,7 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
     let holds = |(path, values): (&String, &Vec<String>)| {
         let at = Path::parse(path).ok().and_then(|p| p.first(doc, doc));
         let text = at.and_then(Node::scalar_text).unwrap_or_default();
-        values.iter().any(|v| v.eq_ignore_ascii_case(&text))
+        values.iter().any(|v| value_matches(v, &text))
     };
     file_ok
         && api_ok
@@ -46,6 +46,17 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
         && !r.absent.iter().any(has)
         && r.values.iter().all(holds)
         && !r.not_values.iter().any(holds)
+}
+
+/// A recognition value against the text at its path, ASCII case ignored; a value ending in `*`
+/// matches texts that start with the rest (`nvidia-nim-*`).
+fn value_matches(want: &str, text: &str) -> bool {
+    match want.strip_suffix('*') {
+        Some(prefix) => text
+            .get(..prefix.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(prefix)),
+        None => want.eq_ignore_ascii_case(text),
+    }
 }
 
 /// The site with its `env` list (Kubernetes `- name:`/`value:`, compose `- K=V`) as a mapping of

@@ -75,6 +75,10 @@ pub fn read_each(
         .map(|(engine, command)| Launch::new(engine, command, Vec::new()))
         .collect();
     let mut out = Extracted { launches, findings };
+    // An InferenceService beside the ServingRuntime that serves it: the runtime gave the launch.
+    if !out.launches.is_empty() {
+        out.findings.retain(|f| !by_platform::same_input(f));
+    }
     unread::note(file, src, scan, &mut out);
     out.findings
 }

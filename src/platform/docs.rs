@@ -114,7 +114,7 @@ kinds = []                           # Kubernetes kinds; api_versions = ["ray.io
 files = []                           # file-name globs (model.json)
 paths = ["applications[].args"]      # key paths that must exist; absent = [...] must not
 # embedded_in = { kinds = ["RayService"], path = "spec.serveConfigV2" }  # YAML held in a string
-# values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value
+# values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value (`nim-*`: a prefix)
 # not_values = { backend = ["vllm"] }   # paths that must not hold one of these values
 # images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
 
@@ -162,6 +162,7 @@ gpu_count_default = 1
 # what = "the engine's settings are in `1/model.json` beside this config.pbtxt"
 # files = ["*/model.json"]           # from the document's folder (`**/` anywhere): checked with it, nothing is said
 # help = "kvlint check MODEL_DIR/"   # the command that gives kvlint the real launch
+# same_input = true                  # or another document of the same input: said only when it gives none
 
 [docs]
 what = "..."

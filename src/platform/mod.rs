@@ -58,6 +58,10 @@ pub struct Elsewhere {
     /// The command that gives kvlint the real launch, where one exists.
     #[serde(default)]
     pub help: Option<String>,
+    /// The launch may be another document of the same input (a KServe ServingRuntime beside the
+    /// InferenceService it serves): said only when the input gives no launch.
+    #[serde(default)]
+    pub same_input: bool,
 }
 
 /// An engine by its name in platform files.

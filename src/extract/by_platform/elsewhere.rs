@@ -12,6 +12,8 @@ use crate::yaml::Node;
 /// [`held_by`].
 const FILES: &str = "elsewhere";
 const FROM: &str = "elsewhere_from";
+/// Set on the finding of a platform whose launch may be another document of the same input.
+const SAME_INPUT: &str = "elsewhere_same_input";
 
 /// INP006 at the place that made the document `name` the platform's (a value, an image, a path),
 /// else at the document.
@@ -43,15 +45,24 @@ pub fn finding(p: &Platform, file: FileId, name: &str, doc: &Node) -> Finding {
             String::new(),
         ),
     };
-    let f = Finding::new("INP006", Some(loc))
+    let mut f = Finding::new("INP006", Some(loc))
         .var("engine", &p.title)
         .var("reason", reason)
         .var("help", help);
+    if p.elsewhere.as_ref().is_some_and(|e| e.same_input) {
+        f = f.var(SAME_INPUT, "yes");
+    }
     if files.is_empty() {
         f
     } else {
         f.var(FILES, files).var(FROM, name)
     }
+}
+
+/// Whether `f` is such a finding of a platform whose launch may be another document of the same
+/// input: it is dropped when that input gave a launch.
+pub fn same_input(f: &Finding) -> bool {
+    f.get(SAME_INPUT).is_some()
 }
 
 /// Whether `f` is such a finding whose launch is in another of the files `names` (the run's
