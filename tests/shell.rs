@@ -432,3 +432,30 @@ fn dockerfile_build_args_and_stages_lead_to_the_base_image() {
     );
     assert_eq!(args(l), ["Qwen/Qwen3-8B", "--max-model-len", "8192"]);
 }
+
+#[test]
+fn a_variable_set_from_a_substitution_is_one_unknown_value_not_its_texts_words() {
+    // `$(( ... ))` kvlint cannot evaluate, `$(...)` and backquotes: each variable's value is only
+    // known when the script runs, so `$R` unquoted is no flag and no positional of its own.
+    let script = "R=$(( ${RANK:-0} * LOCAL ))\nN=`nvidia-smi -L | wc -l`\n\
+                  C=$(grep -oP \"cache \\(\\K[0-9]+\" vllm.log)\n\
+                  vllm serve m --data-parallel-start-rank $R --tensor-parallel-size $N --max-model-len $C\n";
+    let mut sources = Sources::default();
+    let id = sources.add("s.sh", script);
+    let out = extract(id, &sources);
+    let l = &out.launches[0];
+    assert_eq!(
+        args(l),
+        [
+            "m",
+            "--data-parallel-start-rank",
+            "$R",
+            "--tensor-parallel-size",
+            "$N",
+            "--max-model-len",
+            "$C"
+        ]
+    );
+    assert_eq!(l.args[2].unresolved, ["$(( ${RANK:-0} * LOCAL ))"]);
+    assert_eq!(l.args[4].unresolved, ["`nvidia-smi -L | wc -l`"]);
+}

@@ -4,11 +4,13 @@
 
 mod container;
 mod elsewhere;
+mod exports;
 mod link;
 mod place;
 
 pub use container::container;
 pub use elsewhere::{held_by, same_input};
+use exports::environment;
 use place::place;
 pub use place::{place_found, product};
 
@@ -193,8 +195,12 @@ fn command(
         let list = first_of(std::slice::from_ref(path), doc, node);
         words.extend(list.into_iter().flat_map(|l| words_of(file, src, l)));
     }
-    let env = environment(site, src, doc, node, outer);
-    let mut found = shell::exec_launches(file, words, &env);
+    let (env, unknown) = environment(site, src, doc, node, outer);
+    let pod = shell::PodEnv {
+        unknown,
+        any_name: false,
+    };
+    let mut found = shell::container_launches(file, words, &env, &pod);
     for l in &mut found.launches {
         for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
             a.unresolved = placeholders(&a.text);
@@ -214,49 +220,6 @@ fn words_of(file: FileId, src: &SourceFile, line: &Node) -> Vec<MappedWord> {
             .map(|w| shell::split_words(file, &w))
             .unwrap_or_default(),
     }
-}
-
-/// The variables a site's command or script sees: its `env` mapping, then what the platform
-/// `exports` (`{gpus}` and `{pods}` as read for the site), each at the place it comes from.
-fn environment(
-    site: &Site,
-    src: &SourceFile,
-    doc: &Node,
-    node: &Node,
-    outer: Option<&Node>,
-) -> Vec<(String, MappedWord)> {
-    let mut env = Vec::new();
-    if let Some(Value::Map(entries)) = first_of(&site.env, doc, node).map(|e| env_map(e).value) {
-        for (k, v) in &entries {
-            if let (Some(name), Some(w)) = (k.as_str(), scalar::word(src, v)) {
-                env.push((name.to_string(), w));
-            }
-        }
-    }
-    if site.exports.is_empty() {
-        return env;
-    }
-    let mut probe = Launch::new(Engine::Vllm, node.loc, Vec::new());
-    place(&mut probe, site, doc, node, outer);
-    let p = &probe.placement;
-    let count = |n: Option<u32>| n.map_or_else(String::new, |n| n.to_string());
-    let at = p.gpu.as_ref().map_or(node.loc, |g| g.1);
-    for (name, value) in &site.exports {
-        let gpus = value.contains("{gpus}");
-        if gpus && p.gpus_per_pod.is_none() {
-            continue;
-        }
-        let text = value
-            .replace("{gpus}", &count(p.gpus_per_pod))
-            .replace("{pods}", &count(p.pods));
-        let loc = if gpus { at } else { node.loc };
-        env.extend(
-            synthetic_words(&[&text], loc)
-                .into_iter()
-                .map(|w| (name.clone(), w)),
-        );
-    }
-    env
 }
 
 /// The launch's `object` and `group`: the platform's title and the site's name.

@@ -134,6 +134,7 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # command = ["docker_server.start_command"]  a whole command line, read as a container's (sh -c too)
 # script = ["run"]  env = ["envs"]   a shell script read as `bash -c` reads it, with these variables
 # exports = { NUM_GPUS = "{gpus}", NUM_NODES = "{pods}", RANK = "0" }  variables the platform sets
+#   TP_SIZE = "${parallelism.tensor:-1}"  the site's value at a path (absent, no default: unknown)
 # option_value = "string_value"      path from each option's value to its scalar (Triton parameters)
 # shared_options = "/"               a mapping whose keys apply where options lack them
 # llm_api_options = ""  drop = [...] TensorRT-LLM: this mapping is --extra_llm_api_options, in place

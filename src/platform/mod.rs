@@ -250,7 +250,9 @@ pub struct Site {
     #[serde(default)]
     pub env: Vec<String>,
     /// Variables the platform itself sets for `command` or `script`: name → value, where `{gpus}`
-    /// and `{pods}` are the GPUs per pod and the pods read for the site.
+    /// and `{pods}` are the GPUs per pod and the pods read for the site, and `${path}` /
+    /// `${path:-default}` the site's value at `path` (absent with no default: a value kvlint does
+    /// not know).
     #[serde(default)]
     pub exports: BTreeMap<String, String>,
     /// A Kubernetes pod template (`metadata`, `spec.containers`) whose containers are read as a

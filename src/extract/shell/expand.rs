@@ -551,9 +551,10 @@ fn field_of(pieces: Vec<Piece>, loc: Loc) -> Field {
     }
 }
 
-/// `$(...)` or a backquoted command, as written: its output is only known when the script runs.
+/// `$(...)`, `$((...))` or a backquoted command, as written: its value is only known when the
+/// script runs (an arithmetic one the script fixes was evaluated already).
 fn is_substitution(text: &str) -> bool {
-    (text.starts_with("$(") && !text.starts_with("$((") && text.ends_with(')'))
+    (text.starts_with("$(") && text.ends_with(')'))
         || (text.len() > 1 && text.starts_with('`') && text.ends_with('`'))
 }
 
