@@ -156,6 +156,7 @@ gpu_count_default = 1
 # pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size; `worker.size + 1`)
 # gpu_resource = ["requestGPUType"]  a MIG resource name names the device
 # node_selector_terms = ["nodeSelectorTerms"]  required node-affinity terms: the GPU they pin
+# node_label = ["acceleratorTypes"]  a {labelKey, labelValues} pair rendered as `key In values`: the GPU it pins
 # [[launch.render]]                  words a template renders from values, `${path}` filled in
 # when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
 

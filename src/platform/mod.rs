@@ -343,6 +343,10 @@ pub struct Site {
     /// Required node-affinity terms (`nodeSelectorTerms`), read as a pod's: the GPU they pin.
     #[serde(default)]
     pub node_selector_terms: Vec<String>,
+    /// A `{labelKey, labelValues}` pair a chart renders as a required node-affinity term (`key In
+    /// values`: llm-d modelservice's `acceleratorTypes`): the GPU it pins, read as such a term.
+    #[serde(default)]
+    pub node_label: Vec<String>,
     /// Words a chart's template adds to the argv from values, under a condition.
     #[serde(default)]
     pub render: Vec<Render>,
@@ -542,6 +546,7 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.instance_type.iter().map(String::as_str))
                 .chain(s.gpu_resource.iter().map(String::as_str))
                 .chain(s.node_selector_terms.iter().map(String::as_str))
+                .chain(s.node_label.iter().map(String::as_str))
                 .chain(
                     s.render
                         .iter()
