@@ -9,7 +9,7 @@ mod link;
 mod place;
 
 pub use container::container;
-pub use elsewhere::{held_by, same_input};
+pub use elsewhere::{held_by, held_in};
 use exports::environment;
 use place::place;
 pub use place::{place_found, product};

@@ -164,7 +164,7 @@ gpu_count_default = 1
 # what = "the engine's settings are in `1/model.json` beside this config.pbtxt"
 # files = ["*/model.json"]           # from the document's folder (`**/` anywhere): checked with it, nothing is said
 # help = "kvlint check MODEL_DIR/"   # the command that gives kvlint the real launch
-# same_input = true                  # or another document of the same input: said only when it gives none
+# same_input = ["ServingRuntime"]    # or an object of these kinds in the same input: then nothing is said
 
 [docs]
 what = "..."

@@ -58,10 +58,11 @@ pub struct Elsewhere {
     /// The command that gives kvlint the real launch, where one exists.
     #[serde(default)]
     pub help: Option<String>,
-    /// The launch may be another document of the same input (a KServe ServingRuntime beside the
-    /// InferenceService it serves): said only when the input gives no launch.
+    /// Kinds of object that hold the launch when the same input has one (a KServe
+    /// ServingRuntime beside the InferenceService it serves): then that object's launch is the
+    /// one read, and nothing is said here.
     #[serde(default)]
-    pub same_input: bool,
+    pub same_input: Vec<String>,
 }
 
 /// An engine by its name in platform files.

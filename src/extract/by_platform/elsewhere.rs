@@ -49,8 +49,8 @@ pub fn finding(p: &Platform, file: FileId, name: &str, doc: &Node) -> Finding {
         .var("engine", &p.title)
         .var("reason", reason)
         .var("help", help);
-    if p.elsewhere.as_ref().is_some_and(|e| e.same_input) {
-        f = f.var(SAME_INPUT, "yes");
+    if let Some(e) = p.elsewhere.as_ref().filter(|e| !e.same_input.is_empty()) {
+        f = f.var(SAME_INPUT, e.same_input.join("\n"));
     }
     if files.is_empty() {
         f
@@ -59,10 +59,15 @@ pub fn finding(p: &Platform, file: FileId, name: &str, doc: &Node) -> Finding {
     }
 }
 
-/// Whether `f` is such a finding of a platform whose launch may be another document of the same
-/// input: it is dropped when that input gave a launch.
-pub fn same_input(f: &Finding) -> bool {
-    f.get(SAME_INPUT).is_some()
+/// Whether `f` is such a finding of a platform whose launch may be another object of the same
+/// input, and `text` (that input, which gave a launch) holds an object of one of those kinds.
+pub fn held_in(f: &Finding, text: &str) -> bool {
+    f.get(SAME_INPUT).is_some_and(|kinds| {
+        kinds.lines().any(|k| {
+            let line = format!("kind: {k}");
+            memchr::memmem::find(text.as_bytes(), line.as_bytes()).is_some()
+        })
+    })
 }
 
 /// Whether `f` is such a finding whose launch is in another of the files `names` (the run's
