@@ -242,6 +242,7 @@ fn what_a_script_hides_is_inp004_and_what_it_breaks_inp001() {
             "INP004",
         ),
         ("fixtures/INP004/fire-alternate-expansion.sh", "INP004"),
+        ("fixtures/INP004/fire-envsubst-template.yaml.tpl", "INP004"),
         ("fixtures/INP001/fire-unterminated-quote.sh", "INP001"),
         ("fixtures/INP001/fire-unterminated-heredoc.sh", "INP001"),
     ] {
