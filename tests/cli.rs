@@ -649,3 +649,32 @@ fn when_nothing_fits_the_help_says_so_and_offers_a_change_that_works() {
         ("refused", "passes")
     );
 }
+
+#[test]
+fn a_run_that_found_no_launch_says_what_it_skipped_on_purpose() {
+    // An in-process benchmark is no server launch (INP007, `allow`): the no-launch line still
+    // says it was seen and skipped, so the exit 0 is not a silent one.
+    let run = kvlint_stdin(
+        &["check", "--stdin-filename", "bench.sh", "-"],
+        Some("srun bash -c \"python3 -m sglang.bench_offline_throughput --model-path m --dp 2\"\n"),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "no engine launch found in 1 file; skipped on purpose: SGLang's in-process \
+             throughput benchmark (sglang.bench_offline_throughput) (INP007)"
+        ),
+        "{}",
+        run.stdout
+    );
+    // Nothing skipped: the line is as before.
+    let run = kvlint_stdin(
+        &["check", "--stdin-filename", "empty.sh", "-"],
+        Some("echo hello\n"),
+    );
+    assert!(
+        run.stdout.contains("no engine launch found in 1 file\n"),
+        "{}",
+        run.stdout
+    );
+}

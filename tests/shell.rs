@@ -236,6 +236,13 @@ fn what_a_script_hides_is_inp004_and_what_it_breaks_inp001() {
         ("fixtures/INP004/fire-unknown-array.sh", "INP004"),
         ("fixtures/INP004/fire-branch-context.sh", "INP004"),
         ("fixtures/INP004/fire-default-from-caller.sh", "INP004"),
+        ("fixtures/INP004/fire-command-output.sh", "INP004"),
+        (
+            "fixtures/INP004/fire-command-output-quoted-parens.sh",
+            "INP004",
+        ),
+        ("fixtures/INP004/fire-alternate-expansion.sh", "INP004"),
+        ("fixtures/INP004/fire-envsubst-template.yaml.tpl", "INP004"),
         ("fixtures/INP001/fire-unterminated-quote.sh", "INP001"),
         ("fixtures/INP001/fire-unterminated-heredoc.sh", "INP001"),
     ] {
@@ -425,4 +432,31 @@ fn dockerfile_build_args_and_stages_lead_to_the_base_image() {
         ("0.11.0", "vllm/vllm-openai:${VLLM_VERSION}")
     );
     assert_eq!(args(l), ["Qwen/Qwen3-8B", "--max-model-len", "8192"]);
+}
+
+#[test]
+fn a_variable_set_from_a_substitution_is_one_unknown_value_not_its_texts_words() {
+    // `$(( ... ))` kvlint cannot evaluate, `$(...)` and backquotes: each variable's value is only
+    // known when the script runs, so `$R` unquoted is no flag and no positional of its own.
+    let script = "R=$(( ${RANK:-0} * LOCAL ))\nN=`nvidia-smi -L | wc -l`\n\
+                  C=$(grep -oP \"cache \\(\\K[0-9]+\" vllm.log)\n\
+                  vllm serve m --data-parallel-start-rank $R --tensor-parallel-size $N --max-model-len $C\n";
+    let mut sources = Sources::default();
+    let id = sources.add("s.sh", script);
+    let out = extract(id, &sources);
+    let l = &out.launches[0];
+    assert_eq!(
+        args(l),
+        [
+            "m",
+            "--data-parallel-start-rank",
+            "$R",
+            "--tensor-parallel-size",
+            "$N",
+            "--max-model-len",
+            "$C"
+        ]
+    );
+    assert_eq!(l.args[2].unresolved, ["$(( ${RANK:-0} * LOCAL ))"]);
+    assert_eq!(l.args[4].unresolved, ["`nvidia-smi -L | wc -l`"]);
 }

@@ -3,7 +3,7 @@
 //! names, pulls `--config FILE` in after the model, expands `-O3` and dotted JSON keys.
 
 use super::argparse::{BoolStyle, HumanInt, Spec, Table};
-use super::{ParseContext, Parsed};
+use super::{ParseContext, Parsed, Setting, SettingValue};
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
 use crate::version::Version;
@@ -55,7 +55,18 @@ pub fn parse(launch: &Launch, version: Version, cx: &mut ParseContext) -> Parsed
     }
     let args = moved.as_deref().unwrap_or(&launch.args);
     let mut parsed = super::run_engine(Some(s), BoolStyle::Vllm, launch, args, version, cx);
-    if let Some(tag) = parsed.args.settings.remove("model_tag") {
+    // A word that is a whole unknown expansion (`$EXTRA`, `${REV:+--revision $REV}`) may be no
+    // word or any flags: the reader says so (INP004), it is no positional model.
+    let expansion = |t: &Setting| {
+        !t.unresolved.is_empty()
+            && matches!(&t.value, SettingValue::Text(v) if v.starts_with('$') || v.starts_with('`'))
+    };
+    if let Some(tag) = parsed
+        .args
+        .settings
+        .remove("model_tag")
+        .filter(|t| !expansion(t))
+    {
         parsed.findings.push(
             Finding::new("CFG004", Some(tag.value_loc))
                 .var("flag", "python3 -m vllm.entrypoints.openai.api_server")

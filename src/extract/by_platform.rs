@@ -5,11 +5,13 @@
 pub(crate) mod base;
 mod container;
 mod elsewhere;
+mod exports;
 mod link;
 mod place;
 
 pub use container::container;
-pub use elsewhere::held_by;
+pub use elsewhere::{held_by, held_in};
+use exports::environment;
 use place::place;
 pub use place::{place_found, product};
 
@@ -39,7 +41,7 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
     let holds = |(path, values): (&String, &Vec<String>)| {
         let at = Path::parse(path).ok().and_then(|p| p.first(doc, doc));
         let text = at.and_then(Node::scalar_text).unwrap_or_default();
-        values.iter().any(|v| v.eq_ignore_ascii_case(&text))
+        values.iter().any(|v| value_matches(v, &text))
     };
     file_ok
         && api_ok
@@ -47,6 +49,17 @@ pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
         && !r.absent.iter().any(has)
         && r.values.iter().all(holds)
         && !r.not_values.iter().any(holds)
+}
+
+/// A recognition value against the text at its path, ASCII case ignored; a value ending in `*`
+/// matches texts that start with the rest (`nvidia-nim-*`).
+fn value_matches(want: &str, text: &str) -> bool {
+    match want.strip_suffix('*') {
+        Some(prefix) => text
+            .get(..prefix.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(prefix)),
+        None => want.eq_ignore_ascii_case(text),
+    }
 }
 
 /// The site with its `env` list (Kubernetes `- name:`/`value:`, compose `- K=V`) as a mapping of
@@ -183,8 +196,12 @@ fn command(
         let list = first_of(std::slice::from_ref(path), doc, node);
         words.extend(list.into_iter().flat_map(|l| words_of(file, src, l)));
     }
-    let env = environment(site, src, doc, node, outer);
-    let mut found = shell::exec_launches(file, words, &env);
+    let (env, unknown) = environment(site, src, doc, node, outer);
+    let pod = shell::PodEnv {
+        unknown,
+        any_name: false,
+    };
+    let mut found = shell::container_launches(file, words, &env, &pod);
     for l in &mut found.launches {
         for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
             a.unresolved = placeholders(&a.text);
@@ -204,49 +221,6 @@ fn words_of(file: FileId, src: &SourceFile, line: &Node) -> Vec<MappedWord> {
             .map(|w| shell::split_words(file, &w))
             .unwrap_or_default(),
     }
-}
-
-/// The variables a site's command or script sees: its `env` mapping, then what the platform
-/// `exports` (`{gpus}` and `{pods}` as read for the site), each at the place it comes from.
-fn environment(
-    site: &Site,
-    src: &SourceFile,
-    doc: &Node,
-    node: &Node,
-    outer: Option<&Node>,
-) -> Vec<(String, MappedWord)> {
-    let mut env = Vec::new();
-    if let Some(Value::Map(entries)) = first_of(&site.env, doc, node).map(|e| env_map(e).value) {
-        for (k, v) in &entries {
-            if let (Some(name), Some(w)) = (k.as_str(), scalar::word(src, v)) {
-                env.push((name.to_string(), w));
-            }
-        }
-    }
-    if site.exports.is_empty() {
-        return env;
-    }
-    let mut probe = Launch::new(Engine::Vllm, node.loc, Vec::new());
-    place(&mut probe, site, doc, node, outer);
-    let p = &probe.placement;
-    let count = |n: Option<u32>| n.map_or_else(String::new, |n| n.to_string());
-    let at = p.gpu.as_ref().map_or(node.loc, |g| g.1);
-    for (name, value) in &site.exports {
-        let gpus = value.contains("{gpus}");
-        if gpus && p.gpus_per_pod.is_none() {
-            continue;
-        }
-        let text = value
-            .replace("{gpus}", &count(p.gpus_per_pod))
-            .replace("{pods}", &count(p.pods));
-        let loc = if gpus { at } else { node.loc };
-        env.extend(
-            synthetic_words(&[&text], loc)
-                .into_iter()
-                .map(|w| (name.clone(), w)),
-        );
-    }
-    env
 }
 
 /// The launch's `object` and `group`: the platform's title and the site's name.

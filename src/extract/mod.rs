@@ -59,7 +59,11 @@ pub fn read_each(
     }
     // What `unread::note` reads of a launch: where its command is.
     let mut commands = Vec::new();
-    let mut seen = |l: Launch| {
+    let template = env_template(&src.name);
+    let mut seen = |mut l: Launch| {
+        if template {
+            unfilled(&mut l);
+        }
         // Its first and last args: the documents they are in are the launch's too.
         let ends = [l.args.first(), l.args.last()].map(|a| a.map(|a| a.loc));
         commands.push((l.engine, l.command, ends));
@@ -80,8 +84,31 @@ pub fn read_each(
         })
         .collect();
     let mut out = Extracted { launches, findings };
+    // An InferenceService beside the ServingRuntime that serves it: the runtime gave the launch.
+    if !out.launches.is_empty() {
+        out.findings.retain(|f| !by_platform::held_in(f, &src.text));
+    }
     unread::note(file, src, scan, &mut out);
     out.findings
+}
+
+/// A file named as a template that `envsubst` (or a deploy script's `sed`) fills before it is
+/// applied (`deploy.yaml.tpl`, `vllm.yaml.template`): its `${NAME}` are placeholders, not text
+/// the engine would be given. (A Helm chart template, which holds `{{ }}` directives, was
+/// recognized before.)
+fn env_template(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [".tpl", ".tmpl", ".template"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
+}
+
+/// A template's launch: every argument still holding a `${NAME}` / `$NAME` placeholder is not
+/// known (INP004 where the pool needs it), never a value the engine refuses.
+fn unfilled(l: &mut Launch) {
+    for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
+        a.unresolved = by_platform::placeholders(&a.text);
+    }
 }
 
 /// The role an input gives a launch outside the engine's settings (a wrapper flag, a name).

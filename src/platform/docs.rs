@@ -114,7 +114,7 @@ kinds = []                           # Kubernetes kinds; api_versions = ["ray.io
 files = []                           # file-name globs (model.json)
 paths = ["applications[].args"]      # key paths that must exist; absent = [...] must not
 # embedded_in = { kinds = ["RayService"], path = "spec.serveConfigV2" }  # YAML held in a string
-# values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value
+# values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value (`nim-*`: a prefix)
 # not_values = { backend = ["vllm"] }   # paths that must not hold one of these values
 # images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
 
@@ -134,6 +134,7 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # command = ["docker_server.start_command"]  a whole command line, read as a container's (sh -c too)
 # script = ["run"]  env = ["envs"]   a shell script read as `bash -c` reads it, with these variables
 # exports = { NUM_GPUS = "{gpus}", NUM_NODES = "{pods}", RANK = "0" }  variables the platform sets
+#   TP_SIZE = "${parallelism.tensor:-1}"  the site's value at a path (absent, no default: unknown)
 # option_value = "string_value"      path from each option's value to its scalar (Triton parameters)
 # shared_options = "/"               a mapping whose keys apply where options lack them
 # llm_api_options = ""  drop = [...] TensorRT-LLM: this mapping is --extra_llm_api_options, in place
@@ -167,6 +168,7 @@ gpu_count_default = 1
 # pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size; `worker.size + 1`)
 # gpu_resource = ["requestGPUType"]  a MIG resource name names the device
 # node_selector_terms = ["nodeSelectorTerms"]  required node-affinity terms: the GPU they pin
+# node_label = ["acceleratorTypes"]  a {labelKey, labelValues} pair rendered as `key In values`: the GPU it pins
 # [[launch.render]]                  words a template renders from values, `${path}` filled in
 # when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
 
@@ -174,6 +176,7 @@ gpu_count_default = 1
 # what = "the engine's settings are in `1/model.json` beside this config.pbtxt"
 # files = ["*/model.json"]           # from the document's folder (`**/` anywhere): checked with it, nothing is said
 # help = "kvlint check MODEL_DIR/"   # the command that gives kvlint the real launch
+# same_input = ["ServingRuntime"]    # or an object of these kinds in the same input: then nothing is said
 
 [docs]
 what = "..."

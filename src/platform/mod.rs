@@ -61,6 +61,11 @@ pub struct Elsewhere {
     /// The command that gives kvlint the real launch, where one exists.
     #[serde(default)]
     pub help: Option<String>,
+    /// Kinds of object that hold the launch when the same input has one (a KServe
+    /// ServingRuntime beside the InferenceService it serves): then that object's launch is the
+    /// one read, and nothing is said here.
+    #[serde(default)]
+    pub same_input: Vec<String>,
 }
 
 /// An engine by its name in platform files.
@@ -249,7 +254,9 @@ pub struct Site {
     #[serde(default)]
     pub env: Vec<String>,
     /// Variables the platform itself sets for `command` or `script`: name → value, where `{gpus}`
-    /// and `{pods}` are the GPUs per pod and the pods read for the site.
+    /// and `{pods}` are the GPUs per pod and the pods read for the site, and `${path}` /
+    /// `${path:-default}` the site's value at `path` (absent with no default: a value kvlint does
+    /// not know).
     #[serde(default)]
     pub exports: BTreeMap<String, String>,
     /// A Kubernetes pod template (`metadata`, `spec.containers`) whose containers are read as a
@@ -345,6 +352,10 @@ pub struct Site {
     /// Required node-affinity terms (`nodeSelectorTerms`), read as a pod's: the GPU they pin.
     #[serde(default)]
     pub node_selector_terms: Vec<String>,
+    /// A `{labelKey, labelValues}` pair a chart renders as a required node-affinity term (`key In
+    /// values`: llm-d modelservice's `acceleratorTypes`): the GPU it pins, read as such a term.
+    #[serde(default)]
+    pub node_label: Vec<String>,
     /// Words a chart's template adds to the argv from values, under a condition.
     #[serde(default)]
     pub render: Vec<Render>,
@@ -545,6 +556,7 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.instance_type.iter().map(String::as_str))
                 .chain(s.gpu_resource.iter().map(String::as_str))
                 .chain(s.node_selector_terms.iter().map(String::as_str))
+                .chain(s.node_label.iter().map(String::as_str))
                 .chain(
                     s.render
                         .iter()

@@ -230,11 +230,38 @@ pub fn checked_line(outcome: &Outcome) -> String {
 /// visible, in every format.
 pub fn nothing_found(outcome: &Outcome) -> Option<String> {
     outcome.launches.is_empty().then(|| {
-        format!(
+        let none = format!(
             "no engine launch found in {}",
             count(outcome.files_checked, "file", "files")
-        )
+        );
+        match skipped(outcome) {
+            Some(what) => format!("{none}; skipped on purpose: {what}"),
+            None => none,
+        }
     })
+}
+
+/// What the inputs named and kvlint skipped on purpose (INP007, `allow` by default: a router,
+/// an in-process benchmark), so that a run that found no launch still says why: each once, the
+/// first three, with the rule that lists where.
+fn skipped(outcome: &Outcome) -> Option<String> {
+    const SHOWN: usize = 3;
+    let mut whats: Vec<&str> = Vec::new();
+    for f in outcome.findings.iter().filter(|f| f.rule == "INP007") {
+        if let Some(what) = f.get("what").filter(|w| !whats.contains(w)) {
+            whats.push(what);
+        }
+    }
+    if whats.is_empty() {
+        return None;
+    }
+    let more = whats.len().saturating_sub(SHOWN);
+    let mut text = whats[..whats.len().min(SHOWN)].join("; ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    // INP007 is `allow` by default; its rule page says how to list where each was skipped.
+    Some(format!("{text} (INP007)"))
 }
 
 /// Where a launch's GPU came from, for a reader: `the input, deploy.yaml:12`, `--gpu`.

@@ -22,6 +22,7 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
         first_of(&site.pod, root, at)
             .and_then(placement::gpu_type)
             .or_else(|| terms_gpu(site, doc, node))
+            .or_else(|| label_gpu(site, doc, node))
     });
     l.placement.gpus_per_pod = site
         .gpu_count
@@ -158,7 +159,45 @@ fn mig_resource(site: &Site, doc: &Node, node: &Node) -> Option<(String, Loc)> {
 
 /// The GPU that `node_selector_terms` pin, read as a pod's required node affinity.
 fn terms_gpu(site: &Site, doc: &Node, node: &Node) -> Option<(String, Loc)> {
-    let terms = first_of(&site.node_selector_terms, doc, node)?;
+    pinned(first_of(&site.node_selector_terms, doc, node)?)
+}
+
+/// The GPU a `node_label` pair pins: `labelKey In labelValues`, the required term llm-d
+/// modelservice's `_helpers.tpl` (`llm-d-modelservice.acceleratorTypes`) renders from it.
+fn label_gpu(site: &Site, doc: &Node, node: &Node) -> Option<(String, Loc)> {
+    let pair = first_of(&site.node_label, doc, node)?;
+    let (key, values) = (pair.get("labelKey")?, pair.get("labelValues")?);
+    let at = pair.loc;
+    let str_node = |s: &str| Node {
+        value: Value::Str(s.into()),
+        loc: at,
+    };
+    let expression = Node {
+        value: Value::Map(vec![
+            (str_node("key"), key.clone()),
+            (str_node("operator"), str_node("In")),
+            (str_node("values"), values.clone()),
+        ]),
+        loc: at,
+    };
+    let term = Node {
+        value: Value::Map(vec![(
+            str_node("matchExpressions"),
+            Node {
+                value: Value::Seq(vec![expression]),
+                loc: at,
+            },
+        )]),
+        loc: at,
+    };
+    pinned(&Node {
+        value: Value::Seq(vec![term]),
+        loc: at,
+    })
+}
+
+/// The GPU that required node-selector terms pin, read as a pod's.
+fn pinned(terms: &Node) -> Option<(String, Loc)> {
     let map = |k: &str, v: Node| Node {
         value: Value::Map(vec![(
             Node {

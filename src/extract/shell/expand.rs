@@ -241,6 +241,13 @@ impl Scope {
             .into_iter()
             .next()
             .unwrap_or_else(|| Field::from_chars(&[], self.loc(w.loc)));
+        // `W=$(nvidia-smi -L | wc -l)`: the value is only known when the script runs, so `$W`
+        // unquoted is unknown words, never the words of the substitution's own text.
+        if let [(0, why)] = field.names.as_slice() {
+            if field.as_str() == why && is_substitution(why) {
+                return Some((name, Value::Unknown(why.clone())));
+            }
+        }
         Some((name, Value::Scalar(field)))
     }
 
@@ -384,7 +391,14 @@ impl Scope {
                     exp.fixed = true;
                     push_value(&mut exp.pieces, &value, span, split)
                 }
-                None => push_unresolved(&mut exp.pieces, raw, name.to_string()),
+                None => {
+                    // `${REV:+--revision "$REV"}` unquoted is no word or several, never one
+                    // positional argument.
+                    if split && is_alternate(raw) {
+                        exp.splat = Some((name.to_string(), Splat::Words));
+                    }
+                    push_unresolved(&mut exp.pieces, raw, name.to_string())
+                }
             },
             (
                 ParamOp::Default {
@@ -536,6 +550,30 @@ fn field_of(pieces: Vec<Piece>, loc: Loc) -> Field {
         splat: None,
     }
 }
+
+/// `$(...)`, `$((...))` or a backquoted command, as written: its value is only known when the
+/// script runs (an arithmetic one the script fixes was evaluated already).
+fn is_substitution(text: &str) -> bool {
+    (text.starts_with("$(") && text.ends_with(')'))
+        || (text.len() > 1 && text.starts_with('`') && text.ends_with('`'))
+}
+
+/// `${NAME:+word}` / `${NAME+word}`: the word when NAME is set, else nothing (bash
+/// "Parameter Expansion", `${parameter:+word}`).
+fn is_alternate(raw: &[Ch]) -> bool {
+    let text: String = raw.iter().take(MAX_NAME + 4).map(|ch| ch.c).collect();
+    let Some(rest) = text.strip_prefix("${") else {
+        return false;
+    };
+    let name_len = rest
+        .find(|c: char| !super::lex::is_name_char(c))
+        .unwrap_or(rest.len());
+    let op = &rest[name_len..];
+    name_len > 0 && (op.starts_with(":+") || op.starts_with('+'))
+}
+
+/// Longest variable name looked at when telling an alternate expansion from the others.
+const MAX_NAME: usize = 256;
 
 pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
