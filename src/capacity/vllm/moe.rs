@@ -2,13 +2,11 @@
 //! fused-MoE kernels' own allocation code.
 
 use super::super::Estimate;
+use super::V0_16;
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::Geometry;
 use crate::units::GIB;
-use crate::version::Version;
-
-const V0_16: Version = Version::new(0, 16, 0);
 
 /// The fused-MoE intermediate buffers of one layer in the profile run, at bf16: the Triton
 /// experts' `workspace_shapes` of 0.33.0 (`fused_moe/experts/triton_moe.py :: TritonExperts`)
