@@ -69,7 +69,6 @@ const PINNED_BY_BRANCH: &[&str] = &[
     "zai-org/GLM-4.6",
     "zai-org/GLM-4.5",
     "zai-org/GLM-4.5-Air",
-    "Qwen/Qwen2.5-72B-Instruct",
     "mistralai/Mistral-Large-Instruct-2411",
 ];
 
@@ -142,6 +141,10 @@ fn quantized_variants_keep_their_quantization_config() {
         "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8",
         "openai/gpt-oss-120b",
         "nvidia/Llama-3.1-8B-Instruct-NVFP4",
+        "moonshotai/Kimi-K2.6",
+        "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",
+        "Qwen/Qwen3-30B-A3B-Thinking-2507-FP8",
+        "XiaomiMiMo/MiMo-V2.5",
     ] {
         let g = catalog_lookup(id).unwrap_or_else(|| panic!("{id} not in catalog"));
         let q = g
@@ -339,7 +342,7 @@ struct Popular {
 
 /// Share of the popularity list that resolves offline with the right KV bytes. The issue's
 /// target is 95 %; this floor is what the catalog reaches today, and may only rise.
-const POPULAR_FLOOR: f64 = 0.402;
+const POPULAR_FLOOR: f64 = 0.455;
 
 #[test]
 fn popular_models_resolve_offline() {
@@ -471,6 +474,12 @@ fn popular_ids_kv_bytes_match_hand_arithmetic() {
         // global_head_dim 512 with num_global_key_value_heads null, read as num_key_value_heads
         // 2: 7 × 2 × 512 × 2 × 2; sliding layers 35 × 2 × 256 × 2 × 2.
         ("google/gemma-4-E4B-it", 28_672, 71_680),
+        // Kimi-Linear: linear_attn_config.full_attn_layers names 7 MLA layers of 27, the other 20
+        // are KDA (fixed state); 7 × (512 + 64) × 2.
+        ("moonshotai/Kimi-Linear-48B-A3B-Instruct", 8_064, 0),
+        // MiMo-V2.5: hybrid_layer_pattern gives 9 full and 39 sliding layers of 48; full layers
+        // 4 KV heads × (head_dim 192 + v_head_dim 128), sliding ones 8 × (192 + 128); × 2 bytes.
+        ("XiaomiMiMo/MiMo-V2.5", 23_040, 199_680),
     ];
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/popular_models.toml");
     let list: PopularList = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

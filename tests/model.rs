@@ -81,6 +81,28 @@ fn deepseek_v32_with_its_mtp_layer_matches_the_hf_size() {
     assert!(g.nextn_params > 10_000_000_000);
 }
 
+/// DeepSeek-V4 `expert_dtype: fp4` checkpoints store their routed experts as MXFP4. The
+/// deepseek-ai/DeepSeek-V4-Flash-0731 model-inspection report (gogongxt/python
+/// scripts/models/deepseek_v4_flash_0731.md) lists 48 shards of 155.43 GiB, of which the three
+/// dspark/MTP layers (`mtp.0-2.*`) take 10.12 GiB: 145.31 GiB for the model the engines load
+/// without speculative decoding, its 43 × 256 routed experts 3 × 43.00 GiB of packed e2m1 pairs
+/// and 3 × 2.69 GiB of ue8m0 scales. Priced as FP8 the experts alone were 266 GiB.
+#[test]
+fn deepseek_v4_flash_weights_price_fp4_experts() {
+    for id in [
+        "deepseek-ai/DeepSeek-V4-Flash",
+        "deepseek-ai/DeepSeek-V4-Flash-0731",
+    ] {
+        let g = catalog_lookup(id).unwrap();
+        let got = g.weight_bytes as f64 / GIB;
+        eprintln!("{id}: {got:.2} GiB");
+        assert!(
+            within(got, 145.31, 0.05),
+            "{id}: {got:.2} GiB vs 145.31 GiB"
+        );
+    }
+}
+
 /// vLLM "Model loading took X GiB" at TP1 on H100 for bf16 checkpoints in the catalog.
 #[test]
 fn weight_bytes_match_measured_bf16_loads() {

@@ -9,6 +9,8 @@ worked out here from the config.json independently of kvlint's geometry code:
 - `layer_types` counts full and sliding/chunked layers; Gemma 4 full layers use
   `num_global_key_value_heads` × `global_head_dim` (vLLM gemma4.py `per_layer_config`);
 - `full_attention_interval` (Qwen3-Next): every n-th layer keeps KV, the rest are linear;
+- `linear_attn_config.full_attn_layers` (Kimi-Linear): only those layers keep KV, the KDA layers
+  hold a fixed state;
 - `attention_chunk_size` (Llama 4): every 4th layer is global, the rest chunked;
 - `sliding_window_pattern` (Gemma 2 alternates): every n-th layer global, the rest windowed;
 - a config-wide `sliding_window` (unless `use_sliding_window` is false): every layer windowed;
@@ -41,6 +43,10 @@ def kv(cfg):
         kv_heads = t.get("num_key_value_heads") or t.get("multi_query_group_num") or heads
         head_dim = t.get("head_dim") or t.get("kv_channels") or t["hidden_size"] // heads
         per = kv_heads * head_dim * 2 * 2
+    lin = t.get("linear_attn_config") or {}
+    if lin.get("full_attn_layers"):
+        # Kimi-Linear (vLLM kimi_linear.py `is_kda_layer`): the listed layers are MLA.
+        return len(lin["full_attn_layers"]) * per, 0
     if t.get("hybrid_layer_pattern"):
         # MiMo-V2 (vLLM/SGLang mimo_v2.py `is_swa_layer`): 1 marks a sliding layer, which has
         # its own swa_* head shape; K and V widths may differ (v_head_dim).

@@ -45,6 +45,22 @@ impl WeightFormat {
                     } else {
                         0.0
                     });
+                // DeepSeek-V4 `expert_dtype: fp4`: routed experts are 4-bit beside the FP8
+                // linears (vLLM `transformers_utils/config.py :: _maybe_resolve_dsv4_expert_dtype`;
+                // the fp8 config hands `RoutedExperts` an MXFP4 MoE method, or NVFP4 where
+                // `moe_quant_algo` says so): MXFP4 one ue8m0 scale per 32 values, NVFP4 one e4m3
+                // scale per `group_size`.
+                if c.str("expert_dtype") == Some("fp4") {
+                    let nvfp4 = q.get("moe_quant_algo").and_then(Value::as_str) == Some("NVFP4");
+                    let group = q.get("group_size").and_then(as_uint).unwrap_or(16).max(1);
+                    let scale = if nvfp4 {
+                        1.0 / group as f64
+                    } else {
+                        1.0 / 32.0
+                    };
+                    let experts = Pattern::Part("mlp.experts".to_string());
+                    f.rules.insert(0, (vec![experts], 0.5 + scale));
+                }
                 f.skip = hf_patterns(c, q, &["modules_to_not_convert", "ignored_layers"])?;
             }
             "awq" | "awq_marlin" | "gptq" | "gptq_marlin" => {
@@ -360,6 +376,36 @@ mod tests {
         let json = json!({ "quantization_config": quantization_config });
         let c = Cfg::new(&json, "config.json").unwrap();
         WeightFormat::read(&c, Dtype::Bf16).unwrap()
+    }
+
+    /// DeepSeek-V4's config.json: block-FP8 linears, `expert_dtype: fp4` routed experts (MXFP4,
+    /// or NVFP4 where nvidia/DeepSeek-V4-Flash-NVFP4 sets `moe_quant_algo`); shared experts stay
+    /// FP8, and without `expert_dtype` the experts are FP8 too (sgl-project's FP8 re-export).
+    #[test]
+    fn deepseek_v4_fp4_experts_beside_fp8_linears() {
+        let read = |json: Value| {
+            let c = Cfg::new(&json, "config.json").unwrap();
+            WeightFormat::read(&c, Dtype::Bf16).unwrap()
+        };
+        let fp8 = json!({"quant_method": "fp8", "weight_block_size": [128, 128]});
+        let expert = "model.layers.3.mlp.experts.0.gate_proj";
+        let shared = "model.layers.3.mlp.shared_experts.gate_proj";
+        let block = 1.0 + 4.0 / 16384.0;
+        let f = read(json!({"expert_dtype": "fp4", "quantization_config": fp8}));
+        // Two e2m1 values a byte and one ue8m0 scale per 32: 0.5 + 1/32.
+        assert_eq!(f.bytes_per_weight(expert), 0.53125);
+        assert_eq!(f.bytes_per_weight(shared), block);
+        assert_eq!(
+            f.bytes_per_weight("model.layers.3.self_attn.q_a_proj"),
+            block
+        );
+        let nv = json!({"expert_dtype": "fp4", "quantization_config": {"quant_method": "fp8",
+            "moe_quant_algo": "NVFP4", "group_size": 16}});
+        assert_eq!(read(nv).bytes_per_weight(expert), 0.5625);
+        assert_eq!(
+            read(json!({"quantization_config": fp8})).bytes_per_weight(expert),
+            block
+        );
     }
 
     /// The shape of nvidia/Qwen3.6-35B-A3B-NVFP4's config.json: FP8 attention, NVFP4 experts,
