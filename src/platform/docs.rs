@@ -114,12 +114,14 @@ kinds = []                           # Kubernetes kinds; api_versions = ["ray.io
 files = []                           # file-name globs (model.json)
 paths = ["applications[].args"]      # key paths that must exist; absent = [...] must not
 # embedded_in = { kinds = ["RayService"], path = "spec.serveConfigV2" }  # YAML held in a string
+#                                    (`/`-paths of `pod` and `gpu_type` start at the object)
 # values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value (`nim-*`: a prefix)
 # not_values = { backend = ["vllm"] }   # paths that must not hold one of these values
 # images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
 
 [[launch]]                           # one per kind of launch site
 at = "applications[].args.llm_configs[]"   # `[]` each item, `[name=main]` those named, `*` each value, `/` from the document
+                                     # a key holding `.` or `/` in double quotes: 'labels."ray.io/accelerator-type"'
 options = "engine_kwargs"            # the option map
 keys = "kwargs"                      # kwargs (dataclass fields) | flags (--config names) | camel
 frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
@@ -140,6 +142,7 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # llm_api_options = ""  drop = [...] TensorRT-LLM: this mapping is --extra_llm_api_options, in place
 model = ["model_loading_config.model_source", "model_loading_config.model_id"]
 gpu_type = ["accelerator_type"]      # `H100:8` gives the count too; gpu_marks = ["!"] drops `H100!`'s mark
+                                     # (a path reaching several GPUs (worker groups) gives the least-memory one)
 # gpu_type_prefix = ["nvidia-gpu-"]  prefixes before the GPU's name (a name without one: no GPU)
 # model_url = true                   the model is a URL (`hf://org/name`): what follows the scheme
 gpu_count = ["engine_kwargs.tensor_parallel_size * engine_kwargs.pipeline_parallel_size"]

@@ -170,7 +170,8 @@ pub struct Recognize {
     #[serde(default)]
     pub commands: Vec<String>,
     /// The document is YAML held in a string of a Kubernetes object (KubeRay `RayService`
-    /// `spec.serveConfigV2`); `paths` and the sites apply to it, `/`-paths of `pod` to the object.
+    /// `spec.serveConfigV2`); `paths` and the sites apply to it, `/`-paths of `pod` and `gpu_type`
+    /// to the object.
     #[serde(default)]
     pub embedded_in: Option<Embedded>,
 }
@@ -320,7 +321,8 @@ pub struct Site {
     pub model_url: bool,
     /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
     /// `H100:8` and a one-entry mapping `{H100: 8}` give the count too; a mapping of several
-    /// GPUs (any of them) gives only their count, when they agree.
+    /// GPUs (any of them) gives only their count, when they agree. A path that reaches several
+    /// values (each worker group's label) gives the least-memory GPU of them: any may run it.
     #[serde(default)]
     pub gpu_type: Vec<String>,
     /// Marks the platform writes after a GPU name that leave the GPU the same (Modal's `H100!`,
