@@ -9,7 +9,7 @@ mod base;
 pub mod docs;
 pub mod path;
 
-pub use base::{ArgsOrder, Base, Derive, Lookup};
+pub use base::{ArgsOrder, Base, Derive, Lookup, Overlay, Select};
 
 use crate::launch::Engine;
 use serde::{Deserialize, Serialize};
@@ -61,11 +61,6 @@ pub struct Elsewhere {
     /// The command that gives kvlint the real launch, where one exists.
     #[serde(default)]
     pub help: Option<String>,
-    /// Kinds of object that hold the launch when the same input has one (a KServe
-    /// ServingRuntime beside the InferenceService it serves): then that object's launch is the
-    /// one read, and nothing is said here.
-    #[serde(default)]
-    pub same_input: Vec<String>,
 }
 
 /// An engine by its name in platform files.
@@ -535,6 +530,15 @@ pub fn check(p: &Platform) -> Result<(), String> {
         return Err("give exactly one of `engine` and `engine_from`".into());
     } else if p.launches.is_empty() {
         return Err("no [[launch]] site".into());
+    }
+    for b in p.launches.iter().filter_map(|s| s.base.as_ref()) {
+        if b.kinds.is_empty() || b.containers.is_some() == b.container.is_some() {
+            return Err(
+                "a `base` names the kinds that hold its template, and merges either `containers` \
+                 by name or one `container`"
+                    .into(),
+            );
+        }
     }
     let r = &p.recognize;
     let named = !(r.paths.is_empty() && r.files.is_empty() && r.images.is_empty());
