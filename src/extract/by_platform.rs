@@ -6,11 +6,13 @@ pub(crate) mod base;
 mod container;
 mod elsewhere;
 mod exports;
+pub(crate) mod holder;
 mod link;
+pub(crate) mod merge;
 mod place;
 
 pub use container::container;
-pub use elsewhere::{held_by, held_in};
+pub use elsewhere::held_by;
 use exports::environment;
 use place::place;
 pub use place::{place_found, product};

@@ -84,10 +84,6 @@ pub fn read_each(
         })
         .collect();
     let mut out = Extracted { launches, findings };
-    // An InferenceService beside the ServingRuntime that serves it: the runtime gave the launch.
-    if !out.launches.is_empty() {
-        out.findings.retain(|f| !by_platform::held_in(f, &src.text));
-    }
     unread::note(file, src, scan, &mut out);
     out.findings
 }

@@ -114,12 +114,14 @@ kinds = []                           # Kubernetes kinds; api_versions = ["ray.io
 files = []                           # file-name globs (model.json)
 paths = ["applications[].args"]      # key paths that must exist; absent = [...] must not
 # embedded_in = { kinds = ["RayService"], path = "spec.serveConfigV2" }  # YAML held in a string
+#                                    (`/`-paths of `pod` and `gpu_type` start at the object)
 # values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value (`nim-*`: a prefix)
 # not_values = { backend = ["vllm"] }   # paths that must not hold one of these values
 # images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
 
 [[launch]]                           # one per kind of launch site
 at = "applications[].args.llm_configs[]"   # `[]` each item, `[name=main]` those named, `*` each value, `/` from the document
+                                     # a key holding `.` or `/` in double quotes: 'labels."ray.io/accelerator-type"'
 options = "engine_kwargs"            # the option map
 keys = "kwargs"                      # kwargs (dataclass fields) | flags (--config names) | camel
 frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
@@ -140,6 +142,7 @@ frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # llm_api_options = ""  drop = [...] TensorRT-LLM: this mapping is --extra_llm_api_options, in place
 model = ["model_loading_config.model_source", "model_loading_config.model_id"]
 gpu_type = ["accelerator_type"]      # `H100:8` gives the count too; gpu_marks = ["!"] drops `H100!`'s mark
+                                     # (a path reaching several GPUs (worker groups) gives the least-memory one)
 # gpu_type_prefix = ["nvidia-gpu-"]  prefixes before the GPU's name (a name without one: no GPU)
 # model_url = true                   the model is a URL (`hf://org/name`): what follows the scheme
 gpu_count = ["engine_kwargs.tensor_parallel_size * engine_kwargs.pipeline_parallel_size"]
@@ -151,18 +154,28 @@ gpu_count_default = 1
 # container = ["extraPodSpec.mainContainer"]  one container whose command is the launch, in pod spec `pod`
 # runs_in = ["template.containers[name=main]"]  the container a launch built here runs in (resources, image)
 # not_engine = { path = "componentType", values = ["frontend"], what = "...", reason = "..." }  INP007, not read
-# base = { kind = "ConfigMap", name = "/spec.baseConfigMapRef.name", text = ["data", "decodeDeployment"],
+# base = { kinds = ["ConfigMap"], name = "/spec.baseConfigMapRef.name", text = ["data", "decodeDeployment"],
 #   section = "decode", pod_template = "spec.template", containers = "containers", args = ["prepend", "append"],
 #   node_affinity = "acceleratorTypes", tensor = "parallelism.tensor", engines = { vllm = "vllm" },
 #   model = ["HFModelName"], vars = { HFModelName = [{ path = "/spec.modelArtifacts.uri", strip = "hf://" }] },
 #   lookups = { getPort = { list = "/spec.routing.ports", key = "name", value = "port" } }, help = "..." }
-#                                    a workload template held as YAML text in another object of the
-#                                    input, its Go-template actions filled from `vars` (a derivation:
-#                                    `strip` a prefix, `skip` path segments, put `before`, or a fixed
+#                                    a workload template held in another object of the input (of the
+#                                    first of `kinds` that has the name), as YAML text, its Go-template
+#                                    actions filled from `vars` (a derivation: `strip` a prefix, drop
+#                                    from `until`, `skip` path segments, put `before`, or a fixed
 #                                    `value`) and `lookups`, the `section`'s containers merged over it by
 #                                    name (args before or after the template's, one entry per controller
 #                                    release: two that differ make an option both set a value kvlint
 #                                    cannot see), `node_affinity` a required node-selector term
+#   Or the object itself is the template (no `text`; KServe's runtime): pod_template = "" (its `spec`
+#   is the pod spec), container = { path = "model", into = "kserve-container", image_tag =
+#   "model.runtimeVersion" } (one container merged into the template's of that name), pod = "" (pod
+#   fields merged over its pod spec), mounts = { "/mnt/models" = "StorageModel" } (an argument that is
+#   the path is read as the variable's value), select = { value = "model.modelFormat.name", version =
+#   "...", list = "spec.supportedModelFormats", key = "name", version_key = "version", auto =
+#   "autoSelect", priority = "priority", disabled = "spec.disabled" } (the object picked when the site
+#   names none: the highest `priority` of those whose item supports the value with `auto`; two alike,
+#   or a named one that does not support it, render nothing: INP006)
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
 # instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
 # pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size; `worker.size + 1`)
@@ -176,7 +189,6 @@ gpu_count_default = 1
 # what = "the engine's settings are in `1/model.json` beside this config.pbtxt"
 # files = ["*/model.json"]           # from the document's folder (`**/` anywhere): checked with it, nothing is said
 # help = "kvlint check MODEL_DIR/"   # the command that gives kvlint the real launch
-# same_input = ["ServingRuntime"]    # or an object of these kinds in the same input: then nothing is said
 
 [docs]
 what = "..."
@@ -196,10 +208,11 @@ the document with the file that holds its launch.
 A site with `base` reads the object that holds its template from the same file (or stream): an
 action of the template that neither `vars` nor `lookups` fills stays as written, a value kvlint
 cannot see (INP004 where the pool needs it), and control flow (`{{ if }}`, `{{ range }}`) is not
-rendered (INP006). Without the object, each container of the section whose name or image holds a
+rendered (INP006). An object that is the template (no `text`) and that a site of the input renders
+is read there, merged, never on its own. Without the object, each container of the section whose name or image holds a
 word of `engines` is listed with what the site says (the first of `model`, its args, `tensor` as
 `--tensor-parallel-size`, `node_affinity`'s GPU), each with INP006 at the object's name and `help`:
-never passed. Its fire fixtures hold both cases.
+never passed. Its fire fixtures hold both cases: one without the object has no `# expect:` line.
 
 A platform whose sites are all commands (`command`, `script`, `pod_template`, `lws_template`,
 `container`, `base`) may leave `engine` out: the commands name it. A platform whose launches are commands a

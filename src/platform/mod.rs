@@ -9,7 +9,7 @@ mod base;
 pub mod docs;
 pub mod path;
 
-pub use base::{ArgsOrder, Base, Derive, Lookup};
+pub use base::{ArgsOrder, Base, Derive, Lookup, Overlay, Select};
 
 use crate::launch::Engine;
 use serde::{Deserialize, Serialize};
@@ -61,11 +61,6 @@ pub struct Elsewhere {
     /// The command that gives kvlint the real launch, where one exists.
     #[serde(default)]
     pub help: Option<String>,
-    /// Kinds of object that hold the launch when the same input has one (a KServe
-    /// ServingRuntime beside the InferenceService it serves): then that object's launch is the
-    /// one read, and nothing is said here.
-    #[serde(default)]
-    pub same_input: Vec<String>,
 }
 
 /// An engine by its name in platform files.
@@ -170,7 +165,8 @@ pub struct Recognize {
     #[serde(default)]
     pub commands: Vec<String>,
     /// The document is YAML held in a string of a Kubernetes object (KubeRay `RayService`
-    /// `spec.serveConfigV2`); `paths` and the sites apply to it, `/`-paths of `pod` to the object.
+    /// `spec.serveConfigV2`); `paths` and the sites apply to it, `/`-paths of `pod` and `gpu_type`
+    /// to the object.
     #[serde(default)]
     pub embedded_in: Option<Embedded>,
 }
@@ -320,7 +316,8 @@ pub struct Site {
     pub model_url: bool,
     /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
     /// `H100:8` and a one-entry mapping `{H100: 8}` give the count too; a mapping of several
-    /// GPUs (any of them) gives only their count, when they agree.
+    /// GPUs (any of them) gives only their count, when they agree. A path that reaches several
+    /// values (each worker group's label) gives the least-memory GPU of them: any may run it.
     #[serde(default)]
     pub gpu_type: Vec<String>,
     /// Marks the platform writes after a GPU name that leave the GPU the same (Modal's `H100!`,
@@ -533,6 +530,15 @@ pub fn check(p: &Platform) -> Result<(), String> {
         return Err("give exactly one of `engine` and `engine_from`".into());
     } else if p.launches.is_empty() {
         return Err("no [[launch]] site".into());
+    }
+    for b in p.launches.iter().filter_map(|s| s.base.as_ref()) {
+        if b.kinds.is_empty() || b.containers.is_some() == b.container.is_some() {
+            return Err(
+                "a `base` names the kinds that hold its template, and merges either `containers` \
+                 by name or one `container`"
+                    .into(),
+            );
+        }
     }
     let r = &p.recognize;
     let named = !(r.paths.is_empty() && r.files.is_empty() && r.images.is_empty());

@@ -1,7 +1,9 @@
 //! Key paths in platform files: `applications[].args.llm_configs[]`, `engine_kwargs.max_model_len`,
 //! `/resources.accelerators`. Steps are separated by `.`; `key[]` is each item of the list at
 //! `key`, `key[2]` one item, `key[name=main]` each item whose `name` is `main`, `*` each value of a
-//! mapping; a leading `/` starts at the document instead of the launch site.
+//! mapping; a leading `/` starts at the document instead of the launch site. A key that holds `.`,
+//! `[`, `*` or `/` is written in double quotes (`required_labels."ray.io/accelerator-type"`), with
+//! `\"` and `\\` for a quote and a backslash in it.
 
 use crate::yaml::{Node, Value};
 
@@ -21,6 +23,13 @@ enum Step {
     Values,
 }
 
+/// One `.`-separated step as written: its key, whether it was quoted, and what its `[...]` holds.
+struct Part {
+    key: String,
+    quoted: bool,
+    index: Option<String>,
+}
+
 impl Path {
     pub fn parse(text: &str) -> Result<Path, String> {
         let (from_root, rest) = match text.strip_prefix('/') {
@@ -28,20 +37,17 @@ impl Path {
             None => (false, text),
         };
         let mut steps = Vec::new();
-        for part in rest.split('.').filter(|p| !p.is_empty()) {
-            if part == "*" {
+        for part in parts(rest)? {
+            if !part.quoted && part.key == "*" && part.index.is_none() {
                 steps.push(Step::Values);
                 continue;
             }
-            let (key, index) = match part.split_once('[') {
-                Some((k, i)) => (k, Some(i.strip_suffix(']').ok_or("`[` without `]`")?)),
-                None => (part, None),
-            };
-            if key.is_empty() || key.contains([']', '*', ' ']) {
-                return Err(format!("`{part}` is not a key"));
+            let plain_ok = part.quoted || !part.key.contains([']', '*', ' ']);
+            if part.key.is_empty() || !plain_ok {
+                return Err(format!("`{}` is not a key", part.key));
             }
-            steps.push(Step::Key(key.to_string()));
-            match index {
+            steps.push(Step::Key(part.key));
+            match part.index.as_deref() {
                 None => {}
                 Some("") => steps.push(Step::Each),
                 Some(w) if w.contains('=') => {
@@ -119,6 +125,72 @@ pub fn first_of<'n>(paths: &[String], root: &'n Node, site: &'n Node) -> Option<
         .find_map(|p| p.first(root, site))
 }
 
+/// The steps of a path as written, split at each `.` outside quotes; empty steps (`a..b`, a
+/// trailing `.`) are dropped, as they always were.
+fn parts(text: &str) -> Result<Vec<Part>, String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while chars.peek().is_some() {
+        let quoted = chars.next_if_eq(&'"').is_some();
+        let key = match quoted {
+            true => quoted_key(&mut chars)?,
+            false => {
+                let mut key = String::new();
+                while let Some(c) = chars.next_if(|c| !matches!(c, '.' | '[')) {
+                    if c == '"' {
+                        return Err(
+                            "a quote inside a key; quote the whole key (`a.\"b.c\"`)".into()
+                        );
+                    }
+                    key.push(c);
+                }
+                key
+            }
+        };
+        let index = match chars.next_if_eq(&'[') {
+            Some(_) => {
+                let mut inner = String::new();
+                let closed = chars.by_ref().any(|c| {
+                    c == ']' || {
+                        inner.push(c);
+                        false
+                    }
+                });
+                if !closed {
+                    return Err("`[` without `]`".into());
+                }
+                Some(inner)
+            }
+            None => None,
+        };
+        match chars.next() {
+            None | Some('.') => {}
+            Some(c) => return Err(format!("`{c}` after a step; steps are separated by `.`")),
+        }
+        if quoted || !key.is_empty() || index.is_some() {
+            out.push(Part { key, quoted, index });
+        }
+    }
+    Ok(out)
+}
+
+/// A quoted key's text, after its opening quote, up to and without its closing quote.
+fn quoted_key(chars: &mut std::iter::Peekable<std::str::Chars>) -> Result<String, String> {
+    let mut key = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if key.is_empty() => return Err("an empty quoted key".into()),
+            '"' => return Ok(key),
+            '\\' => match chars.next() {
+                Some(e @ ('"' | '\\')) => key.push(e),
+                _ => return Err("`\\` in a quoted key escapes only `\"` and `\\`".into()),
+            },
+            c => key.push(c),
+        }
+    }
+    Err("a quoted key is not closed".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +225,55 @@ mod tests {
         assert_eq!(texts("/apps[0].args.cfgs[1].m", site), ["b"]);
         assert!(Path::parse("a[x]").is_err());
         assert!(Path::parse("a[").is_err());
+    }
+
+    #[test]
+    fn a_quoted_key_holds_dots_and_slashes() {
+        let mut s = Sources::default();
+        let f = s.add(
+            "c.yaml",
+            "workers:\n  - labels: {ray.io/accelerator-type: H100, ray: {io/accelerator-type: nested}}\n\
+             \x20 - labels: {ray.io/accelerator-type: A100}\nodd: {'a\"b': 1, 'c\\d': 2, '*': 3}\n",
+        );
+        let doc = crate::yaml::parse_document(f, s.get(f)).expect("valid YAML");
+        let texts = |p: &str| -> Vec<String> {
+            let path = Path::parse(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+            path.all(&doc, &doc)
+                .iter()
+                .filter_map(|n| n.scalar_text())
+                .collect()
+        };
+        assert_eq!(
+            texts(r#"workers[].labels."ray.io/accelerator-type""#),
+            ["H100", "A100"]
+        );
+        assert_eq!(
+            texts(r#"/workers[1]."labels"."ray.io/accelerator-type""#),
+            ["A100"]
+        );
+        // Unquoted, the dots are steps: another key.
+        assert_eq!(
+            texts("workers[].labels.ray.io/accelerator-type"),
+            ["nested"]
+        );
+        assert_eq!(texts(r#"odd."a\"b""#), ["1"]);
+        assert_eq!(texts(r#"odd."c\\d""#), ["2"]);
+        // A quoted `*` is the key `*`, not each value.
+        assert_eq!(texts(r#"odd."*""#), ["3"]);
+        assert_eq!(texts("odd.*").len(), 3);
+    }
+
+    #[test]
+    fn a_malformed_quote_is_a_clear_error() {
+        let err = |p: &str| Path::parse(p).expect_err(p);
+        assert!(err(r#"labels."ray.io/accelerator-type"#).contains("not closed"));
+        assert!(err(r#"labels.ray"io""#).contains("quote the whole key"));
+        assert!(err(r#"labels."ray.io"x"#).contains("`x` after a step"));
+        assert!(err(r#"labels."""#).contains("empty quoted key"));
+        assert!(err(r#"labels."a\nb""#).contains("escapes only"));
+        assert!(err(r#"labels."a\"#).contains("escapes only"));
+        assert!(err(r#"labels."ray.io"[0"#).contains("without `]`"));
+        assert!(err(r#"a[0]b"#).contains("`b` after a step"));
+        assert!(err(r#"""#).contains("not closed"));
     }
 }

@@ -1,18 +1,29 @@
-//! A workload template held as YAML text in another object of the input (llm-d's BaseConfig
-//! ConfigMap: `data.decodeDeployment`), rendered and merged as the platform's controller does it
-//! (`crate::platform::Base`): Go-template actions filled from the document, then the site's
-//! section merged over the template. Every node keeps its place: the template's in the object
-//! that holds it, the section's in the document.
+//! A workload template held in another object of the input, rendered and merged as the
+//! platform's controller does it (`crate::platform::Base`): held as YAML text (llm-d's BaseConfig
+//! ConfigMap: `data.decodeDeployment`) or as the object itself (a KServe ServingRuntime),
+//! Go-template actions filled from the document, then the site's section merged over the
+//! template. Every node keeps its place: the template's in the object that holds it, the
+//! section's in the document.
 //!
 //! Mirrors llm-d/llm-d-model-service internal/controller: `InterpolateBaseConfigMap` renders the
 //! whole text before it is parsed (child_resources.go), `interpolateContainerArgs` renders each of
 //! the section's args, `mergePDDeployment` merges with `containerSliceTransformer`
 //! (merge_transformers.go: containers by name, a given `command` replaces, args through
 //! `stringSlicePrependTransformer`, env by name) and adds `AcceleratorTypesToNodeAffinity`.
+//! And KServe: kserve pkg/controller/v1beta1/inferenceservice/components/predictor.go
+//! `buildPodSpec` merges the InferenceService's `model` container over the runtime's
+//! `kserve-container` (inferenceservice/utils/utils.go `MergeServingRuntimeAndInferenceServiceSpecs`,
+//! `MergeRuntimeContainers`: pkg/utils/container_merge.go `MergeContainerWithPatch`, a strategic
+//! merge patch, then the runtime's args followed by the InferenceService's), the predictor's pod
+//! fields over the runtime's (`MergePodSpec`), fills `{{.Name}}` and the like from the
+//! InferenceService's metadata (`ReplacePlaceholders`) and sets the image's tag from
+//! `runtimeVersion` (`UpdateImageTag`).
 
+use super::holder::{self, Holder};
+use super::merge::merge;
 use crate::finding::Finding;
 use crate::platform::path::{first_of, Path};
-use crate::platform::{ArgsOrder, Base};
+use crate::platform::Base;
 use crate::source::{FileId, Loc, SourceFile, Sources};
 use crate::yaml::{Node, Value};
 use std::collections::HashMap;
@@ -29,8 +40,13 @@ pub struct Values {
 pub enum Template {
     /// The pod template as the controller renders it, and the place of the template's text.
     Merged { pod: Node, held: Loc },
-    /// The object the site names is not in this file: where it is named, and its name.
-    Missing { at: Loc, name: String },
+    /// The object the site names (or asks for) is not in this file: where, what it is in words,
+    /// and its name when the site gives one.
+    Missing {
+        at: Loc,
+        what: String,
+        name: Option<String>,
+    },
     /// The template is there but kvlint does not render it: where, and why.
     Unread { at: Loc, why: String },
     /// Neither the object holds a template for the site nor does the site have its section: the
@@ -49,10 +65,13 @@ pub fn values(base: &Base, doc: &Node, site: &Node) -> Values {
     for (name, derivations) in &base.vars {
         let derived = derivations.iter().find_map(|d| {
             let (raw, at) = text(&d.path)?;
-            let rest = match &d.strip {
+            let mut rest = match &d.strip {
                 Some(prefix) => raw.strip_prefix(prefix.as_str())?.to_string(),
                 None => raw,
             };
+            if let Some(cut) = d.until.as_deref().and_then(|u| rest.find(u)) {
+                rest.truncate(cut);
+            }
             if let Some(v) = &d.value {
                 return Some((v.clone(), at));
             }
@@ -172,46 +191,26 @@ pub fn template(
     v: &Values,
 ) -> Template {
     let section = first_of(std::slice::from_ref(&base.section), doc, site);
-    let named = first_of(std::slice::from_ref(&base.name), doc, site);
-    let Some((name_node, name)) = named.and_then(|n| Some((n, n.scalar_text()?))) else {
-        return match section {
-            // No template named: the controller merges the section over an empty Deployment.
-            Some(s) => Template::Merged {
-                pod: merge(base, None, Some(s), v),
-                held: Loc::new(s.loc.file, 0..0),
-            },
-            None => Template::Absent,
-        };
-    };
-    let namespace = doc
-        .get("metadata")
-        .and_then(|m| m.get("namespace"))
-        .and_then(Node::scalar_text);
-    let is_it = |d: &Node| {
-        let meta = d.get("metadata");
-        let text = |k: &str| meta.and_then(|m| m.get(k)).and_then(Node::scalar_text);
-        d.get("kind").and_then(Node::as_str) == Some(base.kind.as_str())
-            && text("name").as_deref() == Some(name.as_str())
-            && (namespace.is_none()
-                || text("namespace").is_none()
-                || text("namespace") == namespace)
-    };
-    // `kubectl get configmap,modelservice -o yaml` prints a `List` whose items are the objects.
-    let objects = crate::yaml::documents(file, src).flatten().flat_map(|d| {
-        match d.get("kind").and_then(Node::as_str) {
-            Some("List") => super::super::k8s::placement::items(d.get("items"))
-                .cloned()
-                .collect(),
-            _ => vec![d],
+    let objects = holder::objects(file, src);
+    let object = match holder::find(base, &objects, doc, site) {
+        Holder::Found(o) => o,
+        // No template named: the controller merges the section over an empty Deployment.
+        Holder::Unnamed => {
+            let Some(s) = section else {
+                return Template::Absent;
+            };
+            return match merge(base, None, Some(s), v) {
+                Ok(pod) => Template::Merged {
+                    pod,
+                    held: Loc::new(s.loc.file, 0..0),
+                },
+                Err(why) => Template::Unread { at: s.loc, why },
+            };
         }
-    });
-    let Some(object) = objects.into_iter().find(is_it) else {
-        return Template::Missing {
-            at: name_node.loc,
-            name,
-        };
+        Holder::Missing { at, what, name } => return Template::Missing { at, what, name },
+        Holder::Refused { at, why } => return Template::Unread { at, why },
     };
-    let (held, at) = match held_text(base, file, src, &object, v) {
+    let (held, at) = match held(base, file, src, object, v) {
         Ok(Some((t, at))) => (Some(t), at),
         Ok(None) if section.is_none() => return Template::Absent,
         Ok(None) => (None, Loc::new(file, 0..0)),
@@ -222,9 +221,46 @@ pub fn template(
             .ok()
             .and_then(|p| p.first(t, t).cloned())
     });
-    Template::Merged {
-        pod: merge(base, pod, section, v),
-        held: at,
+    // An object that is the template is said at its containers, not as a whole.
+    let containers = pod.as_ref().and_then(|p| p.get("spec")?.get("containers"));
+    let at = match base.text.is_empty() {
+        true => containers.map_or(at, |c| c.loc),
+        false => at,
+    };
+    // A template the section cannot be merged into is said where the section is.
+    match merge(base, pod, section, v) {
+        Ok(pod) => Template::Merged { pod, held: at },
+        Err(why) => Template::Unread {
+            at: section.map_or(at, |s| s.loc),
+            why,
+        },
+    }
+}
+
+/// The template `object` holds, rendered: the object itself, its strings' actions filled, when
+/// the base names no text in it; else [`held_text`].
+fn held(
+    base: &Base,
+    file: FileId,
+    src: &SourceFile,
+    object: &Node,
+    v: &Values,
+) -> Result<Option<(Node, Loc)>, (Loc, String)> {
+    if !base.text.is_empty() {
+        return held_text(base, file, src, object, v);
+    }
+    let mut t = object.clone();
+    fill_strings(&mut t, v);
+    Ok(Some((t, object.loc)))
+}
+
+/// Every string of the tree with the actions the document gives filled in.
+fn fill_strings(node: &mut Node, v: &Values) {
+    match &mut node.value {
+        Value::Str(s) if s.contains("{{") => *s = fill(s, v),
+        Value::Seq(items) => items.iter_mut().for_each(|n| fill_strings(n, v)),
+        Value::Map(entries) => entries.iter_mut().for_each(|(_, n)| fill_strings(n, v)),
+        _ => {}
     }
 }
 
@@ -346,188 +382,8 @@ fn substitute(node: &mut Node, tokens: &[(String, String)], at: Option<Loc>) {
     }
 }
 
-fn node(value: Value, loc: Loc) -> Node {
-    Node { value, loc }
-}
-
-/// Sets `key` of a mapping node, in place of an entry of that key.
-fn set(map: &mut Node, key: &str, value: Node) {
-    let loc = map.loc;
-    if !matches!(map.value, Value::Map(_)) {
-        map.value = Value::Map(Vec::new());
-    }
-    if let Value::Map(entries) = &mut map.value {
-        match entries.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
-            Some((_, v)) => *v = value,
-            None => entries.push((node(Value::Str(key.into()), loc), value)),
-        }
-    }
-}
-
-/// The mapping at `key` of `map`, made when missing.
-fn child<'n>(map: &'n mut Node, key: &str) -> &'n mut Node {
-    if map
-        .get(key)
-        .is_none_or(|c| !matches!(c.value, Value::Map(_)))
-    {
-        let loc = map.loc;
-        set(map, key, node(Value::Map(Vec::new()), loc));
-    }
-    let Value::Map(entries) = &mut map.value else {
-        unreachable!("`set` made it a mapping")
-    };
-    let at = entries.iter().position(|(k, _)| k.as_str() == Some(key));
-    &mut entries[at.unwrap_or_default()].1
-}
-
-fn seq(n: Option<&Node>) -> Vec<Node> {
-    super::super::k8s::placement::items(n).cloned().collect()
-}
-
-/// The pod template the controller renders: the template's (else an empty one), the section's
-/// containers and init containers merged over it by name, its node affinity term added.
-pub fn merge(base: &Base, pod: Option<Node>, section: Option<&Node>, v: &Values) -> Node {
-    let at = section.map_or_else(|| Loc::new(FileId(0), 0..0), |s| s.loc);
-    let mut pod = pod.unwrap_or_else(|| node(Value::Map(Vec::new()), at));
-    let Some(section) = section else { return pod };
-    let order = base.args.first().copied().unwrap_or(ArgsOrder::Prepend);
-    let spec = child(&mut pod, "spec");
-    let own = |path: &str| first_of(&[path.to_string()], section, section);
-    let lists = [
-        ("containers", own(&base.containers)),
-        ("initContainers", section.get("initContainers")),
-    ];
-    for (key, theirs) in lists {
-        let mut merged = seq(spec.get(key));
-        for c in seq(theirs) {
-            let c = filled(&c, v);
-            let name = c.get("name").and_then(Node::scalar_text);
-            let same = merged
-                .iter()
-                .position(|m| m.get("name").and_then(Node::scalar_text) == name);
-            match same {
-                Some(i) => merged[i] = container(&merged[i], &c, order),
-                None => merged.push(c),
-            }
-        }
-        if !merged.is_empty() {
-            let loc = spec.get(key).or(theirs).map_or(at, |n| n.loc);
-            set(spec, key, node(Value::Seq(merged), loc));
-        }
-    }
-    if let Some(term) = base
-        .node_affinity
-        .as_deref()
-        .and_then(|p| affinity(own(p)?))
-    {
-        let required = child(
-            child(child(spec, "affinity"), "nodeAffinity"),
-            "requiredDuringSchedulingIgnoredDuringExecution",
-        );
-        let mut terms = seq(required.get("nodeSelectorTerms"));
-        let loc = term.loc;
-        terms.push(term);
-        set(required, "nodeSelectorTerms", node(Value::Seq(terms), loc));
-    }
-    pod
-}
-
-/// A section's container with its args rendered, one string at a time (the controller's
-/// `interpolateContainerArgs`).
-fn filled(c: &Node, v: &Values) -> Node {
-    let mut c = c.clone();
-    if let Some(args) = c.get("args") {
-        let mut args = args.clone();
-        if let Value::Seq(items) = &mut args.value {
-            for a in items.iter_mut() {
-                if let Value::Str(s) = &mut a.value {
-                    *s = fill(s, v);
-                }
-            }
-        }
-        set(&mut c, "args", args);
-    }
-    c
-}
-
-/// The template's container `b` with the section's `c` merged over it.
-fn container(b: &Node, c: &Node, order: ArgsOrder) -> Node {
-    let mut out = b.clone();
-    let given = |k: &str| c.get(k).filter(|n| !matches!(&n.value, Value::Null));
-    if let Some(command) = given("command").filter(|n| !seq(Some(n)).is_empty()) {
-        set(&mut out, "command", command.clone());
-    }
-    if let Some(image) = given("image") {
-        set(&mut out, "image", image.clone());
-    }
-    if let Some(theirs) = given("args").filter(|n| !seq(Some(n)).is_empty()) {
-        let ours = seq(b.get("args"));
-        let (first, then) = match order {
-            ArgsOrder::Prepend => (seq(Some(theirs)), ours),
-            ArgsOrder::Append => (ours, seq(Some(theirs))),
-        };
-        let loc = b.get("args").map_or(theirs.loc, |a| a.loc);
-        set(
-            &mut out,
-            "args",
-            node(Value::Seq([first, then].concat()), loc),
-        );
-    }
-    if let Some(env) = given("env") {
-        let mut merged = seq(b.get("env"));
-        for e in seq(Some(env)) {
-            let name = e.get("name").and_then(Node::scalar_text);
-            match merged
-                .iter()
-                .position(|m| m.get("name").and_then(Node::scalar_text) == name)
-            {
-                Some(i) => merged[i] = e,
-                None => merged.push(e),
-            }
-        }
-        set(&mut out, "env", node(Value::Seq(merged), env.loc));
-    }
-    if let Some(resources) = given("resources") {
-        let mut merged = b
-            .get("resources")
-            .cloned()
-            .unwrap_or_else(|| resources.clone());
-        for part in ["limits", "requests"] {
-            let Some(Value::Map(entries)) = resources.get(part).map(|p| &p.value) else {
-                continue;
-            };
-            let target = child(&mut merged, part);
-            for (k, val) in entries {
-                if let Some(k) = k.as_str() {
-                    set(target, k, val.clone());
-                }
-            }
-        }
-        set(&mut out, "resources", merged);
-    }
-    out
-}
-
-/// `{labelKey, labelValues}` as the required node-selector term the controller writes.
-fn affinity(types: &Node) -> Option<Node> {
-    let key = types.get("labelKey")?.clone();
-    let values = types.get("labelValues")?.clone();
-    let loc = types.loc;
-    let mut req = node(Value::Map(Vec::new()), loc);
-    set(&mut req, "key", key);
-    set(&mut req, "operator", node(Value::Str("In".into()), loc));
-    set(&mut req, "values", values);
-    let mut term = node(Value::Map(Vec::new()), loc);
-    set(
-        &mut term,
-        "matchExpressions",
-        node(Value::Seq(vec![req]), loc),
-    );
-    Some(term)
-}
-
 /// The vars that carry, on a finding that a template's holder is not in its file, the holder's
-/// kind and name to [`held_in_run`].
+/// kinds (one a line) and name to [`held_in_run`].
 pub const HELD_KIND: &str = "held_kind";
 pub const HELD_NAME: &str = "held_name";
 
@@ -557,14 +413,14 @@ pub fn held_in_run(findings: &mut [Finding], sources: &Sources) {
     }
     for i in wanted {
         let f = &findings[i];
-        let (Some(kind), Some(name), Some(at)) = (f.get(HELD_KIND), f.get(HELD_NAME), f.primary)
+        let (Some(kinds), Some(name), Some(at)) = (f.get(HELD_KIND), f.get(HELD_NAME), f.primary)
         else {
             continue;
         };
         let other = held
             .iter()
-            .find(|(k, n, id)| k == kind && n == name && *id != at.file);
-        if let Some((_, _, id)) = other {
+            .find(|(k, n, id)| kinds.lines().any(|w| w == k) && n == name && *id != at.file);
+        if let Some((kind, _, id)) = other {
             let (there, here) = (&sources.get(*id).name, &sources.get(at.file).name);
             let help = format!(
                 "the {kind} `{name}` is in {there}, another file of this run; kvlint reads it with \

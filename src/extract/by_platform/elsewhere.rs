@@ -12,8 +12,6 @@ use crate::yaml::Node;
 /// [`held_by`].
 const FILES: &str = "elsewhere";
 const FROM: &str = "elsewhere_from";
-/// Set on the finding of a platform whose launch may be another document of the same input.
-const SAME_INPUT: &str = "elsewhere_same_input";
 
 /// INP006 at the place that made the document `name` the platform's (a value, an image, a path),
 /// else at the document.
@@ -45,29 +43,15 @@ pub fn finding(p: &Platform, file: FileId, name: &str, doc: &Node) -> Finding {
             String::new(),
         ),
     };
-    let mut f = Finding::new("INP006", Some(loc))
+    let f = Finding::new("INP006", Some(loc))
         .var("engine", &p.title)
         .var("reason", reason)
         .var("help", help);
-    if let Some(e) = p.elsewhere.as_ref().filter(|e| !e.same_input.is_empty()) {
-        f = f.var(SAME_INPUT, e.same_input.join("\n"));
-    }
     if files.is_empty() {
         f
     } else {
         f.var(FILES, files).var(FROM, name)
     }
-}
-
-/// Whether `f` is such a finding of a platform whose launch may be another object of the same
-/// input, and `text` (that input, which gave a launch) holds an object of one of those kinds.
-pub fn held_in(f: &Finding, text: &str) -> bool {
-    f.get(SAME_INPUT).is_some_and(|kinds| {
-        kinds.lines().any(|k| {
-            let line = format!("kind: {k}");
-            memchr::memmem::find(text.as_bytes(), line.as_bytes()).is_some()
-        })
-    })
 }
 
 /// Whether `f` is such a finding whose launch is in another of the files `names` (the run's

@@ -1,7 +1,7 @@
 //! Where a platform's launch runs: the GPU type and count its site names (`H100:8`, an instance
 //! type, a MIG resource, node-selector terms), its image and its role.
 
-use super::{first_of, Launch, Loc, Node, ObjectRef, Platform, Site, Value};
+use super::{first_of, Launch, Loc, Node, ObjectRef, Path, Platform, Site, Value};
 use crate::extract::k8s::{instances, placement};
 
 /// GPU type and count, pods, image and the release its tag names.
@@ -10,7 +10,7 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
         .or_else(|| first_of(&site.runs_in, doc, node)?.get("resources"));
     let (resource_gpus, mig) = placement::gpus(resources);
     // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
-    let (named, named_count) = named_gpu(first_of(&site.gpu_type, doc, node));
+    let (named, named_count) = named_gpu(least(&site.gpu_type, outer.unwrap_or(doc), node));
     let named = named
         .map(|(text, at)| (without_marks(&text, &site.gpu_marks), at))
         .and_then(|g| unprefixed(site, g));
@@ -89,6 +89,26 @@ pub fn place_found(p: &Platform, site: &Site, doc: &Node, node: &Node, l: &mut L
     if let Some(n) = named {
         object.name = n;
     }
+}
+
+/// Of the nodes the first of `paths` that reaches any reaches, the one naming the least-memory
+/// GPU; one the catalog does not know wins outright, so it is reported rather than assumed
+/// larger. Worker groups (`worker_nodes[].required_labels."ray.io/accelerator-type"`) that name
+/// different GPUs may each run the engine, as ORed node-selector terms may
+/// (`k8s::placement::node_gpu`).
+fn least<'n>(paths: &[String], root: &'n Node, site: &'n Node) -> Option<&'n Node> {
+    let reached = paths
+        .iter()
+        .filter_map(|p| Path::parse(p.trim()).ok())
+        .map(|p| p.all(root, site))
+        .find(|all| !all.is_empty())?;
+    let memory = |n: &Node| {
+        let name = named_gpu(Some(n)).0?.0;
+        crate::gpu::lookup(&name).map(|g| g.cuda_total_bytes)
+    };
+    reached
+        .into_iter()
+        .min_by_key(|n| memory(n).map_or((0, 0), |m| (1, m)))
 }
 
 /// `H100!:2` → `H100:2`: the platform's marks dropped from the name, the count kept.

@@ -1,10 +1,13 @@
 //! Sites whose workload is a template held in another object of the input (`base` in a platform
-//! file: llm-d's ModelService over its BaseConfig ConfigMap), read by [`Cx::base_site`]. With the
-//! object in the file, the rendered pod template is read as a workload's; without it, the launch
-//! lists what the site says and INP006 says where the rest is, so that it is never passed.
+//! file: llm-d's ModelService over its BaseConfig ConfigMap, a KServe InferenceService over its
+//! ServingRuntime), read by [`Cx::base_site`]. With the object in the file, the rendered pod
+//! template is read as a workload's; without it, the launch lists what the site says and INP006
+//! says where the rest is, so that it is never passed.
 
 use super::{items, Cx, Group};
 use crate::extract::by_platform::base::{self, Template, Values};
+use crate::extract::by_platform::holder;
+use crate::extract::by_platform::merge::merge;
 use crate::extract::by_platform::placeholders;
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
@@ -25,7 +28,12 @@ impl Cx<'_> {
         let Some(b) = &site.base else { return };
         let section = first_of(std::slice::from_ref(&b.section), doc, node);
         // The section's containers are read merged over the template's (or listed), never alone.
-        for key in [b.containers.as_str(), "initContainers"] {
+        for key in b
+            .containers
+            .iter()
+            .map(String::as_str)
+            .chain(["initContainers"])
+        {
             let list = section.and_then(|s| first_of(&[key.to_string()], s, s));
             self.read.extend(items(list).map(|c| c.loc.start));
         }
@@ -38,6 +46,7 @@ impl Cx<'_> {
                 let mine = format!("the {} `{}`", self.kind, self.name);
                 for l in &mut self.out[first..] {
                     settle(l, b, held, (&mine, &what), self.src);
+                    mounted(l, b, &values);
                 }
                 // A rendered Deployment that gave nothing is still said: its containers' image
                 // entrypoints are not known here.
@@ -47,18 +56,19 @@ impl Cx<'_> {
                         false => section.map_or(node.loc, |s| s.loc),
                     };
                     let reason = format!(
-                        "no container of the `{}.{}` Deployment rendered from the {what}'s template \
-                         gives an engine command kvlint reads (one without `command` runs its \
-                         image's entrypoint, which kvlint does not know)",
-                        site.at, b.section
+                        "no container of the `{}` pod rendered from the {what}'s template gives \
+                         an engine command kvlint reads (one without `command` runs its image's \
+                         entrypoint, which kvlint does not know)",
+                        role(site, b)
                     );
                     self.findings.push(not_read(p, at, &reason, &b.help));
                 }
             }
-            Template::Missing { at, name } => {
+            Template::Missing { at, what, name } => {
                 if let Some(s) = section {
-                    let role = format!("{}.{}", site.at, b.section);
-                    self.listed((p, b), (s, &role), g, &values, (at, &name));
+                    let role = role(site, b);
+                    let named = name.as_deref().map(|n| (n, full(site, &b.name)));
+                    self.listed((p, b), (s, &role), g, &values, (at, &what, named));
                 }
             }
             Template::Unread { at, why } => {
@@ -72,10 +82,13 @@ impl Cx<'_> {
         }
     }
 
-    /// `ConfigMap NAME`, as the site names the template's holder.
+    /// `ConfigMap NAME`, as the site names the template's holder (else its kinds).
     fn holder(&self, b: &Base, doc: &Node, node: &Node) -> String {
         let name = first_of(std::slice::from_ref(&b.name), doc, node).and_then(Node::scalar_text);
-        format!("{} `{}`", b.kind, name.unwrap_or_default())
+        match name {
+            Some(name) => format!("{} `{name}`", holder::kinds(b)),
+            None => holder::kinds(b),
+        }
     }
 
     /// Without the template: a launch per container of the section whose name or image shows
@@ -87,20 +100,24 @@ impl Cx<'_> {
         (section, role): (&Node, &str),
         g: &Group,
         values: &Values,
-        (at, name): (Loc, &str),
+        (at, what, name): (Loc, &str, Option<(&str, String)>),
     ) {
+        let (name, named) = match name {
+            Some((name, path)) => (Some(name), format!(" that `{path}` names")),
+            None => (None, String::new()),
+        };
         let reason = format!(
-            "`{}`'s engine command and the rest of its arguments are in the {} `{name}` that `{}` \
-             names, which is not in this file; its launch lists only what this resource says",
-            role.trim_start_matches('.'),
-            b.kind,
-            b.name.trim_start_matches('/')
+            "`{role}`'s engine command and the rest of its arguments are in the {what}{named}, \
+             which is not in this file; its launch lists only what this resource says"
         );
         let said = || elsewhere(not_read(p, at, &reason, &b.help), b, name);
         // The pod the controller would merge the section into: its GPUs and node affinity.
-        let pod = base::merge(b, None, Some(section), values);
-        let spec = pod.get("spec");
-        let containers = first_of(std::slice::from_ref(&b.containers), section, section);
+        let pod = merge(b, None, Some(section), values).ok();
+        let spec = pod.as_ref().and_then(|p| p.get("spec"));
+        let containers = b
+            .containers
+            .as_deref()
+            .and_then(|c| first_of(&[c.to_string()], section, section));
         let mut any = false;
         for c in items(containers) {
             let Some(engine) = shown_engine(b, c) else {
@@ -117,10 +134,11 @@ impl Cx<'_> {
         }
         if !any {
             // No container shows its engine: nothing is listed, and the finding says so.
-            let reason = reason.replace(
-                "its launch lists only what this resource says",
-                "no container of it names an engine kvlint reads, so no launch is listed",
-            );
+            let why = match b.engines.is_empty() {
+                true => "no launch is listed without it",
+                false => "no container of it names an engine kvlint reads, so no launch is listed",
+            };
+            let reason = reason.replace("its launch lists only what this resource says", why);
             let f = not_read(p, at, &reason, &b.help);
             self.findings.push(elsewhere(f, b, name));
         }
@@ -260,8 +278,52 @@ fn value_text(flag: &str, a: &Arg) -> String {
 }
 
 /// The finding with the holder it names, for `base::held_in_run`.
-fn elsewhere(f: Finding, b: &Base, name: &str) -> Finding {
-    f.var(base::HELD_KIND, &b.kind).var(base::HELD_NAME, name)
+fn elsewhere(f: Finding, b: &Base, name: Option<&str>) -> Finding {
+    match name {
+        Some(name) => f
+            .var(base::HELD_KIND, b.kinds.join("\n"))
+            .var(base::HELD_NAME, name),
+        None => f,
+    }
+}
+
+/// The site's section as the findings name it (`spec.decode`, `spec.predictor`).
+fn role(site: &crate::platform::Site, b: &Base) -> String {
+    full(site, &b.section)
+}
+
+/// A path of the base from the document's root, as findings name it.
+fn full(site: &crate::platform::Site, path: &str) -> String {
+    match path.strip_prefix('/') {
+        Some(rooted) => rooted.to_string(),
+        None => [site.at.as_str(), path]
+            .iter()
+            .filter(|p| !p.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("."),
+    }
+}
+
+/// Each argument that is one of the base's mount paths (alone, or as `--flag=PATH`) read as the
+/// value of the variable the controller puts there (the model `storageUri` names, at
+/// `/mnt/models`), at the place that value is written; a variable the document does not give
+/// leaves the path, whatever it holds.
+fn mounted(l: &mut Launch, b: &Base, values: &Values) {
+    for (path, var) in &b.mounts {
+        let Some((value, at)) = values.first(std::slice::from_ref(var)) else {
+            continue;
+        };
+        let is_path = |t: &str| t.trim_end_matches('/') == path.trim_end_matches('/');
+        for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
+            let text = match a.text.split_once('=') {
+                Some((flag, v)) if flag.starts_with('-') && is_path(v) => format!("{flag}={value}"),
+                _ if is_path(&a.text) => value.to_string(),
+                _ => continue,
+            };
+            *a = Arg::new(text, at);
+        }
+    }
 }
 
 fn not_read(p: &Platform, at: Loc, reason: &str, help: &str) -> Finding {

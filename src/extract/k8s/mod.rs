@@ -23,6 +23,11 @@ use std::ops::Range;
 
 /// Launches in one Kubernetes object (a document with `apiVersion` and `kind`), and findings about what in it could not be read.
 pub fn read(file: FileId, src: &SourceFile, doc: &Node) -> (Vec<Launch>, Vec<Finding>) {
+    // A template another object of the input renders (a ServingRuntime that serves an
+    // InferenceService) is read there, merged with it, never alone.
+    if crate::extract::by_platform::holder::claimed(file, src, doc) {
+        return (Vec::new(), Vec::new());
+    }
     let mut cx = Cx::new(file, src, doc);
     // A review or a list says nothing of its own: each object in it is read (and said) alone.
     if cx.object(doc) {
