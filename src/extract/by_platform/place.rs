@@ -19,8 +19,7 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
     l.placement.gpu = mig.or(named).or(instance).or_else(|| {
         let root = outer.unwrap_or(doc);
         let at = if outer.is_some() { root } else { node };
-        first_of(&site.pod, root, at)
-            .and_then(placement::gpu_type)
+        pod_gpu(&site.pod, root, at)
             .or_else(|| terms_gpu(site, doc, node))
             .or_else(|| label_gpu(site, doc, node))
     });
@@ -102,13 +101,31 @@ fn least<'n>(paths: &[String], root: &'n Node, site: &'n Node) -> Option<&'n Nod
         .filter_map(|p| Path::parse(p.trim()).ok())
         .map(|p| p.all(root, site))
         .find(|all| !all.is_empty())?;
-    let memory = |n: &Node| {
-        let name = named_gpu(Some(n)).0?.0;
-        crate::gpu::lookup(&name).map(|g| g.cuda_total_bytes)
-    };
     reached
         .into_iter()
-        .min_by_key(|n| memory(n).map_or((0, 0), |m| (1, m)))
+        .min_by_key(|n| memory_rank(named_gpu(Some(n)).0.map(|g| g.0).as_deref()))
+}
+
+/// Orders GPUs by memory, a name the catalog does not know (or none) first.
+fn memory_rank(name: Option<&str>) -> (u8, u64) {
+    name.and_then(crate::gpu::lookup)
+        .map_or((0, 0), |g| (1, g.cuda_total_bytes))
+}
+
+/// The GPU the pods of the first of `paths` that reaches any pin, the least-memory one when they
+/// differ: worker groups (`workerGroupSpecs[].template.spec`) that select different nodes may
+/// each run the engine, so the plan takes the one that holds least, as for ORed node-selector
+/// terms (`k8s::placement::node_gpu`); a GPU the catalog does not know wins outright. Pods that
+/// pin none (a CPU worker group) are passed over.
+fn pod_gpu(paths: &[String], root: &Node, site: &Node) -> Option<(String, Loc)> {
+    let pods = paths
+        .iter()
+        .filter_map(|p| Path::parse(p.trim()).ok())
+        .map(|p| p.all(root, site))
+        .find(|all| !all.is_empty())?;
+    pods.into_iter()
+        .filter_map(placement::gpu_type)
+        .min_by_key(|(name, _)| memory_rank(Some(name)))
 }
 
 /// `H100!:2` → `H100:2`: the platform's marks dropped from the name, the count kept.
