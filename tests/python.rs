@@ -114,6 +114,18 @@ fn os_system_and_shlex_split_of_constants() {
     );
 }
 
+/// SGLang's doc helper `launch_server_cmd` runs its command string: the launch in it is read as
+/// a shell line's, not left as an INP006 entrypoint mention.
+#[test]
+fn sglang_launch_server_cmd_string_is_a_launch() {
+    let doc = check(&fixture("sglang-launch-server-cmd.py"), SGLANG);
+    assert_eq!(
+        launches(&doc),
+        ["engine=sglang role=unified tp=2 context=16384 model=Qwen/Qwen3-8B gpu=-"]
+    );
+    assert!(!findings(&doc).iter().any(|(r, _, _)| r == "INP006"));
+}
+
 /// A dict of an engine's flag names handed to its argument parser is read by its keys; the model
 /// the environment gives is INP004 at its span.
 #[test]

@@ -183,7 +183,7 @@ fn command(
     node: &Node,
     outer: Option<&Node>,
 ) -> Extracted {
-    let script = first_of(&site.script, doc, node).and_then(|s| Some((s, scalar::word(src, s)?)));
+    let script = first_of(&site.script, doc, node).and_then(|s| Some((s, script_word(src, s)?)));
     let words: Vec<MappedWord> = match (script, first_of(&site.command, doc, node)) {
         (Some((at, script)), _) => {
             let mut argv = synthetic_words(&["bash", "-c"], at.loc);
@@ -213,6 +213,29 @@ fn command(
         name(l, p, site, doc, node);
     }
     found
+}
+
+/// A script as one word: a string, or a list of command lines the platform runs in sequence
+/// (dstack's `commands`, which it joins with ` && `), joined by line breaks: the launches in
+/// the lines, and the variables earlier lines set, read the same.
+fn script_word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
+    let Value::Seq(items) = &node.value else {
+        return scalar::word(src, node);
+    };
+    let mut joined = MappedWord {
+        chars: Default::default(),
+        loc: node.loc,
+        unresolved: Vec::new(),
+    };
+    for w in items.iter().filter_map(|n| scalar::word(src, n)) {
+        let at = joined.chars.len();
+        joined
+            .unresolved
+            .extend(w.unresolved.into_iter().map(|(i, name)| (at + i, name)));
+        joined.chars.extend(w.chars.iter());
+        joined.chars.push(('\n', w.loc.end, w.loc.end));
+    }
+    Some(joined)
 }
 
 /// A list's words, or a string's as a shell splits it.

@@ -92,9 +92,61 @@ pub fn named_with_sizing(text: &str) -> Option<(Range<usize>, &'static str, Stri
     engine.filter(|_| sized)
 }
 
+/// Where a document that is no Kubernetes object and no compose file (a chart's values, a
+/// platform's own config) names an image whose entrypoint is an engine's server, and the image:
+/// `vllm/vllm-openai` images start `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`), so
+/// such an image is a vLLM launch even where no command is written. Objects and compose services
+/// are not counted: their readers run that entrypoint where no command replaces it.
+pub fn entrypoint_image(text: &str) -> Option<(Range<usize>, String)> {
+    let mut offset = 0;
+    let mut found = None;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let code = line.find(" #").map_or(line, |n| &line[..n]).trim_end();
+        let top = !code.starts_with([' ', '\t', '-']);
+        let Some((key, value)) = code.trim_start().trim_start_matches("- ").split_once(':') else {
+            continue;
+        };
+        let key = key.trim().trim_matches(['"', '\'']);
+        if top && ["apiVersion", "kind", "services"].contains(&key) {
+            return None;
+        }
+        let v = value.trim().trim_matches(['"', '\'']);
+        if found.is_none() && ["image", "repository"].contains(&key) && v.contains("vllm-openai") {
+            let at = start + line.find(v).unwrap_or(0);
+            found = Some((at..at + v.len(), v.to_string()));
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
-    use super::named_with_sizing;
+    use super::{entrypoint_image, named_with_sizing};
+
+    #[test]
+    fn an_engine_image_outside_objects_and_compose_files() {
+        let values = "image:\n  repository: ghcr.io/neuralmagic/nm-vllm-openai\n  tag: v0.1.0\nmodelName: m\n";
+        let (at, image) = entrypoint_image(values).unwrap();
+        assert_eq!(
+            (&values[at], image.as_str()),
+            (
+                "ghcr.io/neuralmagic/nm-vllm-openai",
+                "ghcr.io/neuralmagic/nm-vllm-openai"
+            )
+        );
+        for text in [
+            // Objects and compose services: their readers run the image's entrypoint.
+            "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai\n",
+            "services:\n  vllm:\n    image: vllm/vllm-openai:latest\n",
+            // Other images, and a comment.
+            "image:\n  repository: ghcr.io/huggingface/text-generation-inference\n",
+            "image: app  # vllm/vllm-openai\n",
+        ] {
+            assert_eq!(entrypoint_image(text), None, "{text}");
+        }
+    }
 
     #[test]
     fn an_engine_named_as_a_value_beside_its_sizing_settings() {

@@ -88,10 +88,10 @@ pub fn read_each(
     out.findings
 }
 
-/// A file named as a template that `envsubst` (or a deploy script's `sed`) fills before it is
-/// applied (`deploy.yaml.tpl`, `vllm.yaml.template`): its `${NAME}` are placeholders, not text
-/// the engine would be given. (A Helm chart template, which holds `{{ }}` directives, was
-/// recognized before.)
+/// A file named as a template that `envsubst`, a deploy script's `sed` or a generator's
+/// `str.format` fills before it is applied (`deploy.yaml.tpl`, `vllm.yaml.template`): its
+/// `${NAME}` and `{name}` are placeholders, not text the engine would be given. (A Helm chart
+/// template, which holds `{{ }}` directives, was recognized before.)
 fn env_template(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     [".tpl", ".tmpl", ".template"]
@@ -99,12 +99,33 @@ fn env_template(name: &str) -> bool {
         .any(|ext| name.ends_with(ext))
 }
 
-/// A template's launch: every argument still holding a `${NAME}` / `$NAME` placeholder is not
-/// known (INP004 where the pool needs it), never a value the engine refuses.
+/// A template's launch: every argument still holding a `${NAME}` / `$NAME` / `{name}`
+/// placeholder is not known (INP004 where the pool needs it), never a value the engine refuses.
 fn unfilled(l: &mut Launch) {
     for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
         a.unresolved = by_platform::placeholders(&a.text);
+        a.unresolved.extend(format_fields(&a.text));
     }
+}
+
+/// The `{name}` replacement fields of a `str.format` template (`--max-model-len {max_len}`),
+/// as `{name}`: a name only, so JSON (`{"kv_role": ...}`) and `{{ }}` are not fields.
+fn format_fields(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let name = &after[..name_len];
+        let named = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if named && after[name_len..].starts_with('}') && !rest[..open].ends_with('{') {
+            out.push(format!("{{{name}}}"));
+        }
+        rest = after;
+    }
+    out
 }
 
 /// The role an input gives a launch outside the engine's settings (a wrapper flag, a name).
@@ -393,5 +414,25 @@ fn document(file: FileId, src: &SourceFile, doc: Result<yaml::Node, yaml::YamlEr
             Some(Err(reason)) => invalid(node.loc, reason),
             None => option_map::by_shape(file, src, &node),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_fields;
+
+    #[test]
+    fn format_fields_are_names_in_single_braces() {
+        assert_eq!(format_fields("/models/{cache}/x"), ["{cache}"]);
+        assert_eq!(format_fields("{a} {b_2}"), ["{a}", "{b_2}"]);
+        for text in [
+            "{\"kv_role\":\"kv_both\"}",
+            "{{ .Values.x }}",
+            "{}",
+            "{1}",
+            "plain",
+        ] {
+            assert!(format_fields(text).is_empty(), "{text}");
+        }
     }
 }

@@ -194,7 +194,8 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
         // An engine named as a value counts where the file gave no launch at all: a NIMCache
         // beside the NIMService that runs it is that launch's part.
         let by_value = || out.launches.is_empty().then(|| engine_value(src, text))?;
-        let Some((at, what)) = option.or_else(by_value) else {
+        let by_image = || out.launches.is_empty().then(|| engine_image(src, text))?;
+        let Some((at, what)) = option.or_else(by_value).or_else(by_image) else {
             continue;
         };
         let at = doc.start + at.start..doc.start + at.end;
@@ -276,6 +277,19 @@ fn engine_value(src: &SourceFile, text: &str) -> Option<(Range<usize>, String)> 
     Some((
         at,
         format!("{engine} (its `{key}`, beside settings that size it)"),
+    ))
+}
+
+/// A YAML document's image whose entrypoint is an engine's server (a chart's `image.repository:
+/// vllm/vllm-openai`), where the document is no object or compose file that would run it.
+fn engine_image(src: &SourceFile, text: &str) -> Option<(Range<usize>, String)> {
+    if !super::is_yaml_name(&src.name) {
+        return None;
+    }
+    let (at, image) = super::engine_named::entrypoint_image(text)?;
+    Some((
+        at,
+        format!("vLLM (the image `{image}`, whose entrypoint is `vllm serve`)"),
     ))
 }
 

@@ -241,8 +241,9 @@ pub struct Site {
     /// with this site's role, GPUs and image. The platform's engine is the one it expects there.
     #[serde(default)]
     pub command: Vec<String>,
-    /// A shell script (SkyPilot's `run:`), read as `bash -c` reads it: the engine launches in it,
-    /// each placed and named as the site says, as with `command`.
+    /// A shell script (SkyPilot's `run:`), or a list of command lines run in sequence (dstack's
+    /// `commands`), read as `bash -c` reads it: the engine launches in it, each placed and named
+    /// as the site says, as with `command`.
     #[serde(default)]
     pub script: Vec<String>,
     /// A mapping of environment variables (or a Kubernetes env list) that `command` or `script`
@@ -250,7 +251,8 @@ pub struct Site {
     #[serde(default)]
     pub env: Vec<String>,
     /// Variables the platform itself sets for `command` or `script`: name → value, where `{gpus}`
-    /// and `{pods}` are the GPUs per pod and the pods read for the site, and `${path}` /
+    /// and `{pods}` are the GPUs per pod and the pods read for the site, `{all_gpus}` the GPUs of
+    /// all its pods, and `${path}` /
     /// `${path:-default}` the site's value at `path` (absent with no default: a value kvlint does
     /// not know).
     #[serde(default)]

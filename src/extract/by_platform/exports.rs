@@ -13,7 +13,7 @@ use crate::yaml::{Node, Value};
 type Exported = (Vec<(String, MappedWord)>, Vec<(String, String)>);
 
 /// The variables a site's command or script sees: its `env` mapping, then what the platform
-/// `exports` (`{gpus}` and `{pods}` as read for the site, `${path}` / `${path:-default}` the
+/// `exports` (`{gpus}` and `{pods}` as read for the site, `{all_gpus}` their product, `${path}` / `${path:-default}` the
 /// site's value at `path`), each at the place it comes from. An export whose path the site does
 /// not hold (and that gives no default) is set to a value kvlint does not know.
 pub(super) fn environment(
@@ -40,13 +40,15 @@ pub(super) fn environment(
     let p = &probe.placement;
     let count = |n: Option<u32>| n.map_or_else(String::new, |n| n.to_string());
     let at = p.gpu.as_ref().map_or(node.loc, |g| g.1);
+    let all_gpus = p.gpus_per_pod.map(|g| g * p.pods.unwrap_or(1));
     for (name, value) in &site.exports {
-        let gpus = value.contains("{gpus}");
+        let gpus = value.contains("{gpus}") || value.contains("{all_gpus}");
         if gpus && p.gpus_per_pod.is_none() {
             continue;
         }
         let text = value
             .replace("{gpus}", &count(p.gpus_per_pod))
+            .replace("{all_gpus}", &count(all_gpus))
             .replace("{pods}", &count(p.pods));
         let (text, read_at) = match fill_paths(&text, doc, node) {
             Ok(filled) => filled,

@@ -46,6 +46,17 @@ const RUNS: &[&str] = &[
     "os.system",
 ];
 
+/// SGLang's helpers for its docs and notebooks that start a server from one command string
+/// (`launch_server_cmd("python3 -m sglang.launch_server --model-path ...")`). sglang/utils.py
+/// `execute_shell_command` joins continued lines and splits the string on whitespace, which is a
+/// shell's reading of such a line where it holds no quotes or operators; `launch_server_cmd` adds
+/// only `--port`. Read as a shell line, as `os.system`'s.
+const SHELL_LINES: &[&str] = &[
+    "sglang.utils.launch_server_cmd",
+    "sglang.test.doc_patch.launch_server_cmd",
+    "sglang.utils.execute_shell_command",
+];
+
 /// Whether a file is Python by its name (any case).
 pub fn is_python(name: &str) -> bool {
     name.to_ascii_lowercase().ends_with(".py")
@@ -104,7 +115,7 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
                     continue;
                 };
                 let name = qualified(&imports, e.text(f));
-                if RUNS.contains(&name.as_str()) {
+                if RUNS.contains(&name.as_str()) || SHELL_LINES.contains(&name.as_str()) {
                     argv_launch(&e, n, &name, &mut out);
                 } else if let Some(key) = key(&name).filter(|_| !takes_launch(&e, n, &made)) {
                     let (node, complete) = match n.parent().filter(|p| p.kind() == "decorator") {
@@ -487,7 +498,9 @@ fn env_of(e: &Eval, args: Ts) -> Vec<(String, Arg)> {
 fn run_command(e: &Eval, args: Ts, first: Ts, name: &str, out: &mut Extracted) {
     match e.value(first) {
         Val::List(items, _) => exec(e, &items, out),
-        Val::Str(line) if name == "os.system" || shell_true(e, args) => {
+        Val::Str(line)
+            if name == "os.system" || SHELL_LINES.contains(&name) || shell_true(e, args) =>
+        {
             let word = |t: &str| crate::extract::shell::MappedWord {
                 chars: t
                     .chars()
