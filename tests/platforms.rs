@@ -410,6 +410,41 @@ gpu_count = ["gpu.count"]
     assert!(broken.stderr.contains("[[platform]]"), "{}", broken.stderr);
 }
 
+/// A site's `mounts` rewrite the arguments of the launch its `container` gives; anywhere else
+/// they would rewrite nothing, so a platform that puts them there is refused (exit 2).
+#[test]
+fn mounts_without_a_container_are_a_platform_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kvlint.toml");
+    std::fs::write(
+        &config,
+        r#"
+[[platform]]
+name = "acme-llm"
+title = "Acme LLMServer"
+engine = "vllm"
+recognize = { kinds = ["LLMServer"] }
+docs = { what = "Acme's CRD.", settings = "`spec.engine`.", source = "https://wiki.acme.example/llmserver" }
+
+[[platform.launch]]
+at = "spec"
+options = "engine"
+mounts = { "/models" = [{ path = "uri" }] }
+"#,
+    )
+    .unwrap();
+    let manifest = dir.path().join("server.yaml");
+    std::fs::write(&manifest, "apiVersion: v1\nkind: LLMServer\nspec: {}\n").unwrap();
+    let run = kvlint(&[
+        "check",
+        "--config",
+        config.to_str().unwrap(),
+        manifest.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("`mounts`"), "{}", run.stderr);
+}
+
 /// Files no platform describes: a mapping whose keys are mostly one engine's options is read as
 /// its settings, a list of words that starts with an engine command as its argv, and engine
 /// options that give no launch are INP006 (fixtures/extract/by-shape, each with its `# expect:`

@@ -152,6 +152,8 @@ gpu_count_default = 1
 # pod_template = ["template"]        a pod template, read as a workload's (no `engine`: the commands')
 # lws_template = ["spec.leaderWorkerTemplate"]  a LeaderWorkerSet template, read as one's
 # container = ["extraPodSpec.mainContainer"]  one container whose command is the launch, in pod spec `pod`
+# mounts = { "/mnt/models" = [{ path = "model.uri", strip = "hf://", until = ":" }] }  with `container`:
+#   an argument that is the path (or `--flag=PATH`) is read as what the first derivation gives
 # runs_in = ["template.containers[name=main]"]  the container a launch built here runs in (resources, image)
 # not_engine = { path = "componentType", values = ["frontend"], what = "...", reason = "..." }  INP007, not read
 # base = { kinds = ["ConfigMap"], name = "/spec.baseConfigMapRef.name", text = ["data", "decodeDeployment"],

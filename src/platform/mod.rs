@@ -282,6 +282,12 @@ pub struct Site {
     /// variables it fills and what the site merges over it ([`Base`]). Read as a pod template.
     #[serde(default)]
     pub base: Option<Base>,
+    /// Paths in a `container` site's pod where the controller puts what the document names
+    /// (KServe downloads an LLMInferenceService's `spec.model.uri` to /mnt/models): an argument
+    /// that is such a path (alone or as `--flag=PATH`) is read as the first derivation the
+    /// document gives, at the place it is written; none given leaves the path.
+    #[serde(default)]
+    pub mounts: BTreeMap<String, Vec<Derive>>,
     /// Pod specs whose first container, when it gives no `command`, runs a command the platform's
     /// controller writes (KubeRay's `ray start`), not its image's entrypoint: no launch there.
     #[serde(default)]
@@ -542,6 +548,14 @@ pub fn check(p: &Platform) -> Result<(), String> {
             );
         }
     }
+    if p.launches
+        .iter()
+        .any(|s| !s.mounts.is_empty() && s.container.is_empty())
+    {
+        return Err(
+            "`mounts` read the arguments of a `container` site's launches: no `container`".into(),
+        );
+    }
     let r = &p.recognize;
     let named = !(r.paths.is_empty() && r.files.is_empty() && r.images.is_empty());
     if r.kinds.is_empty() && !named && r.embedded_in.is_none() {
@@ -587,6 +601,7 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.platform_command.iter().map(String::as_str))
                 .chain(s.not_engine.as_ref().map(|n| n.path.as_str()))
                 .chain(s.base.iter().flat_map(Base::paths))
+                .chain(s.mounts.values().flatten().map(|d| d.path.as_str()))
                 .chain(s.role_name.iter().map(String::as_str))
                 .chain(s.env.iter().map(String::as_str))
                 .chain(s.role_from.as_ref().map(|r| r.path.as_str()))

@@ -22,8 +22,9 @@
 use super::holder::{self, Holder};
 use super::merge::merge;
 use crate::finding::Finding;
+use crate::launch::{Arg, Launch};
 use crate::platform::path::{first_of, Path};
-use crate::platform::Base;
+use crate::platform::{Base, Derive};
 use crate::source::{FileId, Loc, SourceFile, Sources};
 use crate::yaml::{Node, Value};
 use std::collections::HashMap;
@@ -57,29 +58,9 @@ pub enum Template {
 /// The variables and lookups of `base`, as the document fills them. A variable no derivation
 /// gives is left out: its actions stay as written, values kvlint cannot see.
 pub fn values(base: &Base, doc: &Node, site: &Node) -> Values {
-    let text = |path: &str| {
-        let n = first_of(&[path.to_string()], doc, site)?;
-        Some((n.scalar_text().filter(|t| !t.is_empty())?, n.loc))
-    };
     let mut out = Values::default();
     for (name, derivations) in &base.vars {
-        let derived = derivations.iter().find_map(|d| {
-            let (raw, at) = text(&d.path)?;
-            let mut rest = match &d.strip {
-                Some(prefix) => raw.strip_prefix(prefix.as_str())?.to_string(),
-                None => raw,
-            };
-            if let Some(cut) = d.until.as_deref().and_then(|u| rest.find(u)) {
-                rest.truncate(cut);
-            }
-            if let Some(v) = &d.value {
-                return Some((v.clone(), at));
-            }
-            let kept: Vec<&str> = rest.split('/').skip(d.skip).collect();
-            let kept = kept.join("/");
-            (!kept.is_empty()).then(|| (format!("{}{kept}", d.before), at))
-        });
-        if let Some(v) = derived {
+        if let Some(v) = derive(derivations, doc, site) {
             out.vars.insert(name.clone(), v);
         }
     }
@@ -97,6 +78,45 @@ pub fn values(base: &Base, doc: &Node, site: &Node) -> Values {
         out.lookups.insert(name.clone(), table);
     }
     out
+}
+
+/// The value of the first of `derivations` the document gives, with where it is written.
+pub fn derive(derivations: &[Derive], doc: &Node, site: &Node) -> Option<(String, Loc)> {
+    let text = |path: &str| {
+        let n = first_of(&[path.to_string()], doc, site)?;
+        Some((n.scalar_text().filter(|t| !t.is_empty())?, n.loc))
+    };
+    derivations.iter().find_map(|d| {
+        let (raw, at) = text(&d.path)?;
+        let mut rest = match &d.strip {
+            Some(prefix) => raw.strip_prefix(prefix.as_str())?.to_string(),
+            None => raw,
+        };
+        if let Some(cut) = d.until.as_deref().and_then(|u| rest.find(u)) {
+            rest.truncate(cut);
+        }
+        if let Some(v) = &d.value {
+            return Some((v.clone(), at));
+        }
+        let kept: Vec<&str> = rest.split('/').skip(d.skip).collect();
+        let kept = kept.join("/");
+        (!kept.is_empty()).then(|| (format!("{}{kept}", d.before), at))
+    })
+}
+
+/// Each argument of `l` that is the mount `path` (alone, or as `--flag=PATH`) read as `value`,
+/// what the controller puts there (the model `storageUri` names, at `/mnt/models`), at the
+/// place that value is written.
+pub fn mount(l: &mut Launch, path: &str, (value, at): (&str, Loc)) {
+    let is_path = |t: &str| t.trim_end_matches('/') == path.trim_end_matches('/');
+    for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
+        let text = match a.text.split_once('=') {
+            Some((flag, v)) if flag.starts_with('-') && is_path(v) => format!("{flag}={value}"),
+            _ if is_path(&a.text) => value.to_string(),
+            _ => continue,
+        };
+        *a = Arg::new(text, at);
+    }
 }
 
 impl Values {

@@ -311,17 +311,8 @@ fn full(site: &crate::platform::Site, path: &str) -> String {
 /// leaves the path, whatever it holds.
 fn mounted(l: &mut Launch, b: &Base, values: &Values) {
     for (path, var) in &b.mounts {
-        let Some((value, at)) = values.first(std::slice::from_ref(var)) else {
-            continue;
-        };
-        let is_path = |t: &str| t.trim_end_matches('/') == path.trim_end_matches('/');
-        for a in l.args.iter_mut().filter(|a| a.unresolved.is_empty()) {
-            let text = match a.text.split_once('=') {
-                Some((flag, v)) if flag.starts_with('-') && is_path(v) => format!("{flag}={value}"),
-                _ if is_path(&a.text) => value.to_string(),
-                _ => continue,
-            };
-            *a = Arg::new(text, at);
+        if let Some(value) = values.first(std::slice::from_ref(var)) {
+            base::mount(l, path, value);
         }
     }
 }

@@ -86,7 +86,9 @@ impl Cx<'_> {
                 if site.base.is_some() {
                     self.base_site(p, site, doc, node, &g);
                 } else if let Some(c) = first_of(&site.container, doc, node) {
+                    let first = self.out.len();
                     self.container(c, first_of(&site.pod, doc, node), &g);
+                    mounted(&mut self.out[first..], site, doc, node);
                 } else if let Some(lwt) = first_of(&site.lws_template, doc, node) {
                     self.lws(Some(lwt), g);
                 } else {
@@ -178,4 +180,17 @@ fn settings(l: &Launch) -> Vec<&str> {
         }
     }
     out
+}
+
+/// A `container` site's `mounts`: each argument that is a mount path read as what the document
+/// says the controller puts there (`by_platform::base::mount`).
+fn mounted(launches: &mut [Launch], site: &Site, doc: &Node, node: &Node) {
+    for (path, derivations) in &site.mounts {
+        let Some((value, at)) = by_platform::base::derive(derivations, doc, node) else {
+            continue;
+        };
+        for l in launches.iter_mut() {
+            by_platform::base::mount(l, path, (&value, at));
+        }
+    }
 }
