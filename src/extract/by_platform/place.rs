@@ -115,17 +115,32 @@ fn memory_rank(name: Option<&str>) -> (u8, u64) {
 /// The GPU the pods of the first of `paths` that reaches any pin, the least-memory one when they
 /// differ: worker groups (`workerGroupSpecs[].template.spec`) that select different nodes may
 /// each run the engine, so the plan takes the one that holds least, as for ORed node-selector
-/// terms (`k8s::placement::node_gpu`); a GPU the catalog does not know wins outright. Pods that
-/// pin none (a CPU worker group) are passed over.
+/// terms (`k8s::placement::node_gpu`); a GPU the catalog does not know wins outright. A pod that
+/// asks for no GPU (a CPU worker group) is passed over; one that asks for GPUs but pins none may
+/// land on any GPU node, so then the pods name no GPU kvlint can plan on.
 fn pod_gpu(paths: &[String], root: &Node, site: &Node) -> Option<(String, Loc)> {
     let pods = paths
         .iter()
         .filter_map(|p| Path::parse(p.trim()).ok())
         .map(|p| p.all(root, site))
         .find(|all| !all.is_empty())?;
-    pods.into_iter()
-        .filter_map(placement::gpu_type)
+    let mut named = Vec::new();
+    for pod in pods {
+        match placement::gpu_type(pod) {
+            Some(gpu) => named.push(gpu),
+            None if asks_for_gpus(pod) => return None,
+            None => {}
+        }
+    }
+    named
+        .into_iter()
         .min_by_key(|(name, _)| memory_rank(Some(name)))
+}
+
+/// Whether a pod spec's containers request GPUs.
+fn asks_for_gpus(pod: &Node) -> bool {
+    placement::items(pod.get("containers"))
+        .any(|c| placement::gpus(c.get("resources")).0.is_some_and(|n| n > 0))
 }
 
 /// `H100!:2` → `H100:2`: the platform's marks dropped from the name, the count kept.
