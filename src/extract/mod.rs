@@ -57,6 +57,7 @@ pub fn read_each(
         out.launches.into_iter().for_each(each);
         return out.findings;
     }
+    let _reading = by_platform::holder::reading(file, src);
     // What `unread::note` reads of a launch: where its command is.
     let mut commands = Vec::new();
     let template = env_template(&src.name);

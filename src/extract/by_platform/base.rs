@@ -212,7 +212,7 @@ pub fn template(
 ) -> Template {
     let section = first_of(std::slice::from_ref(&base.section), doc, site);
     let objects = holder::objects(file, src);
-    let object = match holder::find(base, &objects, doc, site) {
+    let object = match holder::find(base, &objects.all, doc, site) {
         Holder::Found(o) => o,
         // No template named: the controller merges the section over an empty Deployment.
         Holder::Unnamed => {

@@ -16,6 +16,8 @@ use crate::platform::path::first_of;
 use crate::platform::{Base, Select};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 /// What the input holds for a site's template.
 pub enum Holder<'o> {
@@ -36,15 +38,72 @@ pub enum Holder<'o> {
     },
 }
 
-/// The input's objects, the items of a `kind: List` (what `kubectl get -o yaml` prints) too.
-pub fn objects(file: FileId, src: &SourceFile) -> Vec<Node> {
-    crate::yaml::documents(file, src)
-        .flatten()
-        .flat_map(|d| match d.get("kind").and_then(Node::as_str) {
-            Some("List") => items(d.get("items")).cloned().collect(),
-            _ => vec![d],
+/// The input's objects, the items of a `kind: List` (what `kubectl get -o yaml` prints) too,
+/// and which of them a site of another object renders (filled on first use).
+pub struct Objects {
+    pub all: Vec<Node>,
+    claimed: OnceLock<HashSet<Loc>>,
+}
+
+/// What a file being read (`extract::read_each`) holds once parsed, by file and text: every
+/// site whose template another object holds looks it up, and parsing the input again for each
+/// made a render of 3,000 InferenceServices and runtimes take minutes.
+type Key = (FileId, usize, usize);
+type Slots = Mutex<HashMap<Key, Arc<OnceLock<Arc<Objects>>>>>;
+static READING: LazyLock<Slots> = LazyLock::new(Default::default);
+
+/// While it lives, the objects of `src` are parsed once for every lookup, on any thread; a
+/// lookup outside it parses them itself.
+pub struct Reading(Option<Key>);
+
+/// Opens [`Reading`] for a file.
+pub fn reading(file: FileId, src: &SourceFile) -> Reading {
+    if src.text.is_empty() {
+        return Reading(None);
+    }
+    let key = key(file, src);
+    slots().insert(key, Arc::default());
+    Reading(Some(key))
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        if let Some(key) = self.0 {
+            slots().remove(&key);
+        }
+    }
+}
+
+fn key(file: FileId, src: &SourceFile) -> Key {
+    (file, src.text.as_ptr() as usize, src.text.len())
+}
+
+fn slots() -> std::sync::MutexGuard<'static, HashMap<Key, Arc<OnceLock<Arc<Objects>>>>> {
+    READING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The input's objects: parsed once while the file is being read, else now.
+pub fn objects(file: FileId, src: &SourceFile) -> Arc<Objects> {
+    let parse = || {
+        let all = crate::yaml::documents(file, src)
+            .flatten()
+            .flat_map(|d| match d.get("kind").and_then(Node::as_str) {
+                Some("List") => items(d.get("items")).cloned().collect(),
+                _ => vec![d],
+            })
+            .collect();
+        Arc::new(Objects {
+            all,
+            claimed: OnceLock::new(),
         })
-        .collect()
+    };
+    let slot = slots().get(&key(file, src)).cloned();
+    match slot {
+        Some(slot) => slot.get_or_init(parse).clone(),
+        None => parse(),
+    }
 }
 
 /// `kinds` in words: `ServingRuntime or ClusterServingRuntime`.
@@ -221,22 +280,30 @@ pub fn claimed(file: FileId, src: &SourceFile, object: &Node) -> bool {
     if !holds {
         return false;
     }
-    let all = objects(file, src);
-    all.iter().any(|d| {
-        let Some(k) = d.get("kind").and_then(Node::as_str) else {
-            return false;
-        };
-        let Some(p) = super::find(registry.for_kind(k), src, d) else {
-            return false;
-        };
-        p.launches.iter().any(|s| {
-            let Some(b) = s.base.as_ref().filter(|b| structured(b)) else {
-                return false;
+    let objects = objects(file, src);
+    let claimed = objects.claimed.get_or_init(|| {
+        let all = &objects.all;
+        let mut held = HashSet::new();
+        for d in all {
+            let Some(k) = d.get("kind").and_then(Node::as_str) else {
+                continue;
             };
-            let sites = crate::platform::path::Path::parse(&s.at).map(|at| at.all(d, d));
-            sites.unwrap_or_default().into_iter().any(
-                |site| matches!(find(b, &all, d, site), Holder::Found(o) if o.loc == object.loc),
-            )
-        })
-    })
+            let Some(p) = super::find(registry.for_kind(k), src, d) else {
+                continue;
+            };
+            for s in &p.launches {
+                let Some(b) = s.base.as_ref().filter(|b| structured(b)) else {
+                    continue;
+                };
+                let sites = crate::platform::path::Path::parse(&s.at).map(|at| at.all(d, d));
+                for site in sites.unwrap_or_default() {
+                    if let Holder::Found(o) = find(b, all, d, site) {
+                        held.insert(o.loc);
+                    }
+                }
+            }
+        }
+        held
+    });
+    claimed.contains(&object.loc)
 }
