@@ -96,14 +96,18 @@ pub fn place_found(p: &Platform, site: &Site, doc: &Node, node: &Node, l: &mut L
 /// different GPUs may each run the engine, as ORed node-selector terms may
 /// (`k8s::placement::node_gpu`).
 fn least<'n>(paths: &[String], root: &'n Node, site: &'n Node) -> Option<&'n Node> {
-    let reached = paths
+    reached(paths, root, site)?
+        .into_iter()
+        .min_by_key(|n| memory_rank(named_gpu(Some(n)).0.map(|g| g.0).as_deref()))
+}
+
+/// Every node the first of `paths` that reaches any reaches.
+fn reached<'n>(paths: &[String], root: &'n Node, site: &'n Node) -> Option<Vec<&'n Node>> {
+    paths
         .iter()
         .filter_map(|p| Path::parse(p.trim()).ok())
         .map(|p| p.all(root, site))
-        .find(|all| !all.is_empty())?;
-    reached
-        .into_iter()
-        .min_by_key(|n| memory_rank(named_gpu(Some(n)).0.map(|g| g.0).as_deref()))
+        .find(|all| !all.is_empty())
 }
 
 /// Orders GPUs by memory, a name the catalog does not know (or none) first.
@@ -119,13 +123,8 @@ fn memory_rank(name: Option<&str>) -> (u8, u64) {
 /// asks for no GPU (a CPU worker group) is passed over; one that asks for GPUs but pins none may
 /// land on any GPU node, so then the pods name no GPU kvlint can plan on.
 fn pod_gpu(paths: &[String], root: &Node, site: &Node) -> Option<(String, Loc)> {
-    let pods = paths
-        .iter()
-        .filter_map(|p| Path::parse(p.trim()).ok())
-        .map(|p| p.all(root, site))
-        .find(|all| !all.is_empty())?;
     let mut named = Vec::new();
-    for pod in pods {
+    for pod in reached(paths, root, site)? {
         match placement::gpu_type(pod) {
             Some(gpu) => named.push(gpu),
             None if asks_for_gpus(pod) => return None,
