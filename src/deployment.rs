@@ -123,6 +123,10 @@ pub fn model_dest(engine: Engine) -> &'static str {
     }
 }
 
+/// URI schemes of object stores: a model there is downloaded by the serving side, and kvlint
+/// never reads it (INP002, with the model listed as written).
+pub const OBJECT_STORES: &[&str] = &["s3://", "gs://", "gcs://", "az://", "abfs://", "abfss://"];
+
 /// The model as written, without a trailing `/`.
 pub fn model_text(args: &EngineArgs) -> Option<&str> {
     args.text(model_dest(args.engine))

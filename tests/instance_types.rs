@@ -239,6 +239,21 @@ fn an_amd_product_name_label_names_the_gpu() {
     assert_eq!(launch["gpu_source"]["line"], 10, "{doc}");
 }
 
+/// Karpenter's and EKS Auto Mode's `instance-family` label names a family whose sizes share
+/// one GPU (`g4dn`: T4s), so the pod's GPU is known though its count per node is not.
+#[test]
+fn an_instance_family_label_names_the_gpu() {
+    let (_, doc) = json(&[
+        "check",
+        "--format",
+        "json",
+        "fixtures/gpus/nodes/karpenter-family.yaml",
+    ]);
+    let launch = &doc["launches"][0];
+    assert_eq!(launch["gpu"], "T4", "{doc}");
+    assert_eq!(launch["gpu_source"]["line"], 11, "{doc}");
+}
+
 /// The 8 GB and 12 GB RTX 3060 report one NVML name, as do the 8 GB and 16 GB RTX 4060 Ti and
 /// 5060 Ti: the name alone is the smaller card (a wrong "safe" otherwise), the larger one is named
 /// as such or picked by the memory label beside the product label.

@@ -321,3 +321,31 @@ fn production_stack_values_of_the_charts_own_tests() {
     assert_eq!(l.role_hint, None);
     assert_eq!(l.object.as_ref().map(|o| o.name.as_str()), Some("opt125m"));
 }
+
+/// A container whose command runs a script that a ConfigMap of the input mounts is read as that
+/// script, at its place in the manifest, and placed as the container is; a command path no
+/// ConfigMap provides stays unread.
+#[test]
+fn a_script_a_configmap_mounts_is_the_containers_launch() {
+    let path = "fixtures/extract/k8s/configmap-entrypoint.yaml";
+    let (sources, out) = load(path);
+    assert_eq!(out.launches.len(), 1, "{:#?}", out.findings);
+    let l = &out.launches[0];
+    assert_eq!(l.engine.name(), "trtllm");
+    assert_eq!(l.object.as_ref().unwrap().kind, "Deployment");
+    assert_eq!(l.placement.gpus_per_pod, Some(2));
+    assert!(l.placement.gpu.as_ref().unwrap().0.contains("l4"));
+    let src = sources.get(l.command.file);
+    assert!(src.text[l.command.start..l.command.end].contains("launch_triton_server.py"));
+    // Two ranks: TP and PP are the engine's split, values kvlint does not see.
+    let tp = l.args.iter().position(|a| a.text == "--tp_size").unwrap();
+    assert!(!l.args[tp + 1].unresolved.is_empty());
+    let text = std::fs::read_to_string(path).unwrap();
+    let other = text.replace(
+        "configMap:\n          name: triton-entrypoint",
+        "configMap:\n          name: another",
+    );
+    let mut sources = Sources::default();
+    let id = sources.add(path, other);
+    assert!(extract(id, &sources).launches.is_empty());
+}

@@ -458,15 +458,22 @@ fn a_helm_template_names_its_engine_by_its_shape_or_its_flags() {
 }
 
 /// `docker run` of an image a platform knows, with no engine command (the image's own server): read
-/// as that platform reads the container in a pod. A NIM without a profile names no engine kvlint
-/// can see, which is said (INP006), never silence.
+/// as that platform reads the container in a pod. A NIM without a profile runs the engine NIM
+/// picks at startup: planned on each it may pick, each launch with INP004 at the image, never a
+/// silent pick.
 #[test]
 fn a_docker_run_of_a_platform_image_is_read_by_that_platform() {
-    let (s, out) = read("fixtures/platforms/nim-container/pass-docker-run-no-profile.sh");
-    assert!(out.launches.is_empty());
-    assert_eq!(rules_of(&out), ["INP006"]);
-    let at = s.text(out.findings[0].primary.unwrap());
-    assert_eq!(at, "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4");
+    let (s, out) = read("fixtures/platforms/nim-container/fire-docker-run-no-profile.sh");
+    let engines: Vec<&str> = out.launches.iter().map(|l| l.engine.name()).collect();
+    assert_eq!(engines, ["trtllm", "vllm", "sglang"]);
+    assert_eq!(rules_of(&out), ["INP004"; 3]);
+    for (l, f) in out.launches.iter().zip(&out.findings) {
+        let at = s.text(f.primary.unwrap());
+        assert_eq!(at, "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4");
+        assert_eq!(f.primary, Some(l.command));
+        assert!(f.get("flag").unwrap().contains(l.engine.name()));
+        assert!(f.get("vars").unwrap().contains("NIM picks at startup"));
+    }
 }
 
 /// `key=value` words of a command that is no launch itself, mostly one engine's option names (an

@@ -146,7 +146,8 @@ fn launches_of_serving_platform_files() {
 }
 
 /// Triton's repository templates leave `${engine_dir}` for tools/fill_template.py: the engine
-/// directory (the model) is a value kvlint cannot see, said at the placeholder.
+/// directory (the model) is a value kvlint cannot see, said at the placeholder. Its parallel
+/// layout is the prebuilt engine's, so no TP is listed.
 #[test]
 #[ignore = "reads ../shared"]
 fn triton_placeholders_are_unresolved_values_at_their_place() {
@@ -158,7 +159,7 @@ fn triton_placeholders_are_unresolved_values_at_their_place() {
         let doc = check(&path, &["--gpu", "h100"]);
         assert_eq!(
             listed(&doc),
-            ["engine=trtllm role=unified tp=1 context=- model=- gpu=H100-80GB"],
+            ["engine=trtllm role=unified tp=- context=- model=- gpu=H100-80GB"],
             "{file}"
         );
         let unresolved = of_rule(&doc, "INP004");

@@ -367,6 +367,29 @@ fn sh_c_script_arguments_fill_its_positional_parameters() {
 }
 
 #[test]
+fn a_reference_the_outer_shell_cannot_expand_stays_unknown_inside_single_quotes() {
+    // `"... '$M' ..."`: this shell expands `$M` before `bash -c` sees the quotes. Set in two
+    // branches it is unknown, and the inner single quotes must not turn it into the text `$M`.
+    let script = "M=Qwen/Qwen3-8B\nif [ -n \"$1\" ]; then M=$1; fi\n\
+                  bash -c \"vllm serve '$M' --max-model-len 8192\"\n";
+    let mut sources = Sources::default();
+    let id = sources.add("q.sh", script);
+    let out = extract(id, &sources);
+    let l = &out.launches[0];
+    assert_eq!(l.args[0].text, "$M");
+    assert_eq!(
+        l.args[0].unresolved,
+        ["M (unknown or Qwen/Qwen3-8B, set in different branches)"]
+    );
+    assert!(l.args[1..].iter().all(|a| a.unresolved.is_empty()));
+    // Known, the value goes through the inner quotes as it is.
+    let id = sources.add("k.sh", "M=Qwen/Qwen3-8B\nbash -c \"vllm serve '$M'\"\n");
+    let out = extract(id, &sources);
+    assert_eq!(args(&out.launches[0]), ["Qwen/Qwen3-8B"]);
+    assert!(out.launches[0].args[0].unresolved.is_empty());
+}
+
+#[test]
 fn stdin_content_picks_the_reader() {
     use kvlint::extract::{kind, Kind};
     let list =

@@ -10,6 +10,21 @@ use std::time::{Duration, Instant};
 
 /// The rules a check of `text` (read as `name` from stdin) finds, VER002 (no image) left out.
 fn found(name: &str, text: &str) -> Vec<String> {
+    common::rules(&report(name, text))
+        .into_iter()
+        .filter(|r| *r != "VER002")
+        .map(str::to_string)
+        .collect()
+}
+
+/// How many launches `kvlint check` lists in `text`, given as `name`.
+fn launches_in(name: &str, text: &str) -> usize {
+    report(name, text)["launches"]
+        .as_array()
+        .map_or(0, Vec::len)
+}
+
+fn report(name: &str, text: &str) -> serde_json::Value {
     let run = kvlint_stdin(
         &[
             "check",
@@ -24,12 +39,7 @@ fn found(name: &str, text: &str) -> Vec<String> {
         Some(text),
     );
     assert!(run.code <= 2, "{name}: exit {}\n{}", run.code, run.stderr);
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
-    common::rules(&doc)
-        .into_iter()
-        .filter(|r| *r != "VER002")
-        .map(str::to_string)
-        .collect()
+    serde_json::from_str(&run.stdout).expect("json report")
 }
 
 fn deployment(env: &str) -> String {
@@ -102,8 +112,13 @@ fn a_launch_inside_a_command_substitution_is_read() {
 
 #[test]
 fn an_engine_named_in_a_block_style_list_that_gives_no_launch_is_inp006() {
-    let yaml = "apiVersion: example.com/v1\nkind: InferencePool\nmetadata:\n  name: q\nspec:\n  runner:\n    command:\n      - vllm\n      - serve\n      - Qwen/Qwen3-8B\n";
-    assert_eq!(found("pool.yaml", yaml), ["INP006"]);
+    // A list of words that starts with the engine command is an argv, read by its head.
+    let argv = "apiVersion: example.com/v1\nkind: InferencePool\nmetadata:\n  name: q\nspec:\n  runner:\n    command:\n      - vllm\n      - serve\n      - Qwen/Qwen3-8B\n";
+    assert_eq!(launches_in("pool.yaml", argv), 1);
+    // One item that is no word (a mapping) makes it no argv: named, so INP006.
+    let yaml = argv.replace("- Qwen/Qwen3-8B", "- {model: Qwen/Qwen3-8B}");
+    assert_eq!(launches_in("pool.yaml", &yaml), 0);
+    assert_eq!(found("pool.yaml", &yaml), ["INP006"]);
     let quoted = yaml
         .replace("- vllm", "- \"vllm\"")
         .replace("- serve", "- 'serve'");

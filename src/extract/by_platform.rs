@@ -5,14 +5,17 @@
 pub(crate) mod base;
 mod container;
 mod elsewhere;
+mod engines;
 mod exports;
 pub(crate) mod holder;
+pub mod launcher;
 mod link;
 pub(crate) mod merge;
 mod place;
 
 pub use container::container;
 pub use elsewhere::held_by;
+use engines::engine;
 use exports::environment;
 use place::place;
 pub use place::{place_found, product};
@@ -134,8 +137,14 @@ pub fn read(
                 out.findings.extend(found.findings);
                 continue;
             }
-            match (launch(p, site, file, src, doc, node, outer), missing) {
-                (Ok(l), _) => out.launches.push(l),
+            match (
+                launches(p, site, file, src, doc, node, outer, missing.as_deref()),
+                missing,
+            ) {
+                (Ok(found), _) => {
+                    out.launches.extend(found.launches);
+                    out.findings.extend(found.findings);
+                }
                 // What the platform needed from the linked object is not here: say which.
                 (Err(f), Some(why)) if f.rule == "INP006" => {
                     out.findings.push(*not_read(p, node.loc, &why))
@@ -262,7 +271,11 @@ fn name(l: &mut Launch, p: &Platform, site: &Site, doc: &Node, node: &Node) {
     l.group = Some(format!("{}/{name}", p.name));
 }
 
-fn launch(
+/// The site's launch: on the engine the file names, else on each engine the platform may pick
+/// at startup, each with INP004 at the launch saying the engine is that pick (`missing`: the
+/// linked object that would have named it is not in the input).
+#[allow(clippy::too_many_arguments)]
+fn launches(
     p: &Platform,
     site: &Site,
     file: FileId,
@@ -270,15 +283,53 @@ fn launch(
     doc: &Node,
     node: &Node,
     outer: Option<&Node>,
-) -> Result<Launch, Box<Finding>> {
+    missing: Option<&str>,
+) -> Result<Extracted, Box<Finding>> {
     let mut argv = Vec::new();
     for path in &site.argv {
         if let Some(list) = first_of(std::slice::from_ref(path), doc, node) {
             argv.extend(option_map::argv(file, src, list));
         }
     }
-    let engine = engine(p, doc, node, &argv)?;
+    let engines = engine(p, doc, node, &argv)?;
     let argv = renamed(argv, &site.argv_names);
+    let mut out = Extracted::default();
+    for e in &engines.list {
+        let l = launch(p, site, *e, argv.clone(), src, doc, node, outer)?;
+        if let Some(why) = &engines.open {
+            let why = match missing {
+                Some(m) => format!("{why} (also: {m})"),
+                None => why.clone(),
+            };
+            out.findings.push(
+                Finding::new("INP004", Some(l.command))
+                    .var(
+                        "flag",
+                        format!(
+                            "the engine ({}, planned here on {})",
+                            engines.named,
+                            e.name()
+                        ),
+                    )
+                    .var("vars", why),
+            );
+        }
+        out.launches.push(l);
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch(
+    p: &Platform,
+    site: &Site,
+    engine: Engine,
+    argv: Vec<Arg>,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+    outer: Option<&Node>,
+) -> Result<Launch, Box<Finding>> {
     let word = |n: &Node| scalar::word(src, n).map(|w| Arg::new(w.chars.as_str(), w.loc));
     let mut args = Vec::new();
     // An empty value (`name:` left for install time) names no model.
@@ -290,7 +341,7 @@ fn launch(
             Engine::Vllm => args.push(Arg::new("--model", m.loc)),
             Engine::Trtllm => {}
         }
-        args.extend(word(m).map(|a| without_scheme(site, a)));
+        args.extend(word(m).map(|a| untagged(site, without_scheme(site, a))));
     }
     let mut kwargs = Vec::new();
     // Without its own options, a site still takes the shared ones (a NIMService with no `env`
@@ -314,6 +365,10 @@ fn launch(
         }
     }
     args.extend(argv);
+    for (flag, why) in &site.unknown {
+        args.push(Arg::new(flag.clone(), node.loc));
+        args.push(launcher::unknown(node.loc, why));
+    }
     for r in &site.render {
         args.extend(rendered(r, doc, node));
     }
@@ -631,74 +686,25 @@ fn dotted(key: Node, value: Node) -> Vec<(Node, Node)> {
     out
 }
 
+/// An image's name without its tag or digest (`nvcr.io/nim/meta/llama3-8b-instruct:1.0.3`), when
+/// the site's model is an image's.
+fn untagged(site: &Site, mut a: Arg) -> Arg {
+    if site.model_untagged {
+        let repo = a.text.split('@').next().unwrap_or_default();
+        let cut = match repo.rsplit_once(':') {
+            Some((r, tag)) if !tag.contains('/') => r.len(),
+            _ => repo.len(),
+        };
+        a.text.truncate(cut);
+    }
+    a
+}
+
 fn without_scheme(site: &Site, mut a: Arg) -> Arg {
     if let Some(i) = a.text.find("://").filter(|_| site.model_url) {
         a.text = a.text[i + 3..].to_string();
     }
     a
-}
-
-/// The platform's engine, fixed or named in the file (at a path, or by a flag of the argv), else
-/// the platform's default.
-fn engine(p: &Platform, doc: &Node, node: &Node, argv: &[Arg]) -> Result<Engine, Box<Finding>> {
-    if let Some(e) = p.engine {
-        return Ok(e.into());
-    }
-    let Some(from) = &p.engine_from else {
-        return Err(not_read(p, node.loc, "the platform names no engine"));
-    };
-    let paths: Vec<String> = [&from.path]
-        .into_iter()
-        .chain(&from.or)
-        .filter(|p| !p.is_empty())
-        .cloned()
-        .collect();
-    let at = first_of(&paths, doc, node);
-    let by_flag = from.flag.as_deref().and_then(|f| flag_value(argv, f));
-    let (value, loc) = match (at, by_flag) {
-        (Some(n), _) => (n.scalar_text().unwrap_or_default(), n.loc),
-        (None, Some(a)) => {
-            let text = a.text.split_once('=').map_or(a.text.as_str(), |(_, v)| v);
-            (text.to_string(), a.loc)
-        }
-        (None, None) => {
-            return from.default.map(Engine::from).ok_or_else(|| {
-                let what = [from.path.as_str(), from.flag.as_deref().unwrap_or_default()];
-                let what: Vec<&str> = what.into_iter().filter(|w| !w.is_empty()).collect();
-                not_read(
-                    p,
-                    node.loc,
-                    &format!("`{}` is not set", what.join("` or `")),
-                )
-            });
-        }
-    };
-    let vars = placeholders(&value);
-    if !vars.is_empty() {
-        let named = if from.path.is_empty() {
-            from.flag.clone().unwrap_or_default()
-        } else {
-            from.path.clone()
-        };
-        return Err(Box::new(
-            Finding::new("INP004", Some(loc))
-                .var("flag", format!("the engine (`{named}`)"))
-                .var("vars", vars.join(", ")),
-        ));
-    }
-    // The value itself, else the longest prefix that matches it.
-    let prefixed = from
-        .values
-        .iter()
-        .filter_map(|(k, e)| Some((k.strip_suffix('*')?, e)))
-        .filter(|(k, _)| value.starts_with(k))
-        .max_by_key(|(k, _)| k.len())
-        .map(|(_, e)| e);
-    let listed = from.values.get(&value).or(prefixed);
-    listed.map(|e| (*e).into()).ok_or_else(|| {
-        let why = format!("kvlint models the vLLM, SGLang and TensorRT-LLM engines, not {value}");
-        not_read(p, loc, &why)
-    })
 }
 
 /// INP006 at `at`: the platform's launch could not be read.
@@ -751,6 +757,21 @@ mod tests {
             texts(&renamed(argv, &names)),
             ["--model", "Qwen/Qwen3-8B", "--enforce-eager"]
         );
+    }
+
+    #[test]
+    fn an_image_named_model_drops_its_tag_or_digest() {
+        let site: Site = toml::from_str("model_untagged = true").unwrap();
+        let at = Loc::new(FileId(0), 0..0);
+        let cut = |t: &str| untagged(&site, Arg::new(t, at)).text;
+        assert_eq!(
+            cut("nvcr.io/nim/meta/llama3-8b-instruct:1.0.3"),
+            "nvcr.io/nim/meta/llama3-8b-instruct"
+        );
+        assert_eq!(cut("registry:5000/nim/m@sha256:abc"), "registry:5000/nim/m");
+        assert_eq!(cut("registry:5000/nim/m"), "registry:5000/nim/m");
+        let kept: Site = toml::from_str("").unwrap();
+        assert_eq!(untagged(&kept, Arg::new("m:1", at)).text, "m:1");
     }
 
     #[test]

@@ -68,6 +68,11 @@ pub fn detect(node: &Node) -> Option<Engine> {
         .filter_map(|(k, _)| k.as_str())
         .map(|k| k.replace('_', "-"))
         .collect();
+    detect_keys(&keys)
+}
+
+/// [`detect`] on a mapping's keys, spelled as flags without their dashes (`max-model-len`).
+pub fn detect_keys(keys: &[String]) -> Option<Engine> {
     if keys.iter().any(|k| k == "apiVersion" || k == "kind") {
         return None;
     }

@@ -192,6 +192,7 @@ pub fn argv(file: FileId, src: &SourceFile, list: &Node) -> Vec<Arg> {
 /// What an option map or argv found by its shape is called in `object.kind`.
 const BY_KEYS: &str = "engine options (recognized by their keys)";
 const BY_HEAD: &str = "engine argv (recognized by its command)";
+const BY_FLAGS: &str = "engine arguments (recognized by their flags)";
 
 /// A document no reader took, searched for what still names an engine: a mapping whose keys are
 /// mostly one engine's options is that engine's settings (a launch, named by its path); a list of
@@ -200,12 +201,24 @@ const BY_HEAD: &str = "engine argv (recognized by its command)";
 pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted {
     let mut out = super::Extracted::default();
     let mut unread: Option<(&Node, String, Engine)> = None;
-    let mut todo: Vec<(&Node, String)> = vec![(doc, String::new())];
-    while let Some((node, path)) = todo.pop() {
+    // Each node seen, with its parent's index, so that an option map can look outward for the
+    // model its file names beside it.
+    let mut seen: Vec<(&Node, Option<usize>)> = Vec::new();
+    let mut todo: Vec<(&Node, String, Option<usize>)> = vec![(doc, String::new(), None)];
+    while let Some((node, path, parent)) = todo.pop() {
+        let at = seen.len();
+        seen.push((node, parent));
         match &node.value {
             Value::Map(entries) => {
-                if let Some(engine) = super::engine_config::detect(node) {
-                    match options_launch(engine, node, &path) {
+                let camel = camel_options(node);
+                let options = camel.as_ref().map_or(node, |(n, _)| n);
+                let engine = camel
+                    .as_ref()
+                    .map(|(_, e)| *e)
+                    .or_else(|| super::engine_config::detect(node));
+                if let Some(engine) = engine {
+                    let model = beside(&seen, at);
+                    match options_launch(engine, options, &path, model) {
                         Some(l) => {
                             out.launches.push(l);
                             continue;
@@ -221,10 +234,14 @@ pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted 
                     } else {
                         format!("{path}.{key}")
                     };
-                    todo.push((v, sub));
+                    todo.push((v, sub, Some(at)));
                 }
             }
             Value::Seq(items) => {
+                if let Some(l) = flags_launch(file, src, node, &path) {
+                    out.launches.push(l);
+                    continue;
+                }
                 let found = argv_launches(file, src, items);
                 if !found.is_empty() {
                     out.launches
@@ -232,10 +249,20 @@ pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted 
                     continue;
                 }
                 for (i, v) in items.iter().enumerate().rev() {
-                    todo.push((v, format!("{path}[{i}]")));
+                    todo.push((v, format!("{path}[{i}]"), Some(at)));
                 }
             }
             _ => {}
+        }
+    }
+    if let Some((name, count, loc)) = instance_gpu(doc).filter(|_| !out.launches.is_empty()) {
+        for l in out
+            .launches
+            .iter_mut()
+            .filter(|l| l.placement.gpu.is_none())
+        {
+            l.placement.gpu = Some((name.to_string(), loc));
+            l.placement.gpus_per_node = Some(count);
         }
     }
     if let (true, Some((node, path, engine))) = (out.launches.is_empty(), unread) {
@@ -255,6 +282,142 @@ pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted 
     out
 }
 
+/// The GPU of the one cloud instance type the document names (`instance: {type:
+/// ml.p5e.48xlarge}` in a benchmark recipe), and how many each node has. Two instance types
+/// with different GPUs leave it unknown: which one runs the launch is not said.
+fn instance_gpu(doc: &Node) -> Option<(&'static str, u32, crate::source::Loc)> {
+    let mut found: Option<(&'static str, u32, crate::source::Loc)> = None;
+    let mut todo = vec![doc];
+    while let Some(node) = todo.pop() {
+        match &node.value {
+            Value::Str(s) => {
+                if let Some((spec, count)) = crate::gpu::instance::gpus(s) {
+                    match found {
+                        Some((name, ..)) if name != spec.name => return None,
+                        Some(_) => {}
+                        None => found = Some((spec.name.as_str(), count, node.loc)),
+                    }
+                }
+            }
+            Value::Seq(items) => todo.extend(items),
+            Value::Map(entries) => todo.extend(entries.iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// A mapping whose keys are an engine's options in camelCase (`maxModelLen`,
+/// `gpuMemoryUtilization`: the spelling of an operator's custom resource or a chart's values,
+/// which render them as flags), with its keys spelled as flags and the entries a template
+/// leaves out (an empty string, null) dropped; and the engine. `None` for a mapping already
+/// spelled as flags, which [`super::engine_config::detect`] reads as it is.
+fn camel_options(node: &Node) -> Option<(Node, Engine)> {
+    let Value::Map(entries) = &node.value else {
+        return None;
+    };
+    let camel = |k: &Node| {
+        k.as_str()
+            .is_some_and(|k| k.chars().any(|c| c.is_ascii_uppercase()))
+    };
+    if !entries.iter().any(|(k, _)| camel(k)) {
+        return None;
+    }
+    let keys: Vec<String> = entries
+        .iter()
+        .filter_map(|(k, _)| k.as_str())
+        .map(kebab)
+        .collect();
+    let engine = super::engine_config::detect_keys(&keys)?;
+    let left_out = |v: &Node| match &v.value {
+        Value::Null => true,
+        Value::Str(s) => s.is_empty(),
+        _ => false,
+    };
+    // Only the options' values are copied: the other keys count, empty, for "mostly".
+    let entries = entries
+        .iter()
+        .filter(|(_, v)| !left_out(v))
+        .map(|(k, v)| {
+            let flag = k.as_str().map(kebab).unwrap_or_default();
+            let value = if crate::engine::is_option(engine, &format!("--{flag}")) {
+                v.clone()
+            } else {
+                Node {
+                    value: Value::Null,
+                    loc: v.loc,
+                }
+            };
+            let key = Node {
+                value: Value::Str(flag),
+                loc: k.loc,
+            };
+            (key, value)
+        })
+        .collect();
+    Some((
+        Node {
+            value: Value::Map(entries),
+            loc: node.loc,
+        },
+        engine,
+    ))
+}
+
+/// Keys that name the model a file's engine options are for, when the options do not: a
+/// benchmark recipe's `deployment.model.id` beside its `vllm:` section, a project config's
+/// `model: {id: ...}` beside `sglang:`.
+const MODEL_KEYS: &[&str] = &[
+    "model",
+    "model_id",
+    "modelId",
+    "model_name",
+    "modelName",
+    "model_path",
+    "modelPath",
+];
+/// Inside a `model:` mapping, the keys that hold its name or path.
+const MODEL_NAME_KEYS: &[&str] = &["id", "model_id", "repo_id", "path", "name"];
+
+/// The model named nearest the option map `seen[at]` (its own mapping's siblings first, then
+/// each enclosing mapping's), when the map names none itself. The value keeps its own span, so
+/// a finding on the model points at the line that names it.
+fn beside<'a>(seen: &[(&'a Node, Option<usize>)], at: usize) -> Option<&'a Node> {
+    let own = seen[at].0;
+    let named_here = |key: &str| own.get(key).is_some();
+    if named_here("model") || named_here("model_path") || named_here("model-path") {
+        return None;
+    }
+    // The options' own mapping, then each enclosing one without the branch just left.
+    let (mut map, mut left, mut up): (&Node, Option<&Node>, _) = (own, None, seen[at].1);
+    loop {
+        if let Value::Map(entries) = &map.value {
+            let found = entries
+                .iter()
+                .filter(|(_, v)| left.is_none_or(|l| !std::ptr::eq(v, l)))
+                .filter(|(k, _)| k.as_str().is_some_and(|k| MODEL_KEYS.contains(&k)))
+                .find_map(|(_, v)| model_value(v));
+            if found.is_some() {
+                return found;
+            }
+        }
+        let (parent, next) = seen[up?];
+        (map, left, up) = (parent, Some(map), next);
+    }
+}
+
+/// A model key's value: a name or path, or a mapping that holds one.
+fn model_value(v: &Node) -> Option<&Node> {
+    match &v.value {
+        Value::Str(s) if !s.trim().is_empty() => Some(v),
+        Value::Map(_) => MODEL_NAME_KEYS
+            .iter()
+            .filter_map(|k| v.get(k))
+            .find(|n| n.as_str().is_some_and(|s| !s.trim().is_empty())),
+        _ => None,
+    }
+}
+
 fn engine_title(engine: Engine) -> &'static str {
     match engine {
         Engine::Sglang => "SGLang",
@@ -264,9 +427,11 @@ fn engine_title(engine: Engine) -> &'static str {
 }
 
 /// A mapping whose keys are mostly the engine's options (at least two, and at least half of
-/// its keys), read as the engine reads its config file; the other keys are left out.
+/// its keys; or any number under a key that names the engine, `sglang: {tp-size: 8}`), read as
+/// the engine reads its config file; the other keys are left out. `model` is the model its file
+/// names beside it ([`beside`]), given as the engine's model option.
 /// TensorRT-LLM's options are no launch of their own (their server takes them as a file).
-fn options_launch(engine: Engine, map: &Node, path: &str) -> Option<Launch> {
+fn options_launch(engine: Engine, map: &Node, path: &str, model: Option<&Node>) -> Option<Launch> {
     let Value::Map(entries) = &map.value else {
         return None;
     };
@@ -274,9 +439,22 @@ fn options_launch(engine: Engine, map: &Node, path: &str) -> Option<Launch> {
         let key = k.scalar_text().unwrap_or_default().replace('_', "-");
         crate::engine::is_option(engine, &format!("--{key}"))
     };
-    let kept: Vec<(Node, Node)> = entries.iter().filter(|(k, _)| own(k)).cloned().collect();
-    if engine == Engine::Trtllm || kept.len() < 2 || kept.len() * 2 < entries.len() {
+    let mut kept: Vec<(Node, Node)> = entries.iter().filter(|(k, _)| own(k)).cloned().collect();
+    let under_name = path.rsplit('.').next() == Some(engine.name()) && kept.len() == entries.len();
+    let mostly = kept.len() >= 2 && kept.len() * 2 >= entries.len();
+    if engine == Engine::Trtllm || kept.is_empty() || !(mostly || under_name) {
         return None;
+    }
+    if let Some(m) = model {
+        let key = match engine {
+            Engine::Sglang => "model-path",
+            _ => "model",
+        };
+        let key = Node {
+            value: Value::Str(key.into()),
+            loc: m.loc,
+        };
+        kept.push((key, m.clone()));
     }
     let options = Node {
         value: Value::Map(kept),
@@ -289,6 +467,45 @@ fn options_launch(engine: Engine, map: &Node, path: &str) -> Option<Launch> {
         ..map.loc
     };
     Some(named(Launch::new(engine, at, args), BY_KEYS, path))
+}
+
+/// A list of words that starts with a flag, under a key that names the engine (`vllm: {args:
+/// [--model, m, ...]}` in a chart's values), whose flags are mostly that engine's options (at
+/// least two): the arguments the engine's image is given.
+fn flags_launch(file: FileId, src: &SourceFile, list: &Node, path: &str) -> Option<Launch> {
+    let Value::Seq(items) = &list.value else {
+        return None;
+    };
+    let engine =
+        path.split(['.', '['])
+            .find_map(|seg| match seg.to_ascii_lowercase().as_str() {
+                "vllm" => Some(Engine::Vllm),
+                "sglang" => Some(Engine::Sglang),
+                _ => None,
+            })?;
+    let words: Option<Vec<String>> = items.iter().map(Node::scalar_text).collect();
+    let words = words?;
+    if !words.first()?.starts_with("--") {
+        return None;
+    }
+    let flags: Vec<&str> = words
+        .iter()
+        .filter(|w| w.starts_with("--"))
+        .map(|w| w.split('=').next().unwrap_or(w))
+        .collect();
+    let known = flags
+        .iter()
+        .filter(|f| crate::engine::is_option(engine, f))
+        .count();
+    if known < 2 || known * 2 < flags.len() {
+        return None;
+    }
+    let at = crate::source::Loc {
+        end: list.loc.start,
+        ..list.loc
+    };
+    let launch = Launch::new(engine, at, argv(file, src, list));
+    Some(named(launch, BY_FLAGS, path))
 }
 
 /// The launches of a list of words that starts with an engine command (`[vllm, serve, ...]`,

@@ -22,6 +22,9 @@ const ENGINES: &[(&str, &str)] = &[
     ("vllm serve", "vLLM"),
     ("vllm.entrypoints", "vLLM"),
     ("dynamo.vllm", "vLLM (Dynamo worker)"),
+    // TRL's generation server (trl/scripts/vllm_serve.py): its own `ScriptArguments`, handed to
+    // `vllm.LLM(...)` in each data-parallel worker, which kvlint does not read.
+    ("trl vllm-serve", "vLLM (TRL's vllm-serve)"),
     ("trtllm-serve", "TensorRT-LLM"),
     ("tensorrt_llm.commands.serve", "TensorRT-LLM"),
     ("dynamo.trtllm", "TensorRT-LLM (Dynamo worker)"),
@@ -747,6 +750,20 @@ mod tests {
             Some("vllm.entrypoints.openai.api_server")
         );
         assert_eq!(hit("pip install vllm; myvllm serve", "vllm serve"), None);
+    }
+
+    /// TRL's `trl vllm-serve` starts vLLM with TRL's own arguments: named, so never silent.
+    #[test]
+    fn trl_vllm_serve_names_vllm() {
+        let src = SourceFile::new(
+            "train.slurm",
+            "srun --nodes=1 trl vllm-serve --model $MODEL --tensor_parallel_size 8 &\n",
+        );
+        let found: Vec<&str> = mentions(&src.text, ENGINES)
+            .iter()
+            .map(|(_, e)| *e)
+            .collect();
+        assert_eq!(found, ["vLLM (TRL's vllm-serve)"]);
     }
 
     #[test]

@@ -20,11 +20,15 @@ pub struct Instance {
 }
 
 /// The instance type a name means: exact but for ASCII case (AKS labels lower-case VM sizes).
+/// SageMaker names an EC2 type with `ml.` before it (`ml.p5e.48xlarge`, the same hardware).
 pub fn find(name: &str) -> Option<&'static Instance> {
     let name = name.trim();
-    super::catalog::instances()
-        .iter()
-        .find(|i| i.name.eq_ignore_ascii_case(name))
+    let exact = |name: &str| {
+        super::catalog::instances()
+            .iter()
+            .find(|i| i.name.eq_ignore_ascii_case(name))
+    };
+    exact(name).or_else(|| name.strip_prefix("ml.").and_then(exact))
 }
 
 /// The GPU and GPUs per node of an instance type the catalog maps.

@@ -335,6 +335,18 @@ pub fn for_launch(
     };
     let model = match (text(dest), setting) {
         (Some(m), _) => m,
+        (None, Some(s)) if !s.unresolved.is_empty() && in_store(&s.value).is_some() => {
+            // Whatever the variable holds, kvlint reads no object store: the model is unknown
+            // (INP002), and the launch names it as written.
+            let model = in_store(&s.value).unwrap_or_default();
+            let names = served_as(launch, &served);
+            let tried = format!(
+                "{model} is in an object store kvlint does not read, whatever {} holds{names}",
+                s.unresolved.join(", ")
+            );
+            findings.push(unknown(at, model, &tried, &[]));
+            return None;
+        }
         (None, Some(s)) if !s.unresolved.is_empty() => {
             // Same shape as `capacity::unresolved`, which sits above this module.
             findings.push(
@@ -417,6 +429,30 @@ fn modelled(
         });
     }
     Some(std::sync::Arc::new(g))
+}
+
+/// A model written as a URI of an object store (`s3://$BUCKET/models/x`: Ray Serve LLM's
+/// `model_source`, a download the serving side does), which kvlint never reads.
+fn in_store(value: &SettingValue) -> Option<&str> {
+    let SettingValue::Text(t) = value else {
+        return None;
+    };
+    crate::deployment::OBJECT_STORES
+        .iter()
+        .any(|scheme| t.starts_with(scheme))
+        .then_some(t.as_str())
+}
+
+/// `; the launch serves it as NAME` for its `--served-model-name` values, else `; kvlint lists
+/// the launch as NAME` (its object's name: Ray Serve LLM's `model_id` in a serve config), to map
+/// in kvlint.toml `[models]`.
+fn served_as(launch: &Launch, served: &[&str]) -> String {
+    let object = launch.object.as_ref().map(|o| o.name.as_str());
+    match (served, object) {
+        ([], Some(name)) if !name.is_empty() => format!("; kvlint lists the launch as {name}"),
+        ([], _) => String::new(),
+        (names, _) => format!("; the launch serves it as {}", names.join(", ")),
+    }
 }
 
 fn unknown(at: crate::source::Loc, model: &str, tried: &str, close: &[String]) -> Finding {

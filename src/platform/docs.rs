@@ -19,7 +19,16 @@ pub fn engine(p: &Platform) -> String {
                 let v = serde_json::to_value(d).ok()?;
                 Some(format!(", else {}", v.as_str()?))
             });
-            format!("from {}{}", at.join(" or "), default.unwrap_or_default())
+            let unnamed = from.unnamed.as_ref().map(|u| {
+                let each: Vec<String> = u
+                    .engines
+                    .iter()
+                    .filter_map(|e| Some(serde_json::to_value(e).ok()?.as_str()?.to_string()))
+                    .collect();
+                format!(", else planned on each of {}", each.join(", "))
+            });
+            let otherwise = default.or(unnamed).unwrap_or_default();
+            format!("from {}{otherwise}", at.join(" or "))
         }
         (None, None) if p.launches.iter().any(|s| s.reads_commands()) => "from the commands".into(),
         (None, None) if p.elsewhere.is_some() => "in the files that hold its launch".into(),
@@ -52,6 +61,9 @@ pub fn recognition(p: &Platform) -> String {
             "whose command, if any, runs {}",
             r.commands.join(" or ")
         ));
+    }
+    if let Some(l) = &p.launcher {
+        parts.push(format!("a command that runs its script `{}`", l.script));
     }
     let mut values: Vec<String> = r
         .values
@@ -108,6 +120,8 @@ name = "ray-serve-config"            # kvlint platforms NAME
 title = "Ray Serve LLM config"       # the launches' object kind
 engine = "vllm"                      # or [engine_from] path = "backend.type", values = { vllm = "vllm" }
                                      # (or = [more paths], flag = "--backend", default = "vllm", keys `vllm-*` prefixes)
+# [engine_from.unnamed] engines = ["trtllm", "vllm"]  why = "..."  unlisted = "... {value} ..."
+#                                    none named (or a value naming none): planned on each, each INP004
 
 [recognize]                          # every test given must hold
 kinds = []                           # Kubernetes kinds; api_versions = ["ray.io/"] prefixes
@@ -118,6 +132,7 @@ paths = ["applications[].args"]      # key paths that must exist; absent = [...]
 # values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value (`nim-*`: a prefix)
 # not_values = { backend = ["vllm"] }   # paths that must not hold one of these values
 # images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
+# not_images = ["nvcr.io/nim/*embed*"]   # images of those that run no engine
 
 [[launch]]                           # one per kind of launch site
 at = "applications[].args.llm_configs[]"   # `[]` each item, `[name=main]` those named, `*` each value, `/` from the document
@@ -145,6 +160,7 @@ gpu_type = ["accelerator_type"]      # `H100:8` gives the count too; gpu_marks =
                                      # (a path reaching several GPUs (worker groups) gives the least-memory one)
 # gpu_type_prefix = ["nvidia-gpu-"]  prefixes before the GPU's name (a name without one: no GPU)
 # model_url = true                   the model is a URL (`hf://org/name`): what follows the scheme
+# model_untagged = true              the model is an image's name: its tag or digest dropped
 gpu_count = ["engine_kwargs.tensor_parallel_size * engine_kwargs.pipeline_parallel_size"]
 gpu_count_default = 1
 # role = "prefill" | role_from = { path = "...", values = { kv_producer = "prefill" } } | role_name = ["name"]
@@ -187,6 +203,13 @@ gpu_count_default = 1
 # [[launch.render]]                  words a template renders from values, `${path}` filled in
 # when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
 
+# unknown = { "--max_seq_len" = "the engine's build" }  options set where the input does not show: INP004
+
+# [launcher]                         # a script of the platform's that a shell runs (no [recognize], no [[launch]])
+# script = "launch_triton_server.py"  model = "--model_repo"  ranks = "--world_size"  ranks_default = 1
+# split = "..."                      # where several ranks are split into TP and PP (one rank: both 1)
+# unknown = { "--max_seq_len" = "..." }
+
 # [elsewhere]                        # where the launch is when a document holds none
 # what = "the engine's settings are in `1/model.json` beside this config.pbtxt"
 # files = ["*/model.json"]           # from the document's folder (`**/` anywhere): checked with it, nothing is said
@@ -224,6 +247,13 @@ or call of a Python file (`at = "modal:function[]"`: the callee's top module and
 imported) whose function or class holds the argv lists the Python reader finds (`subprocess.Popen`,
 a returned `__command__` list); the site says only where they run (`gpu_type`, `gpu_count`,
 `image`, `role`, `name`), and a keyword whose value is a call reads as `{function, args, kwargs}`.
+Its `env` (BentoML's `envs = [{name, value}]`, or a mapping) is what the code of that function or
+class runs with: `os.environ.get("X", d)` there is the value set for `X`; a variable listed with no
+value (given at deploy time), or not listed (the caller's), is unknown and `d` is never assumed.
+The decorator's own arguments are read where the service is built, in an environment kvlint does
+not see. `[[value_of]]` (`call = "bentoml.models.HuggingFaceModel"`, `value = ["args[0]",
+"kwargs.model_id"]`) names a call of the platform's API whose value, where a launch reads it, is
+one of its arguments (the repository whose download folder it is).
 
 Option maps read as `kwargs` follow the engine's args dataclass, per release (vLLM `EngineArgs`,
 `AsyncEngineArgs`; SGLang `ServerArgs`; `src/engine/fields.toml`, generated by
@@ -244,8 +274,13 @@ pub fn book_page(all: &[Platform]) -> String {
          kvlint reads each platform below as its data file in `platforms/` describes it (see\n\
          `kvlint platforms NAME`). A site adds its own in `kvlint.toml` as a `[[platform]]` table in\n\
          the same schema. A document no reader or platform takes is still searched: a mapping whose\n\
-         keys are mostly one engine's options is read as its settings, a list of words that starts\n\
-         with an engine command as its argv, and engine options that give no launch are INP006.\n\n",
+         keys are mostly one engine's options (or any under a key that names the engine,\n\
+         `sglang:`) is read as its settings, a list of words that starts with an engine command as\n\
+         its argv (or, under a key that names the engine, with that engine's flags: `vllm:\n\
+         {args: [--model, ...]}`), and engine options that give no launch are INP006. Options that name no model\n\
+         take the one named nearest them (`model`, `model_id`, or `model: {id: ...}` beside the\n\
+         options or an enclosing mapping), and the GPU is that of the one cloud instance type the\n\
+         document names (two with different GPUs leave it unknown, INP003).\n\n",
     );
     out.push_str(SCHEMA);
     out.push_str("## The platforms\n\n");

@@ -7,9 +7,11 @@
 
 mod base;
 pub mod docs;
+mod launcher;
 pub mod path;
 
 pub use base::{ArgsOrder, Base, Derive, Lookup, Overlay, Select};
+pub use launcher::Launcher;
 
 use crate::launch::Engine;
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,7 @@ pub struct Platform {
     pub engine: Option<EngineName>,
     #[serde(default)]
     pub engine_from: Option<EngineFrom>,
+    #[serde(default)]
     pub recognize: Recognize,
     /// A built-in reader for a platform whose launch sites are scripts (a Slurm batch script, a
     /// workflow's `run:` steps): the engine and the launches come from the commands it reads, so
@@ -44,7 +47,25 @@ pub struct Platform {
     /// whose backend reads `model.json`): what INP006 says there.
     #[serde(default)]
     pub elsewhere: Option<Elsewhere>,
+    /// A script of the platform's own that a shell runs to start the engine: its flags read as
+    /// this says. Such a platform is recognized by the script alone: no `[recognize]` tests.
+    #[serde(default)]
+    pub launcher: Option<Launcher>,
+    /// A `python` platform's calls whose value, where a launch reads it, is one of their
+    /// arguments (BentoML's `HuggingFaceModel(model_id)` is the folder it downloads that
+    /// repository to, which holds that repository's files).
+    #[serde(rename = "value_of", default)]
+    pub values: Vec<CallValue>,
     pub docs: Docs,
+}
+
+/// A call (its dotted name as the file imports it) and the argument that is its value: the first
+/// of `value`'s paths, from the call read as `{args: [...], kwargs: {...}}`, that it gives.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallValue {
+    pub call: String,
+    pub value: Vec<String>,
 }
 
 /// Where a recognized document's launch lives when the document does not hold it.
@@ -118,6 +139,23 @@ pub struct EngineFrom {
     /// The engine when neither the path nor the flag is given (the platform's own default).
     #[serde(default)]
     pub default: Option<EngineName>,
+    /// The engines the platform itself may start when the file names none (NIM picks a profile
+    /// for the GPUs it finds): the launch is planned on each, and each carries INP004 saying so.
+    #[serde(default)]
+    pub unnamed: Option<Unnamed>,
+}
+
+/// The engines a platform may pick at startup, and why, for a file that names none.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Unnamed {
+    pub engines: Vec<EngineName>,
+    /// Who picks, and by what (INP004 names it as the value the engine comes from).
+    pub why: String,
+    /// Why a value that names no engine (a profile given by its ID) still runs one of `engines`;
+    /// without it such a value is INP006.
+    #[serde(default)]
+    pub unlisted: Option<String>,
 }
 
 /// A role named by a value: value as written → role. Other values leave the role open.
@@ -160,6 +198,9 @@ pub struct Recognize {
     /// `environment`) reads as a mapping of names to values (`env.HF_MODEL_ID`).
     #[serde(default)]
     pub images: Vec<String>,
+    /// Images of `images` that run no engine of the platform's (a NIM that serves embeddings).
+    #[serde(default)]
+    pub not_images: Vec<String>,
     /// With `images`: a container that gives a command runs the platform's server only when a
     /// word of it is one of these (`djl-serving`); one without a command runs the image's own.
     #[serde(default)]
@@ -307,6 +348,10 @@ pub struct Site {
     /// `flag_names` names it), anything else nothing (an env var a worker reads as a switch).
     #[serde(default)]
     pub switches: Vec<String>,
+    /// Engine options set where the input does not show them (a prebuilt engine's
+    /// `--max_seq_len`), each with where: the launch gets them as values kvlint cannot see (INP004).
+    #[serde(default)]
+    pub unknown: BTreeMap<String, String>,
     /// Flags whose value `max` means every GPU the launch is given (DJL
     /// `tensor_parallel_degree=max`): that count, or a value kvlint cannot see (INP004).
     #[serde(default)]
@@ -322,6 +367,10 @@ pub struct Site {
     /// is given what follows the scheme.
     #[serde(default)]
     pub model_url: bool,
+    /// The model is named by a container image (a NIM's): its tag or digest names the image's
+    /// release, not the model, and is dropped.
+    #[serde(default)]
+    pub model_untagged: bool,
     /// The GPU type as the platform names it (`L4`, `H100`, `nvidia-gpu-h100`): first that exists.
     /// `H100:8` and a one-entry mapping `{H100: 8}` give the count too; a mapping of several
     /// GPUs (any of them) gives only their count, when they agree. A path that reaches several
@@ -509,6 +558,8 @@ pub fn check(p: &Platform) -> Result<(), String> {
                     .into(),
             );
         }
+    } else if !p.values.is_empty() {
+        return Err("`value_of` names calls the Python reader reads: a `python` platform's".into());
     } else if p.reader.is_some() {
         if p.engine.is_some() || p.engine_from.is_some() || !p.launches.is_empty() {
             return Err(
@@ -527,6 +578,14 @@ pub fn check(p: &Platform) -> Result<(), String> {
         && p.launches.iter().all(Site::reads_commands)
     {
         // The commands name their engine.
+    } else if p.launcher.is_some() {
+        if p.engine.is_none() || p.engine_from.is_some() || !p.launches.is_empty() {
+            return Err(
+                "a `launcher` starts the platform's `engine`: give it, and no `engine_from` or \
+                 [[launch]]"
+                    .into(),
+            );
+        }
     } else if p.launches.is_empty() && p.elsewhere.is_some() {
         // Its documents hold no launch: `elsewhere` says where it is; `engine` is for the docs.
         if p.engine_from.is_some() {
@@ -558,12 +617,20 @@ pub fn check(p: &Platform) -> Result<(), String> {
     }
     let r = &p.recognize;
     let named = !(r.paths.is_empty() && r.files.is_empty() && r.images.is_empty());
-    if r.kinds.is_empty() && !named && r.embedded_in.is_none() {
+    if r.kinds.is_empty() && !named && r.embedded_in.is_none() && p.launcher.is_none() {
         return Err("[recognize] needs kinds, paths, files or images".into());
     }
     if let Some(from) = &p.engine_from {
         if from.path.is_empty() && from.flag.is_none() && from.default.is_none() {
             return Err("`engine_from` needs a path, a flag or a default".into());
+        }
+        if from.default.is_some() && from.unnamed.is_some() {
+            return Err(
+                "`engine_from` takes a `default` or the `unnamed` engines, not both".into(),
+            );
+        }
+        if from.unnamed.as_ref().is_some_and(|u| u.engines.is_empty()) {
+            return Err("`engine_from.unnamed` lists no engine".into());
         }
     }
     let sites = p.launches.iter();
@@ -612,6 +679,11 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.pods.iter().flat_map(|g| terms(g)))
                 .collect::<Vec<_>>()
         })
+        .chain(
+            p.values
+                .iter()
+                .flat_map(|v| v.value.iter().map(String::as_str)),
+        )
         .chain(r.paths.iter().map(String::as_str))
         .chain(r.values.keys().map(String::as_str))
         .chain(r.not_values.keys().map(String::as_str))
@@ -700,7 +772,8 @@ impl Registry {
     pub fn plain(&self) -> impl Iterator<Item = &Platform> + '_ {
         self.all().filter(|p| {
             let r = &p.recognize;
-            r.kinds.is_empty() && r.embedded_in.is_none() && r.images.is_empty()
+            let tested = !(r.paths.is_empty() && r.files.is_empty());
+            r.kinds.is_empty() && r.embedded_in.is_none() && r.images.is_empty() && tested
         })
     }
 
@@ -711,6 +784,11 @@ impl Registry {
 
     pub fn get(&self, name: &str) -> Option<&Platform> {
         self.all().find(|p| p.name == name)
+    }
+
+    /// Platforms whose launcher script a shell may run.
+    pub fn launchers(&self) -> impl Iterator<Item = (&Platform, &Launcher)> + '_ {
+        self.all().filter_map(|p| Some((p, p.launcher.as_ref()?)))
     }
 
     /// The platform a built-in reader reads, for the title its launches carry.

@@ -157,7 +157,13 @@ fn parsed(lo: &LaunchOutcome) -> Vec<(&'static str, Value)> {
         .collect();
     let model = lo.model.as_ref().map(|m| m.id.clone()).or_else(|| {
         let dest = deployment::model_dest(a.engine);
-        let known = a.get(dest).is_some_and(|s| s.unresolved.is_empty());
+        // A model in an object store is listed as written: unknown (INP002) whatever its
+        // variables hold.
+        let known = a.get(dest).is_some_and(|s| {
+            s.unresolved.is_empty()
+                || deployment::model_text(a)
+                    .is_some_and(|m| deployment::OBJECT_STORES.iter().any(|p| m.starts_with(p)))
+        });
         known
             .then(|| deployment::model_text(a))
             .flatten()

@@ -17,9 +17,10 @@ pub fn container(
 ) -> Option<(&'static Platform, Extracted)> {
     let image = c.get("image").and_then(Node::scalar_text)?;
     let registry = crate::platform::registry();
-    let p = registry
-        .containers()
-        .find(|p| image_matches(&p.recognize.images, &image) && runs(p, c))?;
+    let p = registry.containers().find(|p| {
+        let r = &p.recognize;
+        image_matches(&r.images, &image) && !image_matches(&r.not_images, &image) && runs(p, c)
+    })?;
     let c = &as_container(c);
     Some((p, read_said(p, file, src, c, None)))
 }

@@ -40,6 +40,19 @@ pub fn node_gpu(instance: &str) -> Option<(String, Option<u32>)> {
     is_gpu_family(instance).then(|| (instance.to_string(), None))
 }
 
+/// The GPU every instance type of an AWS family has (`g4dn`: T4, from `g4dn.xlarge` to
+/// `g4dn.metal`), as Karpenter's and EKS Auto Mode's `instance-family` labels name it. A family
+/// the table does not map, or whose sizes differ in GPU, names none.
+pub fn family_gpu(family: &str) -> Option<&'static str> {
+    let prefix = format!("{}.", family.trim().to_ascii_lowercase());
+    let mut gpus = crate::gpu::catalog::instances()
+        .iter()
+        .filter(|i| i.name.to_ascii_lowercase().starts_with(&prefix))
+        .filter_map(|i| instance::gpus(&i.name).map(|(spec, _)| spec.name.as_str()));
+    let first = gpus.next()?;
+    gpus.all(|g| g == first).then_some(first)
+}
+
 /// Azure N-series (`Standard_NC…`, `Standard_ND…`, `Standard_NV…`, `Standard_NG…`), AWS P and G
 /// families (`p4d.24xlarge`, `g4dn.xlarge`, `gr6.4xlarge`, `p6-b200.48xlarge`), GCP
 /// accelerator-optimized machine types, OCI GPU shapes, Lambda's `gpu_…` types, CoreWeave's
@@ -80,6 +93,17 @@ fn is_gpu_family(instance: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Karpenter's `instance-family` label: one GPU across the family's sizes, else none.
+    #[test]
+    fn an_instance_family_names_its_gpu_when_all_its_sizes_share_it() {
+        assert_eq!(family_gpu("g4dn"), Some("T4"));
+        assert_eq!(family_gpu("G6E"), Some("L40S"));
+        assert_eq!(family_gpu("p4d"), Some("A100-40GB"));
+        assert_eq!(family_gpu("p4de"), Some("A100-80GB"));
+        assert_eq!(family_gpu("m5"), None);
+        assert_eq!(family_gpu("g4"), None);
+    }
 
     #[test]
     fn node_instance_types_name_the_gpu_or_are_kept_when_unmapped() {

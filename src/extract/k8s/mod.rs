@@ -195,7 +195,10 @@ impl<'a> Cx<'a> {
             return;
         }
         let (env, pod_env) = (self.env(c), pod_env(c));
-        let found = shell::container_launches(self.file, self.argv(c, &env), &env, &pod_env);
+        let mut found = shell::container_launches(self.file, self.argv(c, &env), &env, &pod_env);
+        if found.launches.is_empty() && found.findings.is_empty() {
+            found = self.mounted_script(c, pod, &env).unwrap_or(found);
+        }
         if found.launches.is_empty() && found.findings.is_empty() {
             // A container whose server reads its settings from env (NIM, DJL LMI): a platform
             // file that knows its image reads them.
@@ -228,6 +231,32 @@ impl<'a> Cx<'a> {
                 }
             }
             self.out.push(launch);
+        }
+    }
+
+    /// The launches of a script a ConfigMap of the input mounts into the container, which its
+    /// command runs (`command: ["/scripts/entrypoint.sh"]`, `bash /scripts/run.sh`): read as the
+    /// script it is, at its place in the manifest; none when no ConfigMap here holds it.
+    fn mounted_script(
+        &self,
+        c: &Node,
+        pod: Option<&Node>,
+        env: &[(String, MappedWord)],
+    ) -> Option<crate::extract::Extracted> {
+        let at = c.get("command").or(c.get("args"))?.loc;
+        let words: Vec<String> = self
+            .argv(c, env)
+            .map(|w| w.chars.as_str().to_string())
+            .collect();
+        let shell = |w: &str| matches!(w.rsplit('/').next(), Some("sh" | "bash"));
+        let first = usize::from(words.first().is_some_and(|w| shell(w)));
+        let path = words.get(first).filter(|w| !w.starts_with('-'))?;
+        if !mounts::may_hold(c, pod, path) {
+            return None;
+        }
+        match mounts::resolve(self.file, self.src, at, path) {
+            mounts::Mounted::Found(script) => Some(shell::script(self.file, &script.text)),
+            _ => None,
         }
     }
 

@@ -297,6 +297,15 @@ impl Mount {
     }
 }
 
+/// Whether the container mounts a ConfigMap where `path` may be (under its mount path; a
+/// relative path, under any): checked before [`resolve`], which reads every object of the file.
+pub fn may_hold(c: &Node, pod: Option<&Node>, path: &str) -> bool {
+    let volumes = pod.and_then(|p| p.get("volumes"));
+    items(c.get("volumeMounts"))
+        .filter_map(|m| configmap_mount(m, volumes))
+        .any(|(_, m)| !path.starts_with('/') || path.starts_with(m.path.trim_end_matches('/')))
+}
+
 fn configmap_mount(m: &Node, volumes: Option<&Node>) -> Option<(ConfigMapVolume, Mount)> {
     let name = m.get("name")?.as_str()?;
     let volume = items(volumes).find(|v| v.get("name").and_then(Node::as_str) == Some(name))?;

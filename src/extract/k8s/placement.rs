@@ -48,6 +48,8 @@ enum Key {
     Model,
     /// A VM size or instance type, which may or may not have GPUs.
     Instance,
+    /// An AWS instance family (`g4dn`), whose sizes differ in GPU count, not in GPU.
+    Family,
     /// GPUs per node.
     Count,
     /// MiB per GPU.
@@ -70,6 +72,7 @@ fn key_kind(key: &str) -> Option<Key> {
         | "amd.com/gpu.product-name"
         | "beta.amd.com/gpu.product-name" => Key::Model,
         "node.kubernetes.io/instance-type" | "beta.kubernetes.io/instance-type" => Key::Instance,
+        "karpenter.k8s.aws/instance-family" | "eks.amazonaws.com/instance-family" => Key::Family,
         "nvidia.com/gpu.count"
         | "karpenter.k8s.aws/instance-gpu-count"
         | "eks.amazonaws.com/instance-gpu-count"
@@ -101,6 +104,7 @@ fn gpu_label(key: &str, value: &str) -> Option<GpuLabel> {
             let (name, count) = super::instances::node_gpu(value)?;
             GpuLabel::Model(name, count)
         }
+        Key::Family => GpuLabel::Model(super::instances::family_gpu(value)?.to_string(), None),
         Key::Count => GpuLabel::Count(value.parse().ok()?),
         Key::Memory => GpuLabel::Memory(value.parse().ok()?),
     })

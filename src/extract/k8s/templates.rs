@@ -209,6 +209,16 @@ impl Cx<'_> {
         if !self.out.is_empty() || self.findings.iter().any(said) {
             return;
         }
+        // An object no reader knows whose mapping is an engine's options (an operator's custom
+        // resource with `maxModelLen`, `gpuMemoryUtilization`): read by their keys. A ConfigMap's
+        // or Secret's data is read by the pods that use it, never as a launch of its own.
+        if !matches!(self.kind.as_str(), "ConfigMap" | "Secret") {
+            let shaped = crate::extract::option_map::by_shape(self.file, self.src, doc);
+            if !shaped.launches.is_empty() {
+                self.out.extend(shaped.launches);
+                return;
+            }
+        }
         let base = doc.loc.start;
         let Some(text) = self.src.text.get(doc.loc.range()) else {
             return;

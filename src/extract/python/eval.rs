@@ -1,12 +1,16 @@
 //! Python expressions → values, following only what the file itself fixes: literals, names
 //! assigned once in the enclosing function or at module level, `dict(...)`, `str(...)`,
-//! `" ".join([...])`, `+` of strings and lists, f-strings and `*list` splats of such lists.
-//! Anything else (an env read, a parameter, an attribute, a value from another module) is
-//! [`Val::Unknown`] at its span, never a guess.
+//! `" ".join([...])`, `+` of strings and lists, f-strings and `*list` splats of such lists,
+//! arithmetic and `int(...)` of numbers (`numbers`), `self.attr` of a class attribute, env reads
+//! of what the service's platform sets and the calls a platform names (`runtime`).
+//! Anything else (an env read of the caller's environment, a parameter, a value from another
+//! module) is [`Val::Unknown`] at its span, never a guess.
 
+use super::runtime::Env;
 use crate::extract::shell::{Chars, MappedWord};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
+use std::collections::HashMap;
 use tree_sitter::Node as Ts;
 
 /// How deep names and nested expressions are followed: past it a value is unknown (no
@@ -45,6 +49,10 @@ pub struct Eval<'a> {
     pub root: Ts<'a>,
     /// `*splats` of unknown lists left out of joined command lines, for `INP004` on the launch.
     pub dropped: std::cell::RefCell<Vec<(String, Loc)>>,
+    /// Local names of imported modules and objects → their dotted path (`sgl` → `sglang`).
+    pub imports: HashMap<String, String>,
+    /// The environment the code being read runs with.
+    pub env: std::cell::RefCell<Env>,
 }
 
 impl<'a> Eval<'a> {
@@ -56,7 +64,7 @@ impl<'a> Eval<'a> {
         Loc::new(self.file, n.byte_range())
     }
 
-    fn unknown(&self, n: Ts) -> Val {
+    pub(super) fn unknown(&self, n: Ts) -> Val {
         Val::Unknown(self.text(n).to_string(), self.loc(n))
     }
 
@@ -65,7 +73,7 @@ impl<'a> Eval<'a> {
         self.at(n, 0)
     }
 
-    fn at(&self, n: Ts<'a>, depth: usize) -> Val {
+    pub(super) fn at(&self, n: Ts<'a>, depth: usize) -> Val {
         if depth > DEPTH {
             return self.unknown(n);
         }
@@ -105,6 +113,8 @@ impl<'a> Eval<'a> {
             "identifier" => self.name(n, d),
             "binary_operator" => self.plus(n, d),
             "call" => self.call(n, d),
+            "attribute" => self.attribute(n, d),
+            "subscript" => self.subscript(n, d),
             "conditional_expression" => self.conditional(n, d),
             _ => self.unknown(n),
         }
@@ -189,15 +199,19 @@ impl<'a> Eval<'a> {
 
     /// A name bound once in the function that encloses `n` or at module level; a parameter, a
     /// name bound twice or not at all in this file is unknown.
+    /// A class body's own names are seen in that body only, not in its methods.
     fn name(&self, n: Ts<'a>, d: usize) -> Val {
         let name = self.text(n);
         let mut scope = n.parent();
+        let mut in_function = false;
         while let Some(s) = scope {
-            if s.kind() == "function_definition" {
+            let class = s.kind() == "class_definition" && !in_function;
+            if s.kind() == "function_definition" || class {
                 if let Some(v) = self.bound_in(s, name, n, d) {
                     return v;
                 }
             }
+            in_function |= s.kind() == "function_definition";
             scope = s.parent();
         }
         self.bound_in(self.root, name, n, d)
@@ -207,7 +221,7 @@ impl<'a> Eval<'a> {
     /// The value `name` is given in `scope` (a function or the module), not looking into nested
     /// functions or classes; `None` when the scope does not bind it. A list grown after its one
     /// binding (`x = x + more`, `x += more`, `x.extend(more)`) is that list and then any items.
-    fn bound_in(&self, scope: Ts<'a>, name: &str, at: Ts<'a>, d: usize) -> Option<Val> {
+    pub(super) fn bound_in(&self, scope: Ts<'a>, name: &str, at: Ts<'a>, d: usize) -> Option<Val> {
         if scope.kind() == "function_definition" {
             let params = scope.child_by_field_name("parameters")?;
             if binds_param(self, params, name) {
@@ -224,7 +238,11 @@ impl<'a> Eval<'a> {
                     "assignment" | "augmented_assignment" => {
                         let left = c.child_by_field_name("left").map(|l| self.text(l));
                         let right = c.child_by_field_name("right");
-                        let mentions = right.is_some_and(|r| has_word(self.text(r), name));
+                        // `X = int(os.environ.get("X"))` names `X` in a string only.
+                        let mentions = right.is_some_and(|r| {
+                            super::nodes(r)
+                                .any(|i| i.kind() == "identifier" && self.text(i) == name)
+                        });
                         if left == Some(name) && (mentions || c.kind() != "assignment") {
                             grown.push(c);
                         } else if left.is_some_and(|l| item_of(l, name)) {
@@ -263,6 +281,9 @@ impl<'a> Eval<'a> {
                 // Growth the body always runs, with items the file fixes, is those items; the
                 // first other (under an `if`, or unknown) may add any.
                 for g in grown {
+                    if self.never_runs(g, body, d) {
+                        continue;
+                    }
                     match self.growth(g, body, d) {
                         Some(more) => items.extend(more),
                         None => {
@@ -277,11 +298,30 @@ impl<'a> Eval<'a> {
         }
     }
 
+    /// Whether growth `g` never runs: it sits under an `if` of `body` whose condition the file
+    /// fixes false (`MODEL_REVISION = None` … `if MODEL_REVISION: cmd.extend([...])`).
+    fn never_runs(&self, g: Ts<'a>, body: Ts<'a>, d: usize) -> bool {
+        let statement = g.parent().filter(|p| p.kind() == "expression_statement");
+        statement.is_some_and(|s| self.fixed_branch(s, body, d) == Some(false))
+    }
+
+    /// Whether `statement`, in the first branch of an `if` that is a statement of `body`, runs:
+    /// the condition's truth when the file fixes it, else `None`.
+    fn fixed_branch(&self, statement: Ts<'a>, body: Ts<'a>, d: usize) -> Option<bool> {
+        let block = statement.parent().filter(|b| b.kind() == "block")?;
+        let branch = block.parent().filter(|i| i.kind() == "if_statement")?;
+        if branch.child_by_field_name("consequence") != Some(block) || branch.parent() != Some(body)
+        {
+            return None;
+        }
+        truth(&self.at(branch.child_by_field_name("condition")?, d))
+    }
+
     /// The items `x += [...]`, `x.extend([...])` or `x.append(v)` adds when it is a statement of
     /// `body` itself (not under an `if` or a loop) and the file fixes them.
     fn growth(&self, g: Ts<'a>, body: Ts<'a>, d: usize) -> Option<Vec<Val>> {
         let statement = g.parent().filter(|p| p.kind() == "expression_statement")?;
-        if statement.parent() != Some(body) {
+        if statement.parent() != Some(body) && self.fixed_branch(statement, body, d) != Some(true) {
             return None;
         }
         let (more, append) = match g.kind() {
@@ -354,17 +394,25 @@ impl<'a> Eval<'a> {
         plain.then(|| values[i])
     }
 
-    /// `a + b` of two strings or two lists.
+    /// `a + b` of two strings, two lists or two numbers; other arithmetic of numbers.
     fn plus(&self, n: Ts<'a>, d: usize) -> Val {
         let op = n.child_by_field_name("operator").map(|o| self.text(o));
-        let (Some("+"), Some(l), Some(r)) = (
+        let (Some(op), Some(l), Some(r)) = (
             op,
             n.child_by_field_name("left"),
             n.child_by_field_name("right"),
         ) else {
             return self.unknown(n);
         };
+        if op != "+" {
+            let (a, b) = (self.at(l, d), self.at(r, d));
+            return super::numbers::arith(op, &a, &b, self.loc(n))
+                .unwrap_or_else(|| self.unknown(n));
+        }
         match (self.at(l, d), self.at(r, d)) {
+            (a @ Val::Scalar(_), b @ Val::Scalar(_)) => {
+                super::numbers::arith("+", &a, &b, self.loc(n)).unwrap_or_else(|| self.unknown(n))
+            }
             (Val::List(mut a, _), Val::List(b, _)) => {
                 a.extend(b);
                 Val::List(a, self.loc(n))
@@ -376,7 +424,8 @@ impl<'a> Eval<'a> {
         }
     }
 
-    /// `dict(k=v)`, `str(x)`, `SEP.join(list)`, `shlex.split(s)`; any other call is unknown.
+    /// `dict(k=v)`, `dict(d, k=v)`, `int(x)`, `str(x)`, `SEP.join(list)`, `shlex.split(s)`, and
+    /// what `runtime` reads (env reads, the calls a platform names); any other call is unknown.
     fn call(&self, n: Ts<'a>, d: usize) -> Val {
         let (Some(f), Some(args)) = (
             n.child_by_field_name("function"),
@@ -387,14 +436,28 @@ impl<'a> Eval<'a> {
         let positional: Vec<Ts> = named(args)
             .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
             .collect();
+        if let Some(v) = self.runtime_call(n, f, args, &positional, d) {
+            return v;
+        }
         match (f.kind(), self.text(f)) {
-            ("identifier", "dict") if positional.is_empty() => {
+            ("identifier", "dict") if positional.len() <= 1 => {
+                let base = match positional.first().map(|p| self.at(*p, d)) {
+                    None => Some(Vec::new()),
+                    Some(Val::Dict(entries, _)) => Some(entries),
+                    Some(_) => None,
+                };
                 let (entries, complete) = self.keywords(args, d);
-                if complete {
-                    Val::Dict(entries, self.loc(n))
-                } else {
-                    self.unknown(n)
+                match base {
+                    Some(mut base) if complete => {
+                        base.retain(|(k, _, _)| !entries.iter().any(|(e, _, _)| e == k));
+                        base.extend(entries);
+                        Val::Dict(base, self.loc(n))
+                    }
+                    _ => self.unknown(n),
                 }
+            }
+            ("identifier", "int") if positional.len() == 1 => {
+                super::numbers::int(self.at(positional[0], d)).unwrap_or_else(|| self.unknown(n))
             }
             ("identifier", "str" | "list" | "tuple") if positional.len() == 1 => {
                 match self.at(positional[0], d) {

@@ -11,12 +11,16 @@
 //! (`ruff_python_parser`) is not published on crates.io. tree-sitter builds its C runtime with
 //! the `cc` crate, which ring already needs here.
 //!
-//! Only what the file fixes is read (`eval`): a name assigned once in the enclosing function or
-//! at module level is followed; an env read, a parameter, an attribute or another module's value
-//! is unknown, `INP004` where the pool needs it (the engine step sees it as unresolved).
+//! Only what the file fixes is read (`eval`): a name assigned once in the enclosing function, the
+//! class body or at module level is followed, and a class attribute read through `self`; an env
+//! read of a variable the service's platform does not set (`runtime`), a parameter or another
+//! module's value is unknown, `INP004` where the pool needs it (the engine step sees it as
+//! unresolved).
 
 mod eval;
+mod numbers;
 mod place;
+mod runtime;
 
 use super::{by_platform, Extracted};
 use crate::finding::Finding;
@@ -97,24 +101,39 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
             .push(invalid(Loc::new(file, bad.byte_range()), reason));
         return out;
     }
-    let e = Eval {
+    let mut e = Eval {
         file,
         src,
         root,
         dropped: Default::default(),
+        imports: HashMap::new(),
+        env: Default::default(),
     };
-    let imports = imports(&e, root);
-    let made = launch_objects(&e, &imports);
+    e.imports = imports(&e, root);
+    let imports = &e.imports;
+    let made = launch_objects(&e, imports);
+    let decorators: Vec<(String, Ts, Ts)> = nodes(root)
+        .filter(|n| n.kind() == "decorator")
+        .filter_map(|d| {
+            let call = d.named_child(0).filter(|c| c.kind() == "call")?;
+            let f = call.child_by_field_name("function")?;
+            Some((key(&qualified(imports, e.text(f)))?, call, d))
+        })
+        .collect();
+    let services = e.service_envs(&decorators);
     let mut doc = Vec::<(String, Vec<Node>)>::new();
     let mut unknowns = Vec::new();
     let mut open_kwargs = Vec::new();
     for n in nodes(root) {
+        if matches!(n.kind(), "call" | "return_statement") {
+            *e.env.borrow_mut() = env_at(&e, &services, n);
+        }
         match n.kind() {
             "call" => {
                 let Some(f) = n.child_by_field_name("function") else {
                     continue;
                 };
-                let name = qualified(&imports, e.text(f));
+                let name = qualified(imports, e.text(f));
                 if RUNS.contains(&name.as_str()) || SHELL_LINES.contains(&name.as_str()) {
                     argv_launch(&e, n, &name, &mut out);
                 } else if let Some(key) = key(&name).filter(|_| !takes_launch(&e, n, &made)) {
@@ -146,7 +165,7 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
         out.launches.append(&mut read.launches);
     }
     if out.launches.is_empty() {
-        by_keys(&e, &mut unknowns, &mut out);
+        by_keys(&e, &services, &mut unknowns, &mut out);
     }
     finish(&e, &mut out, &unknowns, &open_kwargs);
     place::place_by_platforms(&e, &doc, &unknowns, &mut out);
@@ -407,13 +426,19 @@ fn document(e: &Eval, calls: Vec<(String, Vec<Node>)>) -> Node {
 /// A file that gave no launch otherwise: each outermost dict literal whose keys are mostly one
 /// engine's options is that engine's settings (`build_app({"model": ..., "tensor-parallel-size":
 /// ...})`, handed to the engine's argument parser), as a YAML mapping would be.
-fn by_keys(e: &Eval, unknowns: &mut Vec<(Loc, String)>, out: &mut Extracted) {
+fn by_keys(
+    e: &Eval,
+    services: &[(Loc, runtime::Env)],
+    unknowns: &mut Vec<(Loc, String)>,
+    out: &mut Extracted,
+) {
     let mut done: Vec<std::ops::Range<usize>> = Vec::new();
     for n in nodes(e.root).filter(|n| n.kind() == "dictionary") {
         if done.iter().any(|r| r.contains(&n.start_byte())) {
             continue;
         }
         done.push(n.byte_range());
+        *e.env.borrow_mut() = env_at(e, services, n);
         let Val::Dict(..) = e.value(n) else {
             continue;
         };
@@ -421,6 +446,26 @@ fn by_keys(e: &Eval, unknowns: &mut Vec<(Loc, String)>, out: &mut Extracted) {
         let mut found = super::option_map::by_shape(e.file, e.src, &node);
         out.launches.append(&mut found.launches);
     }
+}
+
+/// The environment the code at `n` runs with: that of the innermost service whose class or
+/// function holds it, none in a decorator (its arguments are read where the service is built)
+/// or outside any service.
+fn env_at(e: &Eval, services: &[(Loc, runtime::Env)], n: Ts) -> runtime::Env {
+    let mut up = Some(n);
+    while let Some(p) = up {
+        if p.kind() == "decorator" {
+            return Vec::new();
+        }
+        up = p.parent();
+    }
+    let at = e.loc(n);
+    services
+        .iter()
+        .filter(|(span, _)| span.start <= at.start && at.end <= span.end)
+        .min_by_key(|(span, _)| span.end - span.start)
+        .map(|(_, env)| env.clone())
+        .unwrap_or_default()
 }
 
 /// Platforms that read Python files and recognize this one.

@@ -6,6 +6,7 @@ use super::expand::{is_identifier, value_len, Field, Scope, Splat, Value, Var};
 use super::files::Written;
 use super::lex::{self, literal_text, Ch, Part, Sep, Tok, Word, MAX_DEPTH};
 use super::wrappers;
+use crate::extract::by_platform;
 use crate::extract::k8s::placement;
 use crate::finding::Finding;
 use crate::launch::{Arg, Engine, Launch};
@@ -451,6 +452,13 @@ impl Walker {
                 }
                 return;
             }
+            if let Some((p, args_from)) = by_platform::launcher::at(&texts, j) {
+                let command = fields[j..args_from].iter().map(|f| f.loc).reduce(Loc::join);
+                let args: Vec<Arg> = fields[args_from..].iter().map(Field::arg).collect();
+                let found = command.and_then(|c| by_platform::launcher::launch(p, c, &args));
+                self.launches.extend(found);
+                return;
+            }
         }
         self.options_by_keys(&fields[first..]);
     }
@@ -471,6 +479,7 @@ impl Walker {
             inner.scope.set("@", Value::Array(params.to_vec()), false);
         }
         inner.script(script.lexer_chars());
+        still_unknown(script, &mut inner.launches);
         self.adopt(inner);
     }
 
@@ -703,4 +712,49 @@ fn docker_env(text: &str, field: &Field) -> Option<(String, Field)> {
     let (name, _) = kv.split_once('=')?;
     let skip = text.chars().count() - kv.chars().count() + name.chars().count() + 1;
     is_identifier(name).then(|| (name.to_string(), field.tail(skip)))
+}
+
+/// A reference this shell could not expand in an `sh -c` script (`'$MODEL'` inside `"..."`,
+/// whose value differs between branches) is still unknown in the words the inner shell makes of
+/// it, though its quotes there keep the text as written: an argument of the launch that holds
+/// that text, where the reference stands, names it as unresolved (INP004), never the `$MODEL`
+/// text as a value.
+fn still_unknown(script: &Field, launches: &mut [Launch]) {
+    let mut refs: Vec<(usize, &str)> = script
+        .names
+        .iter()
+        .filter_map(|(i, n)| {
+            script
+                .chars
+                .get(*i)
+                .map(|(_, start, _)| (start, n.as_str()))
+        })
+        .collect();
+    if refs.is_empty() {
+        return;
+    }
+    refs.sort_unstable();
+    for arg in launches.iter_mut().flat_map(|l| l.args.iter_mut()) {
+        let span = arg.loc.range();
+        let from = refs.partition_point(|(at, _)| *at < span.start);
+        for (_, name) in refs[from..].iter().take_while(|(at, _)| *at < span.end) {
+            let var = bare(name);
+            let written = [format!("${var}"), format!("${{{var}")]
+                .iter()
+                .any(|r| arg.text.contains(r.as_str()));
+            // The inner shell saw it unquoted and named it already (`$(RANK)`, `RANK`).
+            if written && !arg.unresolved.iter().any(|u| u.contains(var)) {
+                arg.unresolved.push((*name).to_string());
+            }
+        }
+    }
+}
+
+/// The variable a description of an unresolved reference names: `M` of `M (unknown or ...)`.
+fn bare(name: &str) -> &str {
+    let name = name.trim_start_matches(['$', '(', '{']);
+    let end = name
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(name.len());
+    &name[..end]
 }
