@@ -25,6 +25,9 @@ pub struct Finding {
     /// Index of the launch in the run's launch list, when the finding is about one launch.
     pub launch: Option<usize>,
     pub object: Option<ObjectRef>,
+    /// A place inside the launch the finding is about, when `primary` lies outside it (the
+    /// `cmd += sys.argv[1:]` line before the call that runs `cmd`).
+    pub anchor: Option<Loc>,
 }
 
 impl Finding {
@@ -37,7 +40,14 @@ impl Finding {
             labels: Vec::new(),
             launch: None,
             object: None,
+            anchor: None,
         }
+    }
+
+    /// Ties the finding to the launch at `inside` although its own place is elsewhere.
+    pub fn anchored(mut self, inside: Loc) -> Self {
+        self.anchor = Some(inside);
+        self
     }
 
     /// Sets a template value.

@@ -96,7 +96,7 @@ impl Outcome {
         let mut said: std::collections::HashMap<SaidAt, usize> = std::collections::HashMap::new();
         for mut f in found {
             let within = |lo: &LaunchOutcome| {
-                let (l, at) = (lo.launch.loc(), f.primary);
+                let (l, at) = (lo.launch.loc(), f.anchor.or(f.primary));
                 at.is_some_and(|a| a.file == l.file && l.start <= a.start && a.end <= l.end)
             };
             let key = (f.rule, f.primary.map(|a| (a.file.0, a.start, a.end)));

@@ -160,6 +160,20 @@ fn parameters_and_unknown_splats_are_inp004_at_their_spans() {
 }
 
 #[test]
+fn a_splat_added_before_the_call_is_the_launchs_and_refuses_it() {
+    let doc = check(
+        &fixture("argv-growth-before-call.py"),
+        &["--gpu", "H100-80GB"],
+    );
+    let inp004: Vec<_> = findings(&doc)
+        .into_iter()
+        .filter(|(r, _, _)| r == "INP004")
+        .collect();
+    assert_eq!(inp004, [("INP004".into(), 7, 1)], "{doc:#}");
+    assert_eq!(doc["launches"][0]["verdict"], "refused", "{doc:#}");
+}
+
+#[test]
 fn a_syntax_error_is_inp001_naming_the_line() {
     let doc = check(&fixture("syntax-error.py"), &[]);
     assert_eq!(findings(&doc), [("INP001".into(), 5, 12)], "{doc:#}");

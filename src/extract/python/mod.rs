@@ -593,7 +593,8 @@ fn exec(e: &Eval, items: &[Val], out: &mut Extracted) {
         // A `*splat` of a list the file does not fix may add any words; a single unknown item
         // may be a flag where no flag expects a value.
         let after = splats.iter().filter(|(_, at)| at.start >= l.command.start);
-        out.findings.extend(after.map(|(x, at)| any_words(x, *at)));
+        out.findings
+            .extend(after.map(|(x, at)| any_words(x, *at).anchored(l.command)));
         let said: Vec<Loc> = out.findings.iter().filter_map(|f| f.primary).collect();
         let more = crate::extract::compose::any_flag(l);
         out.findings.extend(
