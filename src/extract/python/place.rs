@@ -159,6 +159,9 @@ pub(super) fn place_by_platforms(
             }
         }
     }
+    if sites.is_empty() {
+        return;
+    }
     let encloses =
         |span: &Loc, at: Loc| at.file == span.file && span.start <= at.start && at.end <= span.end;
     let place_at = |l: &mut Launch, at: Loc| {
