@@ -92,6 +92,36 @@ fn modal_class_gpu_object_and_a_joined_shell_line_with_a_constant_splat() {
     );
 }
 
+/// A module-level launcher that a Modal GPU function calls but that `__main__` also runs locally:
+/// the local machine's GPU is not in the file, so the launch names none (INP003), never the Modal
+/// function's H100.
+#[test]
+fn a_helper_also_run_outside_modal_names_no_gpu() {
+    let doc = check(&fixture("modal-helper-also-run-locally.py"), VLLM);
+    assert_eq!(
+        launches(&doc),
+        ["engine=vllm role=unified tp=1 context=8192 model=Qwen/Qwen3-8B gpu=-"]
+    );
+    assert!(findings(&doc)
+        .iter()
+        .any(|(r, l, _)| r == "INP003" && *l == 12));
+}
+
+/// A Modal fallback list that ends in `"any"` may land on a GPU the file does not name: the
+/// unknown entry wins over the H100 and is reported (INP003 at the list item).
+#[test]
+fn a_fallback_list_with_any_gpu_is_reported_not_planned_on_the_h100() {
+    let doc = check(&fixture("modal-gpu-fallback-any.py"), VLLM);
+    assert_eq!(
+        launches(&doc),
+        ["engine=vllm role=unified tp=1 context=8192 model=Qwen/Qwen3-8B gpu=any"]
+    );
+    assert!(
+        findings(&doc).contains(&("INP003".into(), 10, 28)),
+        "{doc:#}"
+    );
+}
+
 #[test]
 fn bentoml_resources_and_command_argv() {
     let doc = check(&fixture("bentoml-service.py"), VLLM);

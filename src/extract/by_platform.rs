@@ -17,6 +17,7 @@ pub use container::container;
 pub use elsewhere::held_by;
 use engines::engine;
 use exports::environment;
+pub(crate) use place::memory_rank;
 use place::place;
 pub use place::{place_found, product};
 

@@ -10,7 +10,7 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
         .or_else(|| first_of(&site.runs_in, doc, node)?.get("resources"));
     let (resource_gpus, mig) = placement::gpus(resources);
     // `H100:8` (Truss `resources.accelerator`, Modal `gpu=`): the type and its count.
-    let (named, named_count) = named_gpu(least(&site.gpu_type, outer.unwrap_or(doc), node));
+    let (named, named_count) = named_gpu(least(site, outer.unwrap_or(doc), node));
     let named = named
         .map(|(text, at)| (without_marks(&text, &site.gpu_marks), at))
         .and_then(|g| unprefixed(site, g));
@@ -90,15 +90,20 @@ pub fn place_found(p: &Platform, site: &Site, doc: &Node, node: &Node, l: &mut L
     }
 }
 
-/// Of the nodes the first of `paths` that reaches any reaches, the one naming the least-memory
-/// GPU; one the catalog does not know wins outright, so it is reported rather than assumed
-/// larger. Worker groups (`worker_nodes[].required_labels."ray.io/accelerator-type"`) that name
-/// different GPUs may each run the engine, as ORed node-selector terms may
-/// (`k8s::placement::node_gpu`).
-fn least<'n>(paths: &[String], root: &'n Node, site: &'n Node) -> Option<&'n Node> {
-    reached(paths, root, site)?
+/// Of the nodes the first of the site's `gpu_type` paths that reaches any reaches, the one naming
+/// the least-memory GPU (its marks dropped: `H100!` ranks as an H100); one the catalog does not
+/// know wins outright, so it is reported rather than assumed larger. Worker groups
+/// (`worker_nodes[].required_labels."ray.io/accelerator-type"`) that name different GPUs may each
+/// run the engine, as ORed node-selector terms may (`k8s::placement::node_gpu`), and so may each
+/// GPU of a fallback list (Modal's `gpu=["H100", "A100-40GB:2"]`). Of equal GPUs, the fewest.
+fn least<'n>(site: &Site, root: &'n Node, node: &'n Node) -> Option<&'n Node> {
+    reached(&site.gpu_type, root, node)?
         .into_iter()
-        .min_by_key(|n| memory_rank(named_gpu(Some(n)).0.map(|g| g.0).as_deref()))
+        .min_by_key(|n| {
+            let (name, count) = named_gpu(Some(n));
+            let name = name.map(|(g, _)| without_marks(&g, &site.gpu_marks));
+            (memory_rank(name.as_deref()), count.unwrap_or(0))
+        })
 }
 
 /// Every node the first of `paths` that reaches any reaches.
@@ -111,7 +116,7 @@ fn reached<'n>(paths: &[String], root: &'n Node, site: &'n Node) -> Option<Vec<&
 }
 
 /// Orders GPUs by memory, a name the catalog does not know (or none) first.
-fn memory_rank(name: Option<&str>) -> (u8, u64) {
+pub(crate) fn memory_rank(name: Option<&str>) -> (u8, u64) {
     name.and_then(crate::gpu::lookup)
         .map_or((0, 0), |g| (1, g.cuda_total_bytes))
 }
