@@ -201,7 +201,11 @@ fn command(
             argv
         }
         (None, Some(line)) => words_of(file, src, line),
-        (None, None) => return Extracted::default(),
+        // No command: the image's entrypoint runs, as in a Kubernetes container.
+        (None, None) => match first_of(&site.image, doc, node).and_then(image_entrypoint) {
+            Some(entry) => entry,
+            None => return Extracted::default(),
+        },
     };
     let mut words = words;
     for path in &site.argv {
@@ -223,6 +227,13 @@ fn command(
         name(l, p, site, doc, node);
     }
     found
+}
+
+/// The command an engine image starts when none is given: `vllm/vllm-openai` images start
+/// `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`: `ENTRYPOINT ["vllm", "serve"]`).
+fn image_entrypoint(image: &Node) -> Option<Vec<MappedWord>> {
+    let named = image.as_str().is_some_and(|i| i.contains("vllm-openai"));
+    named.then(|| synthetic_words(&["vllm", "serve"], image.loc))
 }
 
 /// A script as one word: a string, or a list of command lines the platform runs in sequence
@@ -553,11 +564,31 @@ pub(crate) fn placeholders(text: &str) -> Vec<String> {
         .filter_map(|(i, _)| {
             let rest = &text[i + 1..];
             match rest.strip_prefix('{') {
-                Some(inner) => word(inner).filter(|w| inner[w.len()..].starts_with('}')),
+                Some(inner) => word(inner).and_then(|w| match inner[w.len()..].chars().next() {
+                    Some('}') => Some(w),
+                    Some('.' | '(' | '[' | ' ') => expression(inner),
+                    _ => None,
+                }),
                 None => word(rest),
             }
         })
         .collect()
+}
+
+/// An HCL expression the HCL reader left as `${var.model}` / `${upper("x")}`: its text up to
+/// the `}` that closes it. A shell's `${NAME:-x}` never reaches here (no `.`, `(`, `[` or space
+/// after the name).
+fn expression(inner: &str) -> Option<String> {
+    let mut depth = 0usize;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return Some(inner[..i].to_string()),
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The text with every character outside `map`, and inside its `drop` entries, made a blank
@@ -641,6 +672,17 @@ fn options(site: &Site, doc: &Node, node: &Node, map: &Node) -> Node {
 /// value comes from elsewhere (`valueFrom`, a bare compose `- K`) sets nothing kvlint can see and
 /// is left out.
 fn env_map(node: &Node) -> Node {
+    // One `env { name = "A" value = "1" }` block of an HCL file is a mapping, not a list of one.
+    let one = node.get("name").is_some() && node.get("value").is_some();
+    if let (true, Value::Map(entries)) = (one, &node.value) {
+        if entries.len() == 2 {
+            let list = Node {
+                value: Value::Seq(vec![node.clone()]),
+                loc: node.loc,
+            };
+            return env_map(&list);
+        }
+    }
     let Value::Seq(items) = &node.value else {
         return node.clone();
     };
@@ -658,7 +700,7 @@ fn env_map(node: &Node) -> Node {
     let bare = |i: &&Node| matches!(&i.value, Value::Str(t) if !t.contains('='));
     let entries: Option<Vec<(Node, Node)>> = items
         .iter()
-        .filter(|i| i.get("valueFrom").is_none() && !bare(i))
+        .filter(|i| i.get("valueFrom").is_none() && i.get("value_from").is_none() && !bare(i))
         .map(pair)
         .collect();
     match entries {

@@ -4,6 +4,7 @@ pub mod by_platform;
 pub mod compose;
 pub mod engine_config;
 mod engine_named;
+pub mod hcl;
 pub mod k8s;
 pub mod option_map;
 pub mod pbtxt;
@@ -155,6 +156,10 @@ fn by_kind(
             let tree = pbtxt::parse(file, &src.text).map_err(|e| (e.loc, e.message));
             hand_on(tree_input(file, src, tree), each)
         }
+        Kind::Hcl => {
+            let tree = hcl::parse(file, &src.text).map_err(|e| (e.loc, e.message));
+            hand_on(tree_input(file, src, tree), each)
+        }
         Kind::Properties => {
             // A DJL job file holds its properties in one section, its variables in another.
             let job = properties::job(&src.text);
@@ -204,6 +209,8 @@ pub enum Kind {
     Pbtxt,
     /// Java properties (`serving.properties`, a DJL job file's `[serving_properties]`).
     Properties,
+    /// HashiCorp HCL: Nomad job files (`*.nomad`, `*.nomad.hcl`), Terraform (`*.tf`), `*.hcl`.
+    Hcl,
     Python,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
     Unknown,
@@ -216,6 +223,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Pbtxt
     } else if has_extension(name, &[".properties"]) {
         Kind::Properties
+    } else if has_extension(name, HCL_EXTENSIONS) {
+        Kind::Hcl
     } else if python::is_python(name) {
         // Before the Dockerfile test: `from x import y` reads as a `FROM` line.
         Kind::Python
@@ -241,7 +250,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
 /// Dockerfile by name, or a script without extension that starts with a shell's `#!` line.
 pub fn is_input_file(path: &std::path::Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let tree = has_extension(name, &[".pbtxt", ".textproto", ".txtpb", ".properties"]);
+    let tree = has_extension(name, &[".pbtxt", ".textproto", ".txtpb", ".properties"])
+        || has_extension(name, HCL_EXTENSIONS);
     if is_yaml_name(name) || is_shell_name(name) || tree || shell::is_dockerfile(name, "") {
         return true;
     }
@@ -311,12 +321,15 @@ fn is_yaml_name(name: &str) -> bool {
     lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json")
 }
 
+/// HCL files by name: `.nomad.hcl` ends in `.hcl`. (`.tf.json` is JSON, read as such.)
+const HCL_EXTENSIONS: &[&str] = &[".tf", ".hcl", ".nomad"];
+
 fn has_extension(name: &str, extensions: &[&str]) -> bool {
     let lower = name.to_ascii_lowercase();
     extensions.iter().any(|ext| lower.ends_with(ext))
 }
 
-/// A protobuf text-format or properties file, read into the tree YAML gives: by the platform that
+/// A protobuf text-format, properties or HCL file, read into the tree YAML gives: by the platform that
 /// recognizes it, else by the shape of its option maps. Text its format refuses is INP001.
 fn tree_input(
     file: FileId,
