@@ -20,6 +20,15 @@ impl Engine {
             Engine::Trtllm => "trtllm",
         }
     }
+
+    /// The engine's name as its project writes it: `SGLang`, `vLLM`, `TensorRT-LLM`.
+    pub fn title(self) -> &'static str {
+        match self {
+            Engine::Sglang => "SGLang",
+            Engine::Vllm => "vLLM",
+            Engine::Trtllm => "TensorRT-LLM",
+        }
+    }
 }
 
 /// One argv token after shell unquoting. `unresolved` names the variables (`$VAR`, `${VAR}`,

@@ -349,3 +349,64 @@ fn a_script_a_configmap_mounts_is_the_containers_launch() {
     let id = sources.add(path, other);
     assert!(extract(id, &sources).launches.is_empty());
 }
+
+#[test]
+fn images_named_for_an_engine_run_its_server_for_engine_options() {
+    let (s, out) = load("fixtures/extract/k8s/engine-named-images.yaml");
+    let got: Vec<_> = out
+        .launches
+        .iter()
+        .map(|l| {
+            let o = l.object.as_ref().unwrap();
+            (l.engine.name(), o.name.as_str(), s.text(l.command))
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "vllm",
+                "vllm-runtime",
+                "quay.io/opendatahub/vllm:fast-nightly-2024-05-01"
+            ),
+            (
+                "trtllm",
+                "trtllm",
+                "nvcr.io/nvidia/tensorrt-llm/release:1.0.0"
+            ),
+            // A command in `args` runs as written, not under `vllm serve`.
+            ("vllm", "rocm-command", "\"vllm\", \"serve\""),
+        ]
+    );
+    let runtime = &out.launches[0];
+    assert_eq!(runtime.args[0].text, "--model=/mnt/models/");
+    assert_eq!(runtime.args[2].text, "--tensor-parallel-size=2");
+    // The tag of an image that is not the engine's own names no engine release.
+    assert_eq!(runtime.engine_version, None);
+    assert_eq!(arg(&out.launches[1], "--tp_size").text, "4");
+    assert_eq!(model(&out.launches[2]).as_deref(), Some("Qwen/Qwen3-8B"));
+    // Routers, simulators, mocks and the runtimes that wrap an engine are no launch.
+    assert!(out
+        .launches
+        .iter()
+        .all(|l| l.object.as_ref().unwrap().name != "tools"));
+}
+
+#[test]
+fn a_compose_image_named_for_an_engine_behind_a_registry_variable() {
+    let (s, out) = load("fixtures/extract/k8s/compose-engine-image.yaml");
+    let got: Vec<_> = out
+        .launches
+        .iter()
+        .map(|l| (l.engine.name(), s.text(l.command)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("vllm", "${REGISTRY:-opea}/vllm-rocm:${TAG:-latest}"),
+            ("sglang", "lmsysorg/sglang:v0.5.4-rocm630"),
+        ]
+    );
+    assert_eq!(arg(&out.launches[0], "--tensor-parallel-size").text, "4");
+    assert_eq!(arg(&out.launches[1], "--tp").text, "2");
+}

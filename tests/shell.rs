@@ -483,3 +483,63 @@ fn a_variable_set_from_a_substitution_is_one_unknown_value_not_its_texts_words()
     assert_eq!(l.args[2].unresolved, ["$(( ${RANK:-0} * LOCAL ))"]);
     assert_eq!(l.args[4].unresolved, ["`nvidia-smi -L | wc -l`"]);
 }
+
+#[test]
+fn docker_run_of_an_image_named_for_an_engine() {
+    let (s, out) = read("fixtures/extract/shell/docker-run-engine-named.sh");
+    assert_eq!(out.launches.len(), 2, "{:?}", out.launches);
+    let rocm = &out.launches[0];
+    assert_eq!(rocm.engine, Engine::Vllm);
+    // The image's entrypoint takes the options: the launch stands at the image.
+    assert_eq!(s.text(rocm.command), "rocm/vllm:rocm6.3.1_vllm_0.8.5");
+    assert_eq!(
+        args(rocm),
+        ["--model", "Qwen/Qwen3-8B", "--tensor-parallel-size", "2"]
+    );
+    assert_eq!(rocm.placement.gpus_per_pod, Some(2));
+    // A command after the image runs as written: the `vllm serve` inside `bash -c`.
+    let intel = &out.launches[1];
+    assert_eq!(s.text(intel.command), "vllm serve");
+    assert_eq!(args(intel)[0], "Qwen/Qwen3-32B");
+}
+
+#[test]
+fn makefile_recipes_read_with_makes_variables() {
+    let (s, out) = read("fixtures/extract/shell/serve.mk");
+    assert_eq!(out.launches.len(), 1);
+    let l = &out.launches[0];
+    assert_eq!(l.engine, Engine::Vllm);
+    assert_eq!(
+        args(l)[..3],
+        ["Qwen/Qwen3-8B", "--tensor-parallel-size", "2"]
+    );
+    // `TP = $(GPUS)` is expanded where it is used: the value is written on the GPUS line.
+    assert_eq!(s.position(l.args[2].loc).line, 4);
+    // `CTX ?= 16384` is a default the caller may override, read as `${CTX:-16384}`.
+    let ctx = &l.args[4];
+    assert_eq!(l.args[3].text, "--max-model-len");
+    assert!(!ctx.unresolved.is_empty(), "{ctx:?}");
+    let run = kvlint(&[
+        "check",
+        "--gpu",
+        "h100-80gb",
+        "--format",
+        "json",
+        "fixtures/extract/shell/serve.mk",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
+    let inp004 = doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["rule"] == "INP004")
+        .expect("INP004");
+    assert!(
+        inp004["message"]
+            .as_str()
+            .unwrap()
+            .contains("CTX (\"16384\" unless set by the caller)"),
+        "{inp004}"
+    );
+    assert_eq!(doc["launches"][0]["tp"], 2);
+}

@@ -4,6 +4,7 @@
 //! written, so a document that gives no launch is not silent about it. Read line by line, as
 //! the other unread checks are (the document may be a template that is no YAML yet).
 
+use super::images::{engine_image, EngineImage};
 use std::ops::Range;
 
 /// Keys whose value names the engine that runs.
@@ -93,11 +94,13 @@ pub fn named_with_sizing(text: &str) -> Option<(Range<usize>, &'static str, Stri
 }
 
 /// Where a document that is no Kubernetes object and no compose file (a chart's values, a
-/// platform's own config) names an image whose entrypoint is an engine's server, and the image:
-/// `vllm/vllm-openai` images start `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`), so
-/// such an image is a vLLM launch even where no command is written. Objects and compose services
-/// are not counted: their readers run that entrypoint where no command replaces it.
-pub fn entrypoint_image(text: &str) -> Option<(Range<usize>, String)> {
+/// platform's own config) names an engine's image, the image and what it is known to run
+/// ([`crate::extract::images`]): `vllm/vllm-openai` images start `vllm serve` (vllm
+/// docker/Dockerfile, target `vllm-openai`), so such an image is a vLLM launch even where no
+/// command is written; an image named for an engine (`quay.io/opendatahub/vllm`) carries it.
+/// Objects and compose services are not counted: their readers run that entrypoint where no
+/// command replaces it.
+pub fn entrypoint_image(text: &str) -> Option<(Range<usize>, String, EngineImage)> {
     let mut offset = 0;
     let mut found = None;
     for line in text.split_inclusive('\n') {
@@ -113,9 +116,11 @@ pub fn entrypoint_image(text: &str) -> Option<(Range<usize>, String)> {
             return None;
         }
         let v = value.trim().trim_matches(['"', '\'']);
-        if found.is_none() && ["image", "repository"].contains(&key) && v.contains("vllm-openai") {
+        let known = ["image", "repository"].contains(&key) && !v.is_empty();
+        if let (None, true, Some(kind)) = (&found, known, known.then(|| engine_image(v)).flatten())
+        {
             let at = start + line.find(v).unwrap_or(0);
-            found = Some((at..at + v.len(), v.to_string()));
+            found = Some((at..at + v.len(), v.to_string(), kind));
         }
     }
     found
@@ -128,7 +133,7 @@ mod tests {
     #[test]
     fn an_engine_image_outside_objects_and_compose_files() {
         let values = "image:\n  repository: ghcr.io/neuralmagic/nm-vllm-openai\n  tag: v0.1.0\nmodelName: m\n";
-        let (at, image) = entrypoint_image(values).unwrap();
+        let (at, image, _) = entrypoint_image(values).unwrap();
         assert_eq!(
             (&values[at], image.as_str()),
             (

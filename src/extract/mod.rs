@@ -5,6 +5,7 @@ pub mod compose;
 pub mod engine_config;
 mod engine_named;
 pub mod hcl;
+pub mod images;
 pub mod k8s;
 pub mod option_map;
 pub mod pbtxt;
@@ -152,6 +153,7 @@ fn by_kind(
         Kind::Dockerfile => hand_on(shell::dockerfile(file, &src.text), each),
         Kind::Apptainer => hand_on(shell::apptainer::read(file, &src.text), each),
         Kind::Shell => hand_on(shell::script(file, &src.text), each),
+        Kind::Makefile => hand_on(shell::makefile(file, &src.text), each),
         Kind::Pbtxt => {
             let tree = pbtxt::parse(file, &src.text).map_err(|e| (e.loc, e.message));
             hand_on(tree_input(file, src, tree), each)
@@ -205,6 +207,8 @@ pub enum Kind {
     /// An Apptainer/Singularity definition file.
     Apptainer,
     Shell,
+    /// A Makefile: its recipes are shell commands after Make's variables are expanded.
+    Makefile,
     /// Protocol Buffers text format (`config.pbtxt`, `*.textproto`).
     Pbtxt,
     /// Java properties (`serving.properties`, a DJL job file's `[serving_properties]`).
@@ -232,6 +236,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Dockerfile
     } else if shell::apptainer::is_definition(name, text) {
         Kind::Apptainer
+    } else if shell::make::is_makefile(name) {
+        Kind::Makefile
     } else if is_shell_name(name) || shebang_shell(text) {
         Kind::Shell
     } else if properties::job(text).is_some() {

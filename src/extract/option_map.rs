@@ -419,11 +419,7 @@ fn model_value(v: &Node) -> Option<&Node> {
 }
 
 fn engine_title(engine: Engine) -> &'static str {
-    match engine {
-        Engine::Sglang => "SGLang",
-        Engine::Vllm => "vLLM",
-        Engine::Trtllm => "TensorRT-LLM",
-    }
+    engine.title()
 }
 
 /// A mapping whose keys are mostly the engine's options (at least two, and at least half of

@@ -2,6 +2,7 @@
 //! was built from (INP006), and the parts skipped on purpose (INP007): routers, frontends and
 //! sidecars, which hold no KV pool, and Helm chart templates, which are only meaningful rendered.
 
+use super::images::EngineImage;
 use super::Extracted;
 use crate::finding::Finding;
 use crate::source::{FileId, Loc, SourceFile};
@@ -289,10 +290,14 @@ fn engine_image(src: &SourceFile, text: &str) -> Option<(Range<usize>, String)> 
     if !super::is_yaml_name(&src.name) {
         return None;
     }
-    let (at, image) = super::engine_named::entrypoint_image(text)?;
+    let (at, image, kind) = super::engine_named::entrypoint_image(text)?;
+    let why = match kind {
+        EngineImage::Entrypoint(_) => "whose entrypoint is `vllm serve`".to_string(),
+        EngineImage::Named(_) => "named for it".to_string(),
+    };
     Some((
         at,
-        format!("vLLM (the image `{image}`, whose entrypoint is `vllm serve`)"),
+        format!("{} (the image `{image}`, {why})", kind.engine().title()),
     ))
 }
 

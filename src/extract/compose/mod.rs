@@ -105,13 +105,15 @@ impl<'a> Project<'a> {
 
     fn service(&self, svc: &Node) -> Extracted {
         let mut findings = Vec::new();
+        let command = match svc.get("command") {
+            Some(c) => self.words(c, &mut findings),
+            None => Vec::new(),
+        };
         let mut argv = match svc.get("entrypoint") {
             Some(e) => self.words(e, &mut findings),
-            None => self.image_entrypoint(svc, &mut findings),
+            None => self.image_entrypoint(svc, &command, &mut findings),
         };
-        if let Some(c) = svc.get("command") {
-            argv.extend(self.words(c, &mut findings));
-        }
+        argv.extend(command);
         let image = svc.get("image").and_then(|i| {
             let text = self.text(i, &mut findings)?;
             Some((text, i.loc))
@@ -190,16 +192,28 @@ impl<'a> Project<'a> {
         })
     }
 
-    /// `vllm/vllm-openai` images start `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`).
-    fn image_entrypoint(&self, svc: &Node, findings: &mut Vec<Finding>) -> Vec<MappedWord> {
+    /// Without an `entrypoint`, the image's runs: `vllm/vllm-openai` images start `vllm serve`
+    /// (vllm docker/Dockerfile, target `vllm-openai`), and an image named for an engine its
+    /// server where `command` is engine options alone ([`crate::extract::images`]).
+    fn image_entrypoint(
+        &self,
+        svc: &Node,
+        command: &[MappedWord],
+        findings: &mut Vec<Finding>,
+    ) -> Vec<MappedWord> {
         let Some(image) = svc.get("image") else {
             return Vec::new();
         };
-        let text = self.word(image, findings);
-        if !text.is_some_and(|t| t.chars.as_str().contains("vllm-openai")) {
+        let Some(text) = self.word(image, findings) else {
             return Vec::new();
+        };
+        let first = command.first().map(|w| w.chars.as_str());
+        match crate::extract::images::entrypoint(text.chars.as_str(), first) {
+            Some(engine) => {
+                k8s::synthetic_words(crate::extract::images::server_command(engine), image.loc)
+            }
+            None => Vec::new(),
         }
-        k8s::synthetic_words(&["vllm", "serve"], image.loc)
     }
 
     /// The container's environment: each `env_file` in order, then `environment`, which wins

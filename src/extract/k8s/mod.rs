@@ -270,7 +270,7 @@ impl<'a> Cx<'a> {
     ) -> impl Iterator<Item = MappedWord> + 's {
         let mut command = self.words(c.get("command"), env);
         if command.is_empty() {
-            command = self.image_entrypoint(c);
+            command = self.image_entrypoint(c, env);
         }
         command
             .into_iter()
@@ -324,15 +324,24 @@ impl<'a> Cx<'a> {
     }
 
     /// Without a `command`, the image's entrypoint runs: `vllm/vllm-openai` images start
-    /// `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`: `ENTRYPOINT ["vllm", "serve"]`).
-    fn image_entrypoint(&self, c: &Node) -> Vec<MappedWord> {
-        let Some(image) = c
-            .get("image")
-            .filter(|i| i.as_str().is_some_and(|s| s.contains("vllm-openai")))
-        else {
+    /// `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`: `ENTRYPOINT ["vllm", "serve"]`),
+    /// and an image named for an engine its server where `args` are engine options alone
+    /// ([`crate::extract::images`]).
+    fn image_entrypoint(&self, c: &Node, env: &[(String, MappedWord)]) -> Vec<MappedWord> {
+        let Some(image) = c.get("image") else {
             return Vec::new();
         };
-        synthetic_words(&["vllm", "serve"], image.loc)
+        let Some(name) = image.as_str() else {
+            return Vec::new();
+        };
+        let first = self.word_iter(c.get("args"), env).next();
+        let first = first.as_ref().map(|w| w.chars.as_str());
+        match crate::extract::images::entrypoint(name, first) {
+            Some(engine) => {
+                synthetic_words(crate::extract::images::server_command(engine), image.loc)
+            }
+            None => Vec::new(),
+        }
     }
 
     /// Fills in what the object tells about the launch.

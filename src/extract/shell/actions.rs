@@ -212,7 +212,8 @@ fn docker_step(
             fields.extend(walker.scope.expand(&w, true));
         }
     }
-    match (with("entrypoint"), commands::image_entrypoint(image)) {
+    let first = fields.first().map(Field::as_str);
+    match (with("entrypoint"), commands::image_entrypoint(image, first)) {
         (Some(ep), _) => {
             let argv: Vec<Field> = std::iter::once(ep.field()).chain(fields).collect();
             walker.argv(argv);
@@ -237,7 +238,7 @@ fn services(file: FileId, src: &SourceFile, job: &Node, out: &mut Extracted) {
             continue;
         };
         let Some(name) = image.as_str() else { continue };
-        let Some(engine) = commands::image_entrypoint(name) else {
+        let Some(engine) = commands::image_entrypoint(name, None) else {
             continue;
         };
         let mut walker = Walker::new(file, false);

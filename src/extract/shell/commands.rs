@@ -34,6 +34,12 @@ pub fn match_launch(texts: &[&str], j: usize) -> Option<(Engine, usize)> {
         // Dynamo's TRT-LLM worker has its own flags (components/src/dynamo/trtllm/utils/trtllm_utils.py).
         "dynamo.trtllm" => Engine::Trtllm,
         "tensorrt_llm.commands.serve" => return trtllm_serve(texts.get(after).copied(), after),
+        // The `vllm` console script (vllm/entrypoints/cli/main.py, run as a module by its
+        // `__main__` guard): only its `serve` subcommand starts a server.
+        "vllm.entrypoints.cli.main" => {
+            return (texts.get(after).copied() == Some("serve"))
+                .then_some((Engine::Vllm, after + 1))
+        }
         _ => return None,
     };
     Some((engine, after))
@@ -254,16 +260,13 @@ pub fn docker_gpus(value: &str) -> Option<u32> {
     u32::try_from(n).ok().filter(|&n| n > 0)
 }
 
-/// The command an engine image starts when `docker run` names no command: `vllm/vllm-openai`
-/// images run `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`: `ENTRYPOINT ["vllm",
-/// "serve"]`). SGLang images (sglang docker/Dockerfile) set no ENTRYPOINT or CMD of their own.
-pub fn image_entrypoint(image: &str) -> Option<Engine> {
-    let repo = image.split(['@']).next().unwrap_or(image);
-    let repo = match repo.rsplit_once(':') {
-        Some((r, tag)) if !tag.contains('/') => r,
-        _ => repo,
-    };
-    (repo == "vllm/vllm-openai" || repo.ends_with("/vllm/vllm-openai")).then_some(Engine::Vllm)
+/// The engine an image's entrypoint starts when `docker run` names no command, given the first
+/// word after the image (`None`: none): see [`crate::extract::images`]. `vllm/vllm-openai` images
+/// run `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`: `ENTRYPOINT ["vllm", "serve"]`);
+/// an image named for an engine (`quay.io/opendatahub/vllm`) runs it where the words are engine
+/// options alone.
+pub fn image_entrypoint(image: &str, first: Option<&str>) -> Option<Engine> {
+    crate::extract::images::entrypoint(image, first)
 }
 
 pub fn basename(path: &str) -> &str {
@@ -287,6 +290,42 @@ mod tests {
 
     fn argv<'a>(words: &[&'a str]) -> Vec<&'a str> {
         words.to_vec()
+    }
+
+    #[test]
+    fn the_vllm_console_scripts_module_serves_only_with_serve() {
+        let cases = [
+            (
+                &[
+                    "python3",
+                    "-m",
+                    "vllm.entrypoints.cli.main",
+                    "serve",
+                    "Qwen/Qwen3-8B",
+                ][..],
+                Some((Engine::Vllm, 4)),
+            ),
+            (
+                &["python", "-u", "-m", "vllm.entrypoints.cli.main", "serve"][..],
+                Some((Engine::Vllm, 5)),
+            ),
+            (
+                &[
+                    "python3",
+                    "-m",
+                    "vllm.entrypoints.cli.main",
+                    "bench",
+                    "serve",
+                ][..],
+                None,
+            ),
+            (&["python3", "-m", "vllm.entrypoints.cli.main"][..], None),
+            // sglang/cli/main.py has no `__main__` guard: as a module it runs nothing.
+            (&["python3", "-m", "sglang.cli.main", "serve"][..], None),
+        ];
+        for (words, want) in cases {
+            assert_eq!(match_launch(&argv(words), 0), want, "{words:?}");
+        }
     }
 
     #[test]

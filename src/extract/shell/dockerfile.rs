@@ -83,9 +83,14 @@ pub fn walk(file: FileId, text: &str) -> Walker {
             (stage.entrypoint, stage.cmd) = (entrypoint.clone(), cmd.clone());
         }
     }
+    // The first word CMD hands the base image's entrypoint, where CMD is its arguments.
+    let first = match (&entrypoint, &cmd) {
+        (None, Some(Form::Exec(args))) => args.first().map(|f| f.as_str().to_string()),
+        _ => None,
+    };
     let base = image
         .as_ref()
-        .and_then(|(name, loc)| Some((commands::image_entrypoint(name)?, *loc)));
+        .and_then(|(name, loc)| Some((commands::image_entrypoint(name, first.as_deref())?, *loc)));
     let before = walker.launches.len();
     let own_command = entrypoint.is_some() || cmd.is_some();
     match (entrypoint, cmd) {

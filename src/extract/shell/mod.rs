@@ -37,6 +37,7 @@ mod files;
 mod images;
 mod keyed;
 mod lex;
+pub mod make;
 mod rewrites;
 mod slurm;
 mod walk;
@@ -67,6 +68,16 @@ const SCRIPT_MAX: usize = 16 << 20;
 
 /// [`script`], and what the read spent of its budget.
 pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
+    read_script(file, text, false)
+}
+
+/// A Makefile's recipes, read as the shell script they run once Make has expanded its own
+/// variables ([`make`]).
+pub fn makefile(file: FileId, text: &str) -> Extracted {
+    read_script(file, text, true).0
+}
+
+fn read_script(file: FileId, text: &str, makefile: bool) -> (Extracted, Spent) {
     let mut walker = Walker::new(file, true);
     if text.len() > SCRIPT_MAX {
         let head = text.char_indices().nth(1).map_or(text.len(), |(i, _)| i);
@@ -87,7 +98,10 @@ pub fn script_spent(file: FileId, text: &str) -> (Extracted, Spent) {
     if job.is_batch {
         job.seed(&mut walker);
     }
-    walker.script(lex::chars_of(text, 0));
+    walker.script(match makefile {
+        true => make::recipes(text),
+        false => lex::chars_of(text, 0),
+    });
     if job.is_batch {
         let mut launches = std::mem::take(&mut walker.launches);
         job.place(&walker, &mut launches);

@@ -521,7 +521,11 @@ impl Walker {
         inner.scope.open_env = false;
         let image = &fields[run.image];
         let args = &fields[run.image + 1..];
-        match (run.entrypoint, commands::image_entrypoint(texts[run.image])) {
+        let first = texts.get(run.image + 1).copied();
+        match (
+            run.entrypoint,
+            commands::image_entrypoint(texts[run.image], first),
+        ) {
             (Some(ep), _) => {
                 let argv: Vec<Field> = std::iter::once(fields[ep].clone())
                     .chain(args.iter().cloned())

@@ -52,7 +52,11 @@ impl Walker {
             Cow::Borrowed(all) => Cow::Borrowed(&all[w.command.min(all.len())..]),
         };
         self.depth += 1;
-        let entrypoint = w.image_name.as_deref().and_then(commands::image_entrypoint);
+        let first = args.first().map(Field::as_str);
+        let entrypoint = w
+            .image_name
+            .as_deref()
+            .and_then(|name| commands::image_entrypoint(name, first));
         match (w.runscript, entrypoint, image) {
             // `apptainer run docker://vllm/vllm-openai:TAG ARGS`: the image's entrypoint.
             (true, Some(engine), Some(at)) => {
