@@ -131,7 +131,7 @@ pub fn read(
                 None => (None, None),
             };
             let node = linked.as_ref().unwrap_or(node);
-            if !site.command.is_empty() || !site.script.is_empty() {
+            if !site.command.is_empty() || !site.entrypoint.is_empty() || !site.script.is_empty() {
                 let found = command(p, site, file, src, doc, node, outer);
                 out.launches.extend(found.launches);
                 out.findings.extend(found.findings);
@@ -193,11 +193,15 @@ fn command(
     outer: Option<&Node>,
 ) -> Extracted {
     let script = first_of(&site.script, doc, node).and_then(|s| Some((s, script_word(src, s)?)));
-    let words: Vec<MappedWord> = match (script, first_of(&site.command, doc, node)) {
+    let line = first_of(&site.command, doc, node);
+    let words: Vec<MappedWord> = match (script, line) {
         (Some((at, script)), _) => {
             let mut argv = synthetic_words(&["bash", "-c"], at.loc);
             argv.push(script);
             argv
+        }
+        (None, _) if !site.entrypoint.is_empty() => {
+            entrypoint_and_command(site, file, src, doc, node)
         }
         (None, Some(line)) => words_of(file, src, line),
         (None, None) => return Extracted::default(),
@@ -224,6 +228,31 @@ fn command(
     found
 }
 
+/// Docker's ENTRYPOINT then CMD: the site's `entrypoint`, else the image's own (`vllm serve` of
+/// a `vllm/vllm-openai` image; an image kvlint does not know runs what kvlint cannot see, so
+/// its CMD alone is read, which names the launch when it is an engine's command line).
+fn entrypoint_and_command(
+    site: &Site,
+    file: FileId,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+) -> Vec<MappedWord> {
+    let mut words = match first_of(&site.entrypoint, doc, node) {
+        Some(e) => words_of(file, src, e),
+        None => first_of(&site.image, doc, node)
+            .and_then(|i| {
+                let engine = shell::image_entrypoint(i.as_str()?)?;
+                Some(synthetic_words(&[engine.name(), "serve"], i.loc))
+            })
+            .unwrap_or_default(),
+    };
+    if let Some(line) = first_of(&site.command, doc, node) {
+        words.extend(words_of(file, src, line));
+    }
+    words
+}
+
 /// A script as one word: a string, or a list of command lines the platform runs in sequence
 /// (dstack's `commands`, which it joins with ` && `), joined by line breaks: the launches in
 /// the lines, and the variables earlier lines set, read the same.
@@ -248,13 +277,59 @@ fn script_word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
 }
 
 /// A list's words, or a string's as a shell splits it.
+/// A word that is a mapping (a CloudFormation function, `{"Fn::Sub": ...}`) is a value kvlint
+/// cannot see, kept in its place so that the words after it keep theirs.
 fn words_of(file: FileId, src: &SourceFile, line: &Node) -> Vec<MappedWord> {
     match &line.value {
-        Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
+        Value::Seq(items) => items
+            .iter()
+            .filter_map(|n| scalar::word(src, n).or_else(|| computed(src, n)))
+            .collect(),
+        Value::Map(_) => computed(src, line).into_iter().collect(),
         _ => scalar::word(src, line)
             .map(|w| shell::split_words(file, &w))
             .unwrap_or_default(),
     }
+}
+
+/// A one-key mapping where a value belongs (`{"Ref": "ModelId"}`, `!Sub "..."`): a value the
+/// platform computes when it deploys the file, as a word kvlint cannot see.
+pub(crate) fn computed(src: &SourceFile, node: &Node) -> Option<MappedWord> {
+    let why = computed_why(node)?;
+    if let Some(w) = substituted(src, node, &why) {
+        return Some(w);
+    }
+    let mut w = synthetic_words(&["?"], node.loc).pop()?;
+    w.unresolved = vec![(0, why)];
+    Some(w)
+}
+
+/// `Fn::Sub` of a string (`!Sub "--max-model-len=${MaxLen}"`): its text, unknown from its first
+/// `${...}` on, so that a flag written before the variable stays that flag; without one it is
+/// the text itself.
+fn substituted(src: &SourceFile, node: &Node, why: &str) -> Option<MappedWord> {
+    let inner = node.get("Fn::Sub").filter(|i| i.as_str().is_some())?;
+    let mut w = scalar::word(src, inner)?;
+    if let Some(at) = w.chars.as_str().find("${") {
+        let index = w.chars.as_str()[..at].chars().count();
+        w.unresolved = vec![(index, why.to_string())];
+    }
+    Some(w)
+}
+
+/// What [`computed`] says of a value: its function and argument (`Ref ModelId`).
+pub(crate) fn computed_why(node: &Node) -> Option<String> {
+    let Value::Map(entries) = &node.value else {
+        return None;
+    };
+    let [(k, v)] = entries.as_slice() else {
+        return None;
+    };
+    let function = k.as_str()?;
+    let arg = v.scalar_text().unwrap_or_else(|| v.to_json().to_string());
+    Some(format!(
+        "{function} {arg} (computed when the stack is deployed)"
+    ))
 }
 
 /// The launch's `object` and `group`: the platform's title and the site's name.
@@ -652,7 +727,12 @@ fn env_map(node: &Node) -> Node {
             };
             Some((at(k), at(v)))
         }
-        _ => Some((item.get("name")?.clone(), item.get("value")?.clone())),
+        // CloudFormation spells ECS's `{name, value}` entries `{Name, Value}`.
+        _ => {
+            let name = item.get("name").or_else(|| item.get("Name"))?;
+            let value = item.get("value").or_else(|| item.get("Value"))?;
+            Some((name.clone(), value.clone()))
+        }
     };
     let bare = |i: &&Node| matches!(&i.value, Value::Str(t) if !t.contains('='));
     let entries: Option<Vec<(Node, Node)>> = items

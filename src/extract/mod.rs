@@ -11,6 +11,7 @@ pub mod properties;
 pub mod python;
 mod roles;
 pub mod shell;
+pub mod toml_input;
 mod unread;
 
 use crate::finding::Finding;
@@ -168,6 +169,10 @@ fn by_kind(
             }
             hand_on(tree_input(file, src, tree), each)
         }
+        Kind::Toml => {
+            let tree = toml_input::parse(file, &src.text).map_err(|e| (e.loc, e.message));
+            hand_on(tree_input(file, src, tree), each)
+        }
         Kind::Python => hand_on(python::read(file, src), each),
         Kind::Unknown if looks_like_yaml(file, src) => yaml_input(file, src, jobs, each),
         Kind::Unknown => hand_on(shell::script(file, &src.text), each),
@@ -183,7 +188,7 @@ pub(crate) fn written_file(file: FileId, name: &str, text: String) -> Extracted 
     let mut findings = Vec::new();
     if matches!(
         kind(name, &src.text),
-        Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties
+        Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties | Kind::Toml
     ) {
         findings = by_kind(file, &src, 1, &mut |l| launches.push(l));
     }
@@ -204,6 +209,8 @@ pub enum Kind {
     Pbtxt,
     /// Java properties (`serving.properties`, a DJL job file's `[serving_properties]`).
     Properties,
+    /// A TOML file a platform names (`fly.toml`); other TOML files are not inputs.
+    Toml,
     Python,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
     Unknown,
@@ -216,6 +223,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Pbtxt
     } else if has_extension(name, &[".properties"]) {
         Kind::Properties
+    } else if toml_input::is_deployment_name(name) {
+        Kind::Toml
     } else if python::is_python(name) {
         // Before the Dockerfile test: `from x import y` reads as a `FROM` line.
         Kind::Python
@@ -241,7 +250,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
 /// Dockerfile by name, or a script without extension that starts with a shell's `#!` line.
 pub fn is_input_file(path: &std::path::Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let tree = has_extension(name, &[".pbtxt", ".textproto", ".txtpb", ".properties"]);
+    let tree = has_extension(name, &[".pbtxt", ".textproto", ".txtpb", ".properties"])
+        || toml_input::is_deployment_name(name);
     if is_yaml_name(name) || is_shell_name(name) || tree || shell::is_dockerfile(name, "") {
         return true;
     }

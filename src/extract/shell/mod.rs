@@ -44,6 +44,7 @@ mod wrappers;
 
 pub use budget::{with_stop, Spent, Stop};
 pub use chars::Chars;
+pub use commands::image_entrypoint;
 pub use dockerfile::is_dockerfile;
 
 use crate::extract::Extracted;
