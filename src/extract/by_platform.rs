@@ -132,7 +132,7 @@ pub fn read(
                 None => (None, None),
             };
             let node = linked.as_ref().unwrap_or(node);
-            if !site.command.is_empty() || !site.script.is_empty() {
+            if !site.command.is_empty() || !site.entrypoint.is_empty() || !site.script.is_empty() {
                 let found = command(p, site, file, src, doc, node, outer);
                 out.launches.extend(found.launches);
                 out.findings.extend(found.findings);
@@ -194,24 +194,33 @@ fn command(
     outer: Option<&Node>,
 ) -> Extracted {
     let script = first_of(&site.script, doc, node).and_then(|s| Some((s, script_word(src, s)?)));
-    let words: Vec<MappedWord> = match (script, first_of(&site.command, doc, node)) {
+    let line = first_of(&site.command, doc, node);
+    let argv: Vec<MappedWord> = site
+        .argv
+        .iter()
+        .filter_map(|path| first_of(std::slice::from_ref(path), doc, node))
+        .flat_map(|l| words_of(file, src, l))
+        .collect();
+    let words: Vec<MappedWord> = match (script, line) {
         (Some((at, script)), _) => {
             let mut argv = synthetic_words(&["bash", "-c"], at.loc);
             argv.push(script);
             argv
         }
+        (None, _) if !site.entrypoint.is_empty() => {
+            entrypoint_and_command(site, file, src, doc, node)
+        }
         (None, Some(line)) => words_of(file, src, line),
         // No command: the image's entrypoint runs, as in a Kubernetes container.
-        (None, None) => match first_of(&site.image, doc, node).and_then(image_entrypoint) {
-            Some(entry) => entry,
-            None => return Extracted::default(),
-        },
+        (None, None) => {
+            match first_of(&site.image, doc, node).and_then(|i| image_entrypoint(i, argv.first())) {
+                Some(entry) => entry,
+                None => return Extracted::default(),
+            }
+        }
     };
     let mut words = words;
-    for path in &site.argv {
-        let list = first_of(std::slice::from_ref(path), doc, node);
-        words.extend(list.into_iter().flat_map(|l| words_of(file, src, l)));
-    }
+    words.extend(argv);
     let (env, unknown) = environment(site, src, doc, node, outer);
     let pod = shell::PodEnv {
         unknown,
@@ -229,11 +238,39 @@ fn command(
     found
 }
 
-/// The command an engine image starts when none is given: `vllm/vllm-openai` images start
-/// `vllm serve` (vllm docker/Dockerfile, target `vllm-openai`: `ENTRYPOINT ["vllm", "serve"]`).
-fn image_entrypoint(image: &Node) -> Option<Vec<MappedWord>> {
-    let named = image.as_str().is_some_and(|i| i.contains("vllm-openai"));
-    named.then(|| synthetic_words(&["vllm", "serve"], image.loc))
+/// The command an engine image starts when the site gives none, with `first` its first argument
+/// (`extract::images`: `vllm serve` of a `vllm-openai` image whatever follows; the server of an
+/// image named for its engine where only options follow).
+fn image_entrypoint(image: &Node, first: Option<&MappedWord>) -> Option<Vec<MappedWord>> {
+    let first = first.map(|w| w.chars.as_str());
+    let engine = super::images::entrypoint(image.as_str()?, first)?;
+    Some(synthetic_words(
+        super::images::server_command(engine),
+        image.loc,
+    ))
+}
+
+/// Docker's ENTRYPOINT then CMD: the site's `entrypoint`, else the image's own (`vllm serve` of
+/// a `vllm/vllm-openai` image; an image kvlint does not know runs what kvlint cannot see, so
+/// its CMD alone is read, which names the launch when it is an engine's command line).
+fn entrypoint_and_command(
+    site: &Site,
+    file: FileId,
+    src: &SourceFile,
+    doc: &Node,
+    node: &Node,
+) -> Vec<MappedWord> {
+    let command = first_of(&site.command, doc, node)
+        .map(|line| words_of(file, src, line))
+        .unwrap_or_default();
+    let mut words = match first_of(&site.entrypoint, doc, node) {
+        Some(e) => words_of(file, src, e),
+        None => first_of(&site.image, doc, node)
+            .and_then(|i| image_entrypoint(i, command.first()))
+            .unwrap_or_default(),
+    };
+    words.extend(command);
+    words
 }
 
 /// A script as one word: a string, or a list of command lines the platform runs in sequence
@@ -260,13 +297,59 @@ fn script_word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
 }
 
 /// A list's words, or a string's as a shell splits it.
+/// A word that is a mapping (a CloudFormation function, `{"Fn::Sub": ...}`) is a value kvlint
+/// cannot see, kept in its place so that the words after it keep theirs.
 fn words_of(file: FileId, src: &SourceFile, line: &Node) -> Vec<MappedWord> {
     match &line.value {
-        Value::Seq(items) => items.iter().filter_map(|n| scalar::word(src, n)).collect(),
+        Value::Seq(items) => items
+            .iter()
+            .filter_map(|n| scalar::word(src, n).or_else(|| computed(src, n)))
+            .collect(),
+        Value::Map(_) => computed(src, line).into_iter().collect(),
         _ => scalar::word(src, line)
             .map(|w| shell::split_words(file, &w))
             .unwrap_or_default(),
     }
+}
+
+/// A one-key mapping where a value belongs (`{"Ref": "ModelId"}`, `!Sub "..."`): a value the
+/// platform computes when it deploys the file, as a word kvlint cannot see.
+pub(crate) fn computed(src: &SourceFile, node: &Node) -> Option<MappedWord> {
+    let why = computed_why(node)?;
+    if let Some(w) = substituted(src, node, &why) {
+        return Some(w);
+    }
+    let mut w = synthetic_words(&["?"], node.loc).pop()?;
+    w.unresolved = vec![(0, why)];
+    Some(w)
+}
+
+/// `Fn::Sub` of a string (`!Sub "--max-model-len=${MaxLen}"`): its text, unknown from its first
+/// `${...}` on, so that a flag written before the variable stays that flag; without one it is
+/// the text itself.
+fn substituted(src: &SourceFile, node: &Node, why: &str) -> Option<MappedWord> {
+    let inner = node.get("Fn::Sub").filter(|i| i.as_str().is_some())?;
+    let mut w = scalar::word(src, inner)?;
+    if let Some(at) = w.chars.as_str().find("${") {
+        let index = w.chars.as_str()[..at].chars().count();
+        w.unresolved = vec![(index, why.to_string())];
+    }
+    Some(w)
+}
+
+/// What [`computed`] says of a value: its function and argument (`Ref ModelId`).
+pub(crate) fn computed_why(node: &Node) -> Option<String> {
+    let Value::Map(entries) = &node.value else {
+        return None;
+    };
+    let [(k, v)] = entries.as_slice() else {
+        return None;
+    };
+    let function = k.as_str()?;
+    let arg = v.scalar_text().unwrap_or_else(|| v.to_json().to_string());
+    Some(format!(
+        "{function} {arg} (computed when the stack is deployed)"
+    ))
 }
 
 /// The launch's `object` and `group`: the platform's title and the site's name.
@@ -695,7 +778,12 @@ fn env_map(node: &Node) -> Node {
             };
             Some((at(k), at(v)))
         }
-        _ => Some((item.get("name")?.clone(), item.get("value")?.clone())),
+        // CloudFormation spells ECS's `{name, value}` entries `{Name, Value}`.
+        _ => {
+            let name = item.get("name").or_else(|| item.get("Name"))?;
+            let value = item.get("value").or_else(|| item.get("Value"))?;
+            Some((name.clone(), value.clone()))
+        }
     };
     let bare = |i: &&Node| matches!(&i.value, Value::Str(t) if !t.contains('='));
     let entries: Option<Vec<(Node, Node)>> = items

@@ -13,6 +13,7 @@ pub mod properties;
 pub mod python;
 mod roles;
 pub mod shell;
+pub mod toml_input;
 mod unread;
 
 use crate::finding::Finding;
@@ -175,6 +176,10 @@ fn by_kind(
             }
             hand_on(tree_input(file, src, tree), each)
         }
+        Kind::Toml => {
+            let tree = toml_input::parse(file, &src.text).map_err(|e| (e.loc, e.message));
+            hand_on(tree_input(file, src, tree), each)
+        }
         Kind::Python => hand_on(python::read(file, src), each),
         Kind::Unknown if looks_like_yaml(file, src) => yaml_input(file, src, jobs, each),
         Kind::Unknown => hand_on(shell::script(file, &src.text), each),
@@ -190,7 +195,7 @@ pub(crate) fn written_file(file: FileId, name: &str, text: String) -> Extracted 
     let mut findings = Vec::new();
     if matches!(
         kind(name, &src.text),
-        Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties
+        Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties | Kind::Toml
     ) {
         findings = by_kind(file, &src, 1, &mut |l| launches.push(l));
     }
@@ -215,6 +220,8 @@ pub enum Kind {
     Properties,
     /// HashiCorp HCL: Nomad job files (`*.nomad`, `*.nomad.hcl`), Terraform (`*.tf`), `*.hcl`.
     Hcl,
+    /// A TOML file a platform names (`fly.toml`); other TOML files are not inputs.
+    Toml,
     Python,
     /// Neither name nor first line tells: YAML if it parses as a mapping or list, else shell.
     Unknown,
@@ -229,6 +236,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
         Kind::Properties
     } else if has_extension(name, HCL_EXTENSIONS) {
         Kind::Hcl
+    } else if toml_input::is_deployment_name(name) {
+        Kind::Toml
     } else if python::is_python(name) {
         // Before the Dockerfile test: `from x import y` reads as a `FROM` line.
         Kind::Python
@@ -257,7 +266,8 @@ pub fn kind(name: &str, text: &str) -> Kind {
 pub fn is_input_file(path: &std::path::Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let tree = has_extension(name, &[".pbtxt", ".textproto", ".txtpb", ".properties"])
-        || has_extension(name, HCL_EXTENSIONS);
+        || has_extension(name, HCL_EXTENSIONS)
+        || toml_input::is_deployment_name(name);
     if is_yaml_name(name) || is_shell_name(name) || tree || shell::is_dockerfile(name, "") {
         return true;
     }

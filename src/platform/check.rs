@@ -123,6 +123,7 @@ pub fn check(p: &Platform) -> Result<(), String> {
                 .chain(s.shared_options.as_deref())
                 .chain(s.llm_api_options.as_deref())
                 .chain(s.command.iter().map(String::as_str))
+                .chain(s.entrypoint.iter().map(String::as_str))
                 .chain(s.script.iter().map(String::as_str))
                 .chain(s.pod_template.iter().map(String::as_str))
                 .chain(s.lws_template.iter().map(String::as_str))

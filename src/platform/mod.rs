@@ -284,6 +284,11 @@ pub struct Site {
     /// with this site's role, GPUs and image. The platform's engine is the one it expects there.
     #[serde(default)]
     pub command: Vec<String>,
+    /// Docker's ENTRYPOINT beside `command` as its CMD (an ECS container definition's
+    /// `entryPoint` and `command`): the command line is the entrypoint, or without one the
+    /// image's own (a `vllm/vllm-openai` image's `vllm serve`, from `image`), then `command`.
+    #[serde(default)]
+    pub entrypoint: Vec<String>,
     /// A shell script (SkyPilot's `run:`), or a list of command lines run in sequence (dstack's
     /// `commands`), read as `bash -c` reads it: the engine launches in it, each placed and named
     /// as the site says, as with `command`.
@@ -500,7 +505,10 @@ impl Site {
 
     /// Whether the site's launches are commands (a pod's, a script's), which name their engine.
     pub fn reads_commands(&self) -> bool {
-        self.reads_pods() || !self.command.is_empty() || !self.script.is_empty()
+        self.reads_pods()
+            || !self.command.is_empty()
+            || !self.entrypoint.is_empty()
+            || !self.script.is_empty()
     }
 }
 

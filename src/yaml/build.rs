@@ -71,6 +71,59 @@ fn check_tag(tag: Option<&Tag>, collection: Option<Kind>, at: usize) -> Result<K
     ))
 }
 
+/// The CloudFormation intrinsic function a short-form tag names (`!Ref X`, `!Sub "${X}"`,
+/// `!GetAtt`; AWS CloudFormation User Guide, "Intrinsic function reference"): a value the stack
+/// computes when it is deployed. The tag alone would be dropped and `!Ref ModelId` read as the
+/// text `ModelId`, so the node is read in its long form instead (`{"Ref": "ModelId"}`, as JSON
+/// templates write it): a mapping where a scalar belongs, which no reader takes as a literal.
+fn intrinsic(tag: Option<&Tag>) -> Option<&'static str> {
+    const FUNCTIONS: &[(&str, &str)] = &[
+        ("Ref", "Ref"),
+        ("Condition", "Condition"),
+        ("Sub", "Fn::Sub"),
+        ("GetAtt", "Fn::GetAtt"),
+        ("Join", "Fn::Join"),
+        ("Select", "Fn::Select"),
+        ("Split", "Fn::Split"),
+        ("If", "Fn::If"),
+        ("Equals", "Fn::Equals"),
+        ("And", "Fn::And"),
+        ("Or", "Fn::Or"),
+        ("Not", "Fn::Not"),
+        ("FindInMap", "Fn::FindInMap"),
+        ("ImportValue", "Fn::ImportValue"),
+        ("Base64", "Fn::Base64"),
+        ("Cidr", "Fn::Cidr"),
+        ("GetAZs", "Fn::GetAZs"),
+        ("Transform", "Fn::Transform"),
+        ("ToJsonString", "Fn::ToJsonString"),
+        ("Length", "Fn::Length"),
+    ];
+    let (handle, suffix) = tag?.original_parts();
+    if handle != "!" {
+        return None;
+    }
+    FUNCTIONS
+        .iter()
+        .find(|(short, _)| *short == suffix)
+        .map(|(_, long)| *long)
+}
+
+/// `node` as the one value of a mapping keyed by `function`, both at the node's place.
+fn long_form(function: Option<&'static str>, node: Node) -> Node {
+    let Some(function) = function else {
+        return node;
+    };
+    let key = Node {
+        value: Value::Str(function.to_string()),
+        loc: node.loc,
+    };
+    Node {
+        loc: node.loc,
+        value: Value::Map(vec![(key, node)]),
+    }
+}
+
 fn tag_len(tag: Option<&Tag>) -> usize {
     tag.map_or(0, |t| {
         let (handle, suffix) = t.parts();
@@ -103,6 +156,8 @@ struct Frame {
     nodes_at_start: usize,
     /// Nesting of its deepest child.
     height: usize,
+    /// The CloudFormation function its tag names (`!Join [...]`), see [`intrinsic`].
+    function: Option<&'static str>,
 }
 
 struct Builder<'a> {
@@ -197,6 +252,9 @@ impl Builder<'_> {
             value,
             loc: self.loc(at, len),
         };
+        // A key stays a key: only a value is a function's result.
+        let function = intrinsic(tag).filter(|_| !self.expecting_key());
+        let node = long_form(function, node);
         self.produced += 1;
         if anchor != 0 {
             self.remember(anchor, node.clone(), 1, 0, 1);
@@ -230,6 +288,7 @@ impl Builder<'_> {
             produced_at_start: self.produced,
             nodes_at_start: self.count.nodes - 1,
             height: 0,
+            function: intrinsic(tag),
         });
         Ok(())
     }
@@ -243,10 +302,13 @@ impl Builder<'_> {
             Open::Seq(items) => Value::Seq(fit(items)),
             Open::Map(map) => Value::Map(map.finish(self.text, self.base)?),
         };
-        let node = Node {
-            value,
-            loc: frame.loc,
-        };
+        let node = long_form(
+            frame.function,
+            Node {
+                value,
+                loc: frame.loc,
+            },
+        );
         let height = frame.height + 1;
         if frame.anchor != 0 {
             let events = self.produced - frame.produced_at_start;

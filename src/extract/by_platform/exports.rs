@@ -27,8 +27,12 @@ pub(super) fn environment(
     let mut unknown = Vec::new();
     if let Some(Value::Map(entries)) = first_of(&site.env, doc, node).map(|e| env_map(e).value) {
         for (k, v) in &entries {
-            if let (Some(name), Some(w)) = (k.as_str(), scalar::word(src, v)) {
-                env.push((name.to_string(), w));
+            let Some(name) = k.as_str() else { continue };
+            match (scalar::word(src, v), super::computed_why(v)) {
+                (Some(w), _) => env.push((name.to_string(), w)),
+                // Set, to a value the platform computes: unknown, never unset.
+                (None, Some(why)) => unknown.push((name.to_string(), why)),
+                (None, None) => {}
             }
         }
     }

@@ -364,7 +364,7 @@ impl Walker {
                 && w.raw.is_some()
                 && matches!(
                     kind,
-                    Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties
+                    Kind::Yaml | Kind::Json | Kind::Pbtxt | Kind::Properties | Kind::Toml
                 )
         };
         for w in self.files.iter().filter(readable).take(MAX_WRITTEN_INPUTS) {
