@@ -15,7 +15,8 @@ pub(crate) mod merge;
 mod place;
 
 pub(crate) use computed::computed_why;
-use computed::{computed, entrypoint_and_command, image_entrypoint};
+pub(crate) use computed::placeholders;
+use computed::{entrypoint_and_command, image_entrypoint, script_word, words_of};
 pub use container::container;
 pub use elsewhere::held_by;
 use engines::engine;
@@ -239,45 +240,6 @@ fn command(
         name(l, p, site, doc, node);
     }
     found
-}
-
-/// A script as one word: a string, or a list of command lines the platform runs in sequence
-/// (dstack's `commands`, which it joins with ` && `), joined by line breaks: the launches in
-/// the lines, and the variables earlier lines set, read the same.
-fn script_word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
-    let Value::Seq(items) = &node.value else {
-        return scalar::word(src, node);
-    };
-    let mut joined = MappedWord {
-        chars: Default::default(),
-        loc: node.loc,
-        unresolved: Vec::new(),
-    };
-    for w in items.iter().filter_map(|n| scalar::word(src, n)) {
-        let at = joined.chars.len();
-        joined
-            .unresolved
-            .extend(w.unresolved.into_iter().map(|(i, name)| (at + i, name)));
-        joined.chars.extend(w.chars.iter());
-        joined.chars.push(('\n', w.loc.end, w.loc.end));
-    }
-    Some(joined)
-}
-
-/// A list's words, or a string's as a shell splits it.
-/// A word that is a mapping (a CloudFormation function, `{"Fn::Sub": ...}`) is a value kvlint
-/// cannot see, kept in its place so that the words after it keep theirs.
-fn words_of(file: FileId, src: &SourceFile, line: &Node) -> Vec<MappedWord> {
-    match &line.value {
-        Value::Seq(items) => items
-            .iter()
-            .filter_map(|n| scalar::word(src, n).or_else(|| computed(src, n)))
-            .collect(),
-        Value::Map(_) => computed(src, line).into_iter().collect(),
-        _ => scalar::word(src, line)
-            .map(|w| shell::split_words(file, &w))
-            .unwrap_or_default(),
-    }
 }
 
 /// The launch's `object` and `group`: the platform's title and the site's name.
@@ -552,54 +514,6 @@ pub fn role(site: &Site, doc: &Node, node: &Node) -> Option<String> {
             listed.or_else(|| from.values.get("*")).cloned()
         })
         .or_else(|| first_of(&site.role_name, doc, node).and_then(Node::scalar_text))
-}
-
-/// The names of the `${NAME}` and `$NAME` placeholders a value still holds, or its `{{ ... }}`
-/// Go-template action: a template the platform fills before it starts (Triton's
-/// fill_template.py, DJL's job variables, llmaz's `{{ .ModelPath }}`) left unfilled.
-pub(crate) fn placeholders(text: &str) -> Vec<String> {
-    // A Go template's action (`{{ .ModelPath }}`), which the platform's controller fills in.
-    if let Some((_, rest)) = text.split_once("{{") {
-        let inner = rest.split_once("}}").map_or(rest, |(i, _)| i);
-        return vec![format!("{{{{{inner}}}}}")];
-    }
-    let word = |s: &str| {
-        let n = s
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(s.len());
-        let w = &s[..n];
-        w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            .then(|| w.to_string())
-    };
-    text.match_indices('$')
-        .filter_map(|(i, _)| {
-            let rest = &text[i + 1..];
-            match rest.strip_prefix('{') {
-                Some(inner) => word(inner).and_then(|w| match inner[w.len()..].chars().next() {
-                    Some('}') => Some(w),
-                    Some('.' | '(' | '[' | ' ') => expression(inner),
-                    _ => None,
-                }),
-                None => word(rest),
-            }
-        })
-        .collect()
-}
-
-/// An HCL expression the HCL reader left as `${var.model}` / `${upper("x")}`: its text up to
-/// the `}` that closes it. A shell's `${NAME:-x}` never reaches here (no `.`, `(`, `[` or space
-/// after the name).
-fn expression(inner: &str) -> Option<String> {
-    let mut depth = 0usize;
-    for (i, c) in inner.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => return Some(inner[..i].to_string()),
-            '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The text with every character outside `map`, and inside its `drop` entries, made a blank
