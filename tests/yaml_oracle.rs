@@ -142,6 +142,9 @@ fn every_file() {
         {
             continue;
         }
+        if cloudformation_short_forms(&text) {
+            continue;
+        }
         n += 1;
         if let Some(d) = compare(&p.to_string_lossy(), &text) {
             bad.push(d);
@@ -193,6 +196,14 @@ const KNOWN: &[&str] = &[
     "a: !Ref x",
     "a: !Ref 8",
 ];
+
+/// A CloudFormation template written with short-form functions (`!Ref x`, `!Sub "..."`), which
+/// the new tree reads in their long form on purpose (see [`KNOWN`]).
+fn cloudformation_short_forms(text: &str) -> bool {
+    ["!Ref ", "!Sub ", "!GetAtt ", "!Join "]
+        .iter()
+        .any(|tag| text.contains(tag))
+}
 
 #[test]
 fn every_spelling_reads_as_before() {
