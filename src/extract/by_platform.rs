@@ -40,10 +40,7 @@ use crate::yaml::{Node, Value};
 pub fn recognizes(p: &Platform, src: &SourceFile, doc: &Node) -> bool {
     let r = &p.recognize;
     let name = src.name.rsplit(['/', '\\']).next().unwrap_or(&src.name);
-    let file_ok = r.files.is_empty()
-        || r.files
-            .iter()
-            .any(|g| globset::Glob::new(g).is_ok_and(|g| g.compile_matcher().is_match(name)));
+    let file_ok = r.file_matches(name);
     let api = doc.get("apiVersion").and_then(Node::as_str);
     let api_ok = r.api_versions.is_empty()
         || api.is_some_and(|a| r.api_versions.iter().any(|v| a.starts_with(v.as_str())));
