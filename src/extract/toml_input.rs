@@ -34,10 +34,12 @@ pub fn is_deployment_name(name: &str) -> bool {
         return false;
     }
     crate::platform::registry().all().any(|p| {
-        p.recognize.files.iter().any(|g| {
-            g.to_ascii_lowercase().ends_with(".toml")
-                && globset::Glob::new(g).is_ok_and(|g| g.compile_matcher().is_match(base))
-        })
+        let r = &p.recognize;
+        let names_toml = r
+            .files
+            .iter()
+            .any(|g| g.to_ascii_lowercase().ends_with(".toml"));
+        names_toml && r.file_matches(base)
     })
 }
 
