@@ -38,6 +38,10 @@ pub struct Arg {
     pub text: String,
     pub loc: Loc,
     pub unresolved: Vec<String>,
+    /// Every variable in `unresolved` has a default the caller may override (`${CTX:-32768}`,
+    /// `os.environ.get("CTX", 32768)`, an option's default): `text` is what runs when the caller
+    /// sets none of them. The pool is planned with it, and INP004 still says the caller decides.
+    pub defaulted: bool,
 }
 
 impl Arg {
@@ -46,6 +50,7 @@ impl Arg {
             text: text.into(),
             loc,
             unresolved: Vec::new(),
+            defaulted: false,
         }
     }
 }

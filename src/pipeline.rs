@@ -184,6 +184,7 @@ impl Outcome {
         let parsed = engine::parse(&launch, known.then_some(&version), &mut cx);
         findings.extend(parsed.findings);
         findings.extend(engine::startup::check(&parsed.args));
+        findings.extend(capacity::defaulted(&parsed.args));
         let args = parsed.args;
         let model = model::resolve::for_launch(
             &launch,

@@ -518,7 +518,7 @@ fn makefile_recipes_read_with_makes_variables() {
     // `CTX ?= 16384` is a default the caller may override, read as `${CTX:-16384}`.
     let ctx = &l.args[4];
     assert_eq!(l.args[3].text, "--max-model-len");
-    assert!(!ctx.unresolved.is_empty(), "{ctx:?}");
+    assert!(!ctx.unresolved.is_empty() && ctx.defaulted, "{ctx:?}");
     let run = kvlint(&[
         "check",
         "--gpu",
@@ -542,4 +542,48 @@ fn makefile_recipes_read_with_makes_variables() {
         "{inp004}"
     );
     assert_eq!(doc["launches"][0]["tp"], 2);
+}
+
+#[test]
+fn a_callers_default_is_listed_and_planned_but_the_caller_still_decides() {
+    let path = "fixtures/extract/shell/caller-defaults.sh";
+    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
+    let launch = &doc["launches"][0];
+    // What runs when the caller sets nothing, as a reader of the script lists it.
+    assert_eq!(launch["model"], "Qwen/Qwen3-8B");
+    assert_eq!(launch["tp"], 1);
+    assert_eq!(launch["context_length"], 32768);
+    assert_eq!(launch["verdict"], "refused");
+    let inp004: Vec<(String, u64)> = doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "INP004")
+        .map(|f| {
+            (
+                f["message"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Model, TP and context are defaults; the fraction's default is itself unknown; the port is
+    // not a pool setting.
+    let lines: Vec<u64> = inp004.iter().map(|(_, l)| *l).collect();
+    assert_eq!(lines, [7, 8, 9, 11], "{inp004:?}");
+    assert!(inp004[2]
+        .0
+        .contains("CTX (\"32768\" unless set by the caller)"));
+    // A fraction with no known value stops the plan; the human line says so.
+    let human = kvlint(&["check", "--gpu", "h100-80gb", path]);
+    assert!(human
+        .stdout
+        .contains("planned with 32768, what runs when the caller sets nothing"));
+    assert!(
+        human.stdout.contains("value not known before deploy"),
+        "{}",
+        human.stdout
+    );
+    assert!(human.stdout.contains("no plan (see findings): refused"));
 }

@@ -378,23 +378,54 @@ pub fn page_floor(tokens: u64, page: u32) -> u64 {
     tokens / page * page
 }
 
-/// Findings for a setting the math needs whose value is a variable nobody resolved.
+/// Findings for a setting the math needs whose value is a variable nobody resolved: these stop
+/// the plan.
 pub fn unresolved(args: &EngineArgs, dests: &[&str]) -> Vec<Finding> {
+    needed_unknown(args, dests)
+        .filter(|s| !s.defaulted)
+        .map(unknown_value)
+        .collect()
+}
+
+/// INP004 for each setting the pool math needs that holds a caller's default: the plan uses the
+/// default, and the finding says the caller decides (a default is never a verdict's ground: the
+/// compose or script caller may set 1,048,576 where the file says 32,768).
+pub fn defaulted(args: &EngineArgs) -> Vec<Finding> {
+    let needed = match args.engine {
+        Engine::Sglang => sglang::NEEDED,
+        Engine::Vllm => vllm::NEEDED,
+        Engine::Trtllm => trtllm::NEEDED,
+    };
+    needed_unknown(args, needed)
+        .filter(|s| s.defaulted)
+        .map(|s| {
+            unknown_value(s).label(format!(
+                "planned with {}, what runs when the caller sets nothing",
+                crate::engine::value_text(&s.value)
+            ))
+        })
+        .collect()
+}
+
+fn needed_unknown<'a>(
+    args: &'a EngineArgs,
+    dests: &'a [&str],
+) -> impl Iterator<Item = &'a crate::engine::Setting> {
     dests
         .iter()
         .filter_map(|d| args.get(d))
         .filter(|s| !s.unresolved.is_empty())
-        .map(|s| {
-            let flag = match s.dest.strip_prefix("env:") {
-                Some(var) => var.to_string(),
-                None => format!("--{}", s.dest.replace('_', "-")),
-            };
-            Finding::new("INP004", Some(s.value_loc))
-                .var("flag", flag)
-                .var("vars", s.unresolved.join(", "))
-                .label("value not known before deploy")
-        })
-        .collect()
+}
+
+fn unknown_value(s: &crate::engine::Setting) -> Finding {
+    let flag = match s.dest.strip_prefix("env:") {
+        Some(var) => var.to_string(),
+        None => format!("--{}", s.dest.replace('_', "-")),
+    };
+    Finding::new("INP004", Some(s.value_loc))
+        .var("flag", flag)
+        .var("vars", s.unresolved.join(", "))
+        .label("value not known before deploy")
 }
 
 /// Bytes per KV element for a KV-cache dtype name shared by the engines.

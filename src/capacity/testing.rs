@@ -87,6 +87,7 @@ pub fn args(engine: Engine, version: &str, pairs: &[(&str, SettingValue)]) -> En
                 flag_loc: loc,
                 value_loc: loc,
                 unresolved: vec![],
+                defaulted: false,
             };
             (d.to_string(), s)
         })

@@ -25,7 +25,7 @@ use crate::model::{Dtype, Geometry, LayerKind};
 mod peak;
 pub use peak::FITTED_ON;
 
-const NEEDED: &[&str] = &[
+pub(crate) const NEEDED: &[&str] = &[
     "model",
     "tensor_parallel_size",
     "pipeline_parallel_size",

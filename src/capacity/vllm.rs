@@ -40,7 +40,7 @@ const V0_33: Version = Version::new(0, 33, 0);
 /// stretch (capacity::releases). A new threshold belongs here too.
 pub const MATH_CHANGES: &[Version] = &[V0_16, V0_17, V0_18, V0_20, V0_20_1, V0_33];
 
-const NEEDED: &[&str] = &[
+pub(crate) const NEEDED: &[&str] = &[
     "model",
     "tensor_parallel_size",
     "pipeline_parallel_size",

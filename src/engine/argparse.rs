@@ -502,6 +502,7 @@ fn positional(spec: &Spec, tok: &Arg, after_flag: Option<&Arg>, out: &mut Outcom
         flag_loc: tok.loc,
         value_loc: tok.loc,
         unresolved: tok.unresolved.clone(),
+        defaulted: tok.defaulted,
     };
     out.positional = Some(dest.clone());
     out.settings.insert(dest, s);
@@ -556,14 +557,7 @@ fn take_values(
             out.findings.push(invalid(tok, &tok.text, &v, "no value"));
             return i;
         }
-        insert(
-            out,
-            dest,
-            SettingValue::Flag(b),
-            tok.loc,
-            tok.loc,
-            Vec::new(),
-        );
+        insert(out, dest, SettingValue::Flag(b), (tok.loc, tok.loc), None);
         return i;
     }
     let many = f.kind == "nargs";
@@ -572,8 +566,7 @@ fn take_values(
     if let Some(v) = explicit {
         given = Arg {
             text: v,
-            loc: tok.loc,
-            unresolved: tok.unresolved.clone(),
+            ..tok.clone()
         };
         vals.push(&given);
     } else {
@@ -594,8 +587,10 @@ fn take_values(
     };
     let value_loc = vals[0].loc.join(last.loc);
     let unresolved: Vec<String> = vals.iter().flat_map(|v| v.unresolved.clone()).collect();
+    // A caller's default is typed as written: the plan uses it (INP004 still says who decides).
+    let defaulted = vals.iter().all(|v| v.unresolved.is_empty() || v.defaulted);
     let name = tok.text.split('=').next().unwrap_or(&tok.text);
-    if !unresolved.is_empty() {
+    if !unresolved.is_empty() && !defaulted {
         let raw = vals
             .iter()
             .map(|v| v.text.as_str())
@@ -605,9 +600,8 @@ fn take_values(
             out,
             dest,
             SettingValue::Text(raw),
-            tok.loc,
-            value_loc,
-            unresolved,
+            (tok.loc, value_loc),
+            Some((unresolved, false)),
         );
         return i;
     }
@@ -618,11 +612,12 @@ fn take_values(
     }
     let typed: Result<Vec<SettingValue>, String> =
         vals.iter().map(|v| convert(spec, f, &v.text)).collect();
+    let unknown = (!unresolved.is_empty()).then_some((unresolved, true));
     match typed {
-        Ok(mut t) if !many => insert(out, dest, t.remove(0), tok.loc, value_loc, Vec::new()),
+        Ok(mut t) if !many => insert(out, dest, t.remove(0), (tok.loc, value_loc), unknown),
         Ok(_) => {
             let list = SettingValue::List(vals.iter().map(|v| v.text.clone()).collect());
-            insert(out, dest, list, tok.loc, value_loc, Vec::new());
+            insert(out, dest, list, (tok.loc, value_loc), unknown);
         }
         Err(expected) => {
             let bad = vals
@@ -635,14 +630,16 @@ fn take_values(
     i
 }
 
+/// Records one option's value, written at `(flag, value)`; `unknown` names the variables left
+/// in it, and whether each has a caller's default (the value written).
 fn insert(
     out: &mut Outcome,
     dest: String,
     value: SettingValue,
-    flag_loc: crate::source::Loc,
-    value_loc: crate::source::Loc,
-    unresolved: Vec<String>,
+    (flag_loc, value_loc): (crate::source::Loc, crate::source::Loc),
+    unknown: Option<(Vec<String>, bool)>,
 ) {
+    let (unresolved, defaulted) = unknown.unwrap_or_default();
     if out.positional.as_ref() == Some(&dest) {
         return;
     }
@@ -662,6 +659,7 @@ fn insert(
             flag_loc,
             value_loc,
             unresolved,
+            defaulted,
         },
     );
 }

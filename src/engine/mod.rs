@@ -33,9 +33,17 @@ pub struct Setting {
     pub value_loc: Loc,
     /// Variables left in the value (`$CTX`): the value is not known.
     pub unresolved: Vec<String>,
+    /// The value is the default the caller may override ([`crate::launch::Arg::defaulted`]):
+    /// typed and planned with, while `unresolved` still names who decides.
+    pub defaulted: bool,
 }
 
 impl Setting {
+    /// The value is known, or is a caller's default that the plan may use.
+    pub fn usable(&self) -> bool {
+        self.unresolved.is_empty() || self.defaulted
+    }
+
     /// From the option to the end of its value.
     pub fn loc(&self) -> Loc {
         self.flag_loc.join(self.value_loc)
@@ -237,6 +245,7 @@ fn read_env(launch: &Launch, args: &mut EngineArgs) {
             flag_loc: arg.loc,
             value_loc: arg.loc,
             unresolved: arg.unresolved.clone(),
+            defaulted: arg.defaulted,
         };
         // The last assignment wins, as in a shell or a container's env list.
         args.settings.insert(dest, setting);

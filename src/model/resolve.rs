@@ -324,7 +324,7 @@ pub fn for_launch(
     };
     let setting = args.get(dest);
     let at = setting.map_or(launch.command, |s| s.value_loc);
-    let text = |d: &str| match args.get(d).map(|s| (&s.value, s.unresolved.is_empty())) {
+    let text = |d: &str| match args.get(d).map(|s| (&s.value, s.usable())) {
         Some((SettingValue::Text(t), true)) => Some(t.as_str()),
         _ => None,
     };

@@ -383,7 +383,7 @@ fn launch_lines(outcome: &Outcome, findings: &[Rendered], jobs: usize) -> String
                 let model = crate::deployment::model_text(&lo.args)
                     .filter(|_| {
                         let dest = crate::deployment::model_dest(lo.args.engine);
-                        lo.args.get(dest).is_some_and(|s| s.unresolved.is_empty())
+                        lo.args.get(dest).is_some_and(|s| s.usable())
                     })
                     .map_or_else(String::new, |m| format!(" {m}"));
                 let gpu = lo.gpu.as_ref().map_or_else(String::new, |g| {

@@ -160,7 +160,7 @@ fn parsed(lo: &LaunchOutcome) -> Vec<(&'static str, Value)> {
         // A model in an object store is listed as written: unknown (INP002) whatever its
         // variables hold.
         let known = a.get(dest).is_some_and(|s| {
-            s.unresolved.is_empty()
+            s.usable()
                 || deployment::model_text(a)
                     .is_some_and(|m| deployment::OBJECT_STORES.iter().any(|p| m.starts_with(p)))
         });
@@ -191,7 +191,7 @@ fn parsed(lo: &LaunchOutcome) -> Vec<(&'static str, Value)> {
 
 /// A setting's value as the engine parsed it; `None` when absent or left in a variable.
 fn written(a: &EngineArgs, dest: &str) -> Option<Value> {
-    let s = a.get(dest).filter(|s| s.unresolved.is_empty())?;
+    let s = a.get(dest).filter(|s| s.usable())?;
     Some(match &s.value {
         SettingValue::Flag(b) => json!(b),
         SettingValue::Int(i) => json!(i),

@@ -378,7 +378,7 @@ fn setting_loc(lo: &LaunchOutcome, dest: &str) -> Loc {
 }
 
 fn known_setting(lo: &LaunchOutcome, dest: &str) -> bool {
-    lo.args.get(dest).is_some_and(|s| s.unresolved.is_empty())
+    lo.args.get(dest).is_some_and(|s| s.usable())
 }
 
 /// The value of `setting` (a `pd_agree` rule parameter) on one half; None when unknown.
@@ -560,7 +560,7 @@ fn gpus_needed(a: &EngineArgs) -> Option<(u32, bool)> {
     let size = |dest: &str| -> Option<u32> {
         match a.get(dest) {
             None => Some(1),
-            Some(s) if !s.unresolved.is_empty() => None,
+            Some(s) if !s.usable() => None,
             Some(_) => a
                 .int(dest)
                 .and_then(|v| u32::try_from(v).ok())

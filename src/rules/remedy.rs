@@ -49,6 +49,7 @@ fn replan(s: &Subject, changes: &[(&str, SettingValue)]) -> Option<Plan> {
                 flag_loc: s.at,
                 value_loc: s.at,
                 unresolved: Vec::new(),
+                defaulted: false,
             },
         );
     }

@@ -54,7 +54,7 @@ pub const MATH_CHANGES: &[Version] = &[
 ];
 
 /// Settings the pool math reads; an unresolved variable in any of them stops the plan.
-const NEEDED: &[&str] = &[
+pub(crate) const NEEDED: &[&str] = &[
     "model_path",
     "tp_size",
     "pp_size",

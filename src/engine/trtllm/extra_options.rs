@@ -173,6 +173,7 @@ impl Parser {
             flag_loc: key,
             value_loc: v.loc,
             unresolved: Vec::new(),
+            defaulted: false,
         };
         self.settings.insert(dest.to_string(), s);
     }
@@ -210,6 +211,7 @@ impl Parser {
                 flag_loc: o.flag_loc,
                 value_loc: o.value_loc,
                 unresolved: Vec::new(),
+                defaulted: false,
             };
             self.settings.insert(dest, s);
         }

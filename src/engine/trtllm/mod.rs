@@ -197,8 +197,7 @@ impl Parser {
         let value = match explicit {
             Some(v) => Arg {
                 text: v.to_string(),
-                loc: tok.loc,
-                unresolved: tok.unresolved.clone(),
+                ..tok.clone()
             },
             None => match args.get(i) {
                 // click takes any next token; argparse only one that is not an option.
@@ -212,13 +211,14 @@ impl Parser {
                 }
             },
         };
-        if !value.unresolved.is_empty() {
+        if !value.unresolved.is_empty() && !value.defaulted {
             let s = Setting {
                 dest: opt.dest.to_string(),
                 value: SettingValue::Text(value.text.clone()),
                 flag_loc: tok.loc,
                 value_loc: value.loc,
                 unresolved: value.unresolved.clone(),
+                defaulted: false,
             };
             self.settings.insert(opt.dest.to_string(), s);
             return i;
@@ -237,6 +237,7 @@ impl Parser {
             flag_loc: flag.loc,
             value_loc: value_tok.loc,
             unresolved: value_tok.unresolved.clone(),
+            defaulted: value_tok.defaulted,
         };
         self.settings.insert(dest.to_string(), s); // last one wins, in click and argparse
     }

@@ -41,6 +41,7 @@ fn merge(p: &mut Parser, yaml: &str) {
         flag_loc: Loc::new(f, 0..0),
         value_loc: Loc::new(f, 0..0),
         unresolved: vec![],
+        defaulted: false,
     };
     p.merge_yaml(&root, &path);
 }

@@ -86,6 +86,7 @@ pub(super) fn unknown(at: Loc, why: &str) -> Arg {
         text: "?".into(),
         loc: at,
         unresolved: vec![why.to_string()],
+        defaulted: false,
     }
 }
 

@@ -532,6 +532,7 @@ fn env_of(e: &Eval, args: Ts) -> Vec<(String, Arg)> {
                     text: e.text(value).to_string(),
                     loc: e.loc(value),
                     unresolved: vec![eval::shown(e.text(value))],
+                    defaulted: false,
                 },
             };
             Some((key, arg))

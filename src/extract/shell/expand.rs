@@ -21,6 +21,9 @@ pub struct Field {
     /// (words, or one flag's value when it follows an option). Boxed: most fields have none, and
     /// a padded argv holds 100,000s of fields.
     pub splat: Option<Box<(String, Splat)>>,
+    /// Every name left is a variable with a default the caller may override (`${CTX:-32768}`):
+    /// the characters are what runs when the caller sets none ([`Arg::defaulted`]).
+    pub defaulted: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +47,7 @@ impl Field {
             loc,
             names: Vec::new(),
             splat: None,
+            defaulted: false,
         }
     }
 
@@ -78,10 +82,11 @@ impl Field {
             .iter()
             .filter(|(i, _)| *i >= skip)
             .map(|(i, n)| (i - skip, n.clone()))
-            .collect();
+            .collect::<Vec<_>>();
         Field {
             chars: self.chars.tail(skip),
             loc: self.loc,
+            defaulted: self.defaulted && !names.is_empty(),
             names,
             splat: None,
         }
@@ -93,6 +98,7 @@ impl Field {
             unresolved: self.unresolved(),
             text: self.chars.into_string(),
             loc: self.loc,
+            defaulted: self.defaulted,
         }
     }
 
@@ -101,6 +107,7 @@ impl Field {
             text: self.text(),
             loc: self.loc,
             unresolved: self.unresolved(),
+            defaulted: self.defaulted,
         }
     }
 }
@@ -142,6 +149,8 @@ struct Piece {
     split: bool,
     brk: bool,
     unresolved: Option<String>,
+    /// `unresolved` names a variable whose default follows (`${CTX:-32768}`).
+    default: bool,
 }
 
 /// The characters a word expands to, and whether any of it was quoted (`""` is an empty word).
@@ -301,6 +310,7 @@ impl Scope {
                         split: false,
                         brk: false,
                         unresolved: None,
+                        default: false,
                     }));
                 }
                 Part::Param {
@@ -321,6 +331,7 @@ impl Scope {
                             split: false,
                             brk: false,
                             unresolved: None,
+                            default: false,
                         }));
                     }
                     None => {
@@ -420,12 +431,15 @@ impl Scope {
                     // The caller may set it: the default is only what runs when nobody does.
                     let why = format!("{name} (\"{default}\" unless set by the caller)");
                     if let Some(first) = exp.pieces.get_mut(from) {
+                        // `${CTX:-$FALLBACK}`: a default that is itself unknown is none.
+                        first.default = first.unresolved.is_none();
                         first.unresolved = Some(why.clone());
                     } else {
                         push_unresolved(&mut exp.pieces, raw, why.clone());
                     }
                     if *assign {
-                        self.set(name, Value::Unknown(why), false);
+                        let value = field_of(exp.pieces[from..].to_vec(), self.loc(span));
+                        self.set(name, Value::Scalar(value), false);
                     }
                 } else if *assign {
                     let chars: Vec<Ch> = exp.pieces[from..]
@@ -504,6 +518,7 @@ fn brk() -> Piece {
         split: false,
         brk: true,
         unresolved: None,
+        default: false,
     }
 }
 
@@ -522,6 +537,7 @@ fn push_value(out: &mut Vec<Piece>, value: &Field, (start, end): (usize, usize),
             ch: (ch.0, start, end),
             split,
             brk: false,
+            default: value.defaulted && unresolved.is_some(),
             unresolved,
         });
     }
@@ -534,6 +550,7 @@ fn push_unresolved(out: &mut Vec<Piece>, raw: &[Ch], name: String) {
         split: false,
         brk: false,
         unresolved: name.take(),
+        default: false,
     }));
 }
 
@@ -542,12 +559,15 @@ fn field_of(pieces: Vec<Piece>, loc: Loc) -> Field {
         .iter()
         .enumerate()
         .filter_map(|(i, p)| Some((i, p.unresolved.clone()?)))
-        .collect();
+        .collect::<Vec<_>>();
+    let named = || pieces.iter().filter(|p| p.unresolved.is_some());
+    let defaulted = !names.is_empty() && named().all(|p| p.default);
     Field {
         chars: pieces.into_iter().map(|p| p.ch).collect(),
         loc,
         names,
         splat: None,
+        defaulted,
     }
 }
 

@@ -239,6 +239,7 @@ impl MappedWord {
             loc: self.loc,
             names: self.unresolved,
             splat: None,
+            defaulted: false,
         }
     }
 
@@ -248,6 +249,7 @@ impl MappedWord {
             loc: self.loc,
             names: self.unresolved.clone(),
             splat: None,
+            defaulted: false,
         }
     }
 }
