@@ -370,7 +370,7 @@ fn sh_c_script_arguments_fill_its_positional_parameters() {
 fn a_reference_the_outer_shell_cannot_expand_stays_unknown_inside_single_quotes() {
     // `"... '$M' ..."`: this shell expands `$M` before `bash -c` sees the quotes. Set in two
     // branches it is unknown, and the inner single quotes must not turn it into the text `$M`.
-    let script = "M=Qwen/Qwen3-8B\nif [ -n \"$1\" ]; then M=$1; fi\n\
+    let script = "M=Qwen/Qwen3-8B\nif [ -n \"$BIG\" ]; then M=Qwen/Qwen3-32B; fi\n\
                   bash -c \"vllm serve '$M' --max-model-len 8192\"\n";
     let mut sources = Sources::default();
     let id = sources.add("q.sh", script);
@@ -379,9 +379,22 @@ fn a_reference_the_outer_shell_cannot_expand_stays_unknown_inside_single_quotes(
     assert_eq!(l.args[0].text, "$M");
     assert_eq!(
         l.args[0].unresolved,
-        ["M (unknown or Qwen/Qwen3-8B, set in different branches)"]
+        ["M (Qwen/Qwen3-32B or Qwen/Qwen3-8B, set in different branches)"]
     );
+    assert!(!l.args[0].defaulted);
     assert!(l.args[1..].iter().all(|a| a.unresolved.is_empty()));
+    // Set from the caller's `$1` on one path, it is the caller's default: the written value,
+    // still unresolved.
+    let script = script.replace("M=Qwen/Qwen3-32B", "M=$1");
+    let id = sources.add("d.sh", script);
+    let out = extract(id, &sources);
+    let model = &out.launches[0].args[0];
+    assert_eq!(model.text, "Qwen/Qwen3-8B");
+    assert_eq!(
+        model.unresolved,
+        ["M (\"Qwen/Qwen3-8B\" unless the caller passes another through $1)"]
+    );
+    assert!(model.defaulted);
     // Known, the value goes through the inner quotes as it is.
     let id = sources.add("k.sh", "M=Qwen/Qwen3-8B\nbash -c \"vllm serve '$M'\"\n");
     let out = extract(id, &sources);
@@ -586,4 +599,53 @@ fn a_callers_default_is_listed_and_planned_but_the_caller_still_decides() {
         human.stdout
     );
     assert!(human.stdout.contains("no plan (see findings): refused"));
+}
+
+#[test]
+fn what_a_script_writes_before_reading_its_options_is_the_callers_default() {
+    let path = "fixtures/extract/shell/caller-options.sh";
+    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
+    let launch = &doc["launches"][0];
+    assert_eq!(launch["model"], "Qwen/Qwen3-8B");
+    assert_eq!(launch["tp"], 1);
+    assert_eq!(launch["context_length"], 32768);
+    // 0.9 or 0.8 by a test at run time: no default, no plan.
+    assert_eq!(launch["memory_fraction"], serde_json::Value::Null);
+    assert_eq!(launch["verdict"], "refused");
+    let messages: Vec<&str> = doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "INP004")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert!(messages[0]
+        .contains("MODEL (\"Qwen/Qwen3-8B\" unless the caller passes another through $OPTARG)"));
+    assert!(messages[2].contains("CTX (\"32768\" unless the caller passes another through $2)"));
+    assert!(messages[3].starts_with("--mem-fraction-static is set from FRACTION"));
+}
+
+#[test]
+fn a_default_inside_an_sh_c_script_is_still_the_callers() {
+    // The outer shell expands `${CTX:-8192}` before `bash -c` reads it: 8192 is planned with,
+    // and the caller still decides (once a silent 8192 that passed).
+    let run = kvlint_stdin(
+        &["check", "--gpu", "h100-80gb", "--stdin-filename", "serve.sh", "-"],
+        Some("bash -c \"python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --context-length ${CTX:-8192}\"\n"),
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("planned with 8192, what runs when the caller sets nothing"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("for a context of 8,192: refused"),
+        "{}",
+        run.stdout
+    );
 }

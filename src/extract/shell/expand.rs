@@ -21,9 +21,9 @@ pub struct Field {
     /// (words, or one flag's value when it follows an option). Boxed: most fields have none, and
     /// a padded argv holds 100,000s of fields.
     pub splat: Option<Box<(String, Splat)>>,
-    /// Every name left is a variable with a default the caller may override (`${CTX:-32768}`):
-    /// the characters are what runs when the caller sets none ([`Arg::defaulted`]).
-    pub defaulted: bool,
+    /// The names (by character index) that are a variable with a default the caller may override
+    /// (`${CTX:-32768}`): their characters are what runs when the caller sets none.
+    pub defaults: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,7 @@ impl Field {
             loc,
             names: Vec::new(),
             splat: None,
-            defaulted: false,
+            defaults: Vec::new(),
         }
     }
 
@@ -86,19 +86,34 @@ impl Field {
         Field {
             chars: self.chars.tail(skip),
             loc: self.loc,
-            defaulted: self.defaulted && !names.is_empty(),
+            defaults: self
+                .defaults
+                .iter()
+                .filter(|i| **i >= skip)
+                .map(|i| i - skip)
+                .collect(),
             names,
             splat: None,
         }
+    }
+
+    /// Every name left is a caller's default ([`Arg::defaulted`]).
+    pub fn defaulted(&self) -> bool {
+        !self.names.is_empty() && self.names.iter().all(|(i, _)| self.is_default(*i))
+    }
+
+    /// The name at character `i` is a caller's default.
+    pub fn is_default(&self, i: usize) -> bool {
+        self.defaults.contains(&i)
     }
 
     /// [`Field::arg`], the text moved rather than copied.
     pub fn into_arg(self) -> Arg {
         Arg {
             unresolved: self.unresolved(),
+            defaulted: self.defaulted(),
             text: self.chars.into_string(),
             loc: self.loc,
-            defaulted: self.defaulted,
         }
     }
 
@@ -107,7 +122,7 @@ impl Field {
             text: self.text(),
             loc: self.loc,
             unresolved: self.unresolved(),
-            defaulted: self.defaulted,
+            defaulted: self.defaulted(),
         }
     }
 }
@@ -537,7 +552,7 @@ fn push_value(out: &mut Vec<Piece>, value: &Field, (start, end): (usize, usize),
             ch: (ch.0, start, end),
             split,
             brk: false,
-            default: value.defaulted && unresolved.is_some(),
+            default: unresolved.is_some() && value.is_default(i),
             unresolved,
         });
     }
@@ -560,14 +575,17 @@ fn field_of(pieces: Vec<Piece>, loc: Loc) -> Field {
         .enumerate()
         .filter_map(|(i, p)| Some((i, p.unresolved.clone()?)))
         .collect::<Vec<_>>();
-    let named = || pieces.iter().filter(|p| p.unresolved.is_some());
-    let defaulted = !names.is_empty() && named().all(|p| p.default);
+    let defaults = pieces
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| (p.unresolved.is_some() && p.default).then_some(i))
+        .collect();
     Field {
         chars: pieces.into_iter().map(|p| p.ch).collect(),
         loc,
         names,
         splat: None,
-        defaulted,
+        defaults,
     }
 }
 

@@ -239,7 +239,7 @@ impl MappedWord {
             loc: self.loc,
             names: self.unresolved,
             splat: None,
-            defaulted: false,
+            defaults: Vec::new(),
         }
     }
 
@@ -249,7 +249,7 @@ impl MappedWord {
             loc: self.loc,
             names: self.unresolved.clone(),
             splat: None,
-            defaulted: false,
+            defaults: Vec::new(),
         }
     }
 }

@@ -195,7 +195,7 @@ impl Job {
                     loc: walker.scope.loc((start, end)),
                     names: Vec::new(),
                     splat: None,
-                    defaulted: false,
+                    defaults: Vec::new(),
                 }),
                 None => Value::Unknown(format!(
                     "{name} (set by Slurm from the job's allocation, which no #SBATCH directive fixes)"

@@ -217,7 +217,8 @@ impl Walker {
                 }
             } else {
                 let refs: Vec<Option<&Var>> = values.iter().map(Option::as_ref).collect();
-                Value::Unknown(differing(&name, &refs))
+                caller_default(&name, &refs)
+                    .unwrap_or_else(|| Value::Unknown(differing(&name, &refs)))
             };
             self.scope.set(&name, value, exported);
         }
@@ -675,6 +676,66 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// `M=x; while getopts m: o; do case $o in m) M=$OPTARG;; esac; done` (or `M="$2"` in a
+/// `while [[ $# -gt 0 ]]` loop): one value the script writes, and otherwise only what its caller
+/// passes in. That value is the caller's default, as `${M:-x}` is ([`Field::defaulted`]).
+fn caller_default(name: &str, values: &[Option<&Var>]) -> Option<Value> {
+    let mut written: Option<&Field> = None;
+    let mut passed: Vec<&str> = Vec::new();
+    // The same default from a nested compound (`case` in the `while`) keeps its words.
+    let mut nested: Option<&Field> = None;
+    for v in values {
+        let f = match v.map(|v| &v.value)? {
+            Value::Scalar(f) if f.names.is_empty() => f,
+            Value::Scalar(f) if f.defaulted() && f.names.len() == 1 => {
+                nested = Some(f);
+                f
+            }
+            Value::Scalar(f) => {
+                passed.push(from_caller(f)?);
+                continue;
+            }
+            _ => return None,
+        };
+        match written {
+            Some(w) if w.as_str() != f.as_str() => return None,
+            _ => written = Some(f),
+        }
+    }
+    let written = written.filter(|w| !w.chars.is_empty())?;
+    if let (Some(nested), true) = (nested, passed.is_empty()) {
+        return Some(Value::Scalar(nested.clone()));
+    }
+    if passed.is_empty() {
+        return None;
+    }
+    passed.dedup();
+    let why = format!(
+        "{name} (\"{}\" unless the caller passes another through ${})",
+        written.as_str(),
+        passed.join(" or $")
+    );
+    Some(Value::Scalar(Field {
+        chars: written.chars.clone(),
+        loc: written.loc,
+        names: vec![(0, why)],
+        splat: None,
+        defaults: vec![0],
+    }))
+}
+
+/// The variable a field that is one whole reference to the caller's input names: a positional
+/// parameter (`$2`) or `OPTARG`, never a command's output or a variable the script sets.
+fn from_caller(f: &Field) -> Option<&str> {
+    let [(0, name)] = f.names.as_slice() else {
+        return None;
+    };
+    let whole = f.as_str().trim_start_matches("${").trim_start_matches('$');
+    let whole = whole.trim_end_matches('}');
+    let caller = name == "OPTARG" || name.chars().all(|c| c.is_ascii_digit());
+    (caller && whole == name).then_some(name.as_str())
+}
+
 /// `CTX (8192 or 131072, set in different branches)`.
 fn differing(name: &str, values: &[Option<&Var>]) -> String {
     const BRANCHES: &str = ", set in different branches)";
@@ -722,16 +783,15 @@ fn docker_env(text: &str, field: &Field) -> Option<(String, Field)> {
 /// whose value differs between branches) is still unknown in the words the inner shell makes of
 /// it, though its quotes there keep the text as written: an argument of the launch that holds
 /// that text, where the reference stands, names it as unresolved (INP004), never the `$MODEL`
-/// text as a value.
+/// text as a value. One expanded to the caller's default (`${CTX:-8192}`) is that default, still
+/// the caller's.
 fn still_unknown(script: &Field, launches: &mut [Launch]) {
-    let mut refs: Vec<(usize, &str)> = script
+    let mut refs: Vec<(usize, &str, bool)> = script
         .names
         .iter()
         .filter_map(|(i, n)| {
-            script
-                .chars
-                .get(*i)
-                .map(|(_, start, _)| (start, n.as_str()))
+            let (_, start, _) = script.chars.get(*i)?;
+            Some((start, n.as_str(), script.is_default(*i)))
         })
         .collect();
     if refs.is_empty() {
@@ -740,14 +800,20 @@ fn still_unknown(script: &Field, launches: &mut [Launch]) {
     refs.sort_unstable();
     for arg in launches.iter_mut().flat_map(|l| l.args.iter_mut()) {
         let span = arg.loc.range();
-        let from = refs.partition_point(|(at, _)| *at < span.start);
-        for (_, name) in refs[from..].iter().take_while(|(at, _)| *at < span.end) {
+        let from = refs.partition_point(|(at, ..)| *at < span.start);
+        for (_, name, default) in refs[from..].iter().take_while(|(at, ..)| *at < span.end) {
             let var = bare(name);
             let written = [format!("${var}"), format!("${{{var}")]
                 .iter()
                 .any(|r| arg.text.contains(r.as_str()));
             // The inner shell saw it unquoted and named it already (`$(RANK)`, `RANK`).
-            if written && !arg.unresolved.iter().any(|u| u.contains(var)) {
+            if arg.unresolved.iter().any(|u| u.contains(var)) {
+                continue;
+            }
+            // Not written: the outer shell put the caller's default there (`${CTX:-8192}`).
+            let default = !written && *default;
+            if written || default {
+                arg.defaulted = default && (arg.unresolved.is_empty() || arg.defaulted);
                 arg.unresolved.push((*name).to_string());
             }
         }
