@@ -8,8 +8,12 @@
 //! `matrix.KEY` of a matrix whose values are written out, the step being read once per value
 //! (per combination of the keys it uses, at most [`MAX_COMBINATIONS`]). Any other expression
 //! (`secrets.*`, `inputs.*`, `github.*`, a function) is a value the runner fills in, unknown
-//! here: `INP004` where the pool needs it. The runner's own environment is open: a variable the
-//! file does not set may come from it or from `$GITHUB_ENV`.
+//! here: `INP004` where the pool needs it. An input the file declares with a `default`
+//! (`on.workflow_dispatch.inputs`, `on.workflow_call.inputs`, a composite action's `inputs`), or
+//! an expression with a literal fallback (`inputs.model || 'Qwen/Qwen3-8B'`), is the caller's
+//! default: the launch lists it and is planned with it, still INP004 (the caller decides). The
+//! runner's own environment is open: a variable the file does not set may come from it or from
+//! `$GITHUB_ENV`.
 
 use super::expand::{Field, Value};
 use super::{commands, lex, walk::Walker, Budget, MappedWord};
@@ -28,6 +32,33 @@ const MAX_COMBINATIONS: usize = 16;
 enum Env {
     Known(MappedWord),
     Unknown(String),
+    /// The whole value is an expression with a caller's default.
+    Default(Field),
+}
+
+/// Inputs the file declares with a default, by name.
+type Inputs = Vec<(String, String)>;
+
+/// An expression the runner fills in, by the variable that stands for it in the script.
+struct Expr {
+    name: String,
+    why: String,
+    /// What runs when the caller gives no value, mapped to the expression.
+    default: Option<Field>,
+}
+
+impl Expr {
+    /// The default as the caller's (its name unresolved), else why the value is unknown.
+    fn defaulted(self) -> Result<Field, String> {
+        let mut f = self.default.ok_or(self.why.clone())?;
+        f.names = vec![(0, self.why)];
+        f.defaults = vec![0];
+        Ok(f)
+    }
+
+    fn value(self) -> Value {
+        self.defaulted().map_or_else(Value::Unknown, Value::Scalar)
+    }
 }
 
 type EnvList = Vec<(String, Env)>;
@@ -35,13 +66,15 @@ type EnvList = Vec<(String, Env)>;
 /// The launches of every `run:` step.
 pub fn read(file: FileId, src: &SourceFile, doc: &Node, title: &str) -> Extracted {
     let mut out = Extracted::default();
-    let top = env_list(src, doc.get("env"), &[], &EnvList::new());
+    let inputs = input_defaults(doc);
+    let top = env_list(src, doc.get("env"), &[], &EnvList::new(), &inputs);
     let shell = default_shell(doc);
     if let Some(runs) = doc.get("runs") {
         let job = Job {
             env: top.clone(),
             matrix: Vec::new(),
             shell: shell.clone(),
+            inputs: inputs.clone(),
         };
         job.steps(file, src, runs.get("steps"), &mut out);
         let name = doc
@@ -65,12 +98,14 @@ pub fn read(file: FileId, src: &SourceFile, doc: &Node, title: &str) -> Extracte
             container.and_then(|c| c.get("env")),
             &[],
             &env,
+            &inputs,
         ));
-        env.extend(env_list(src, node.get("env"), &[], &env));
+        env.extend(env_list(src, node.get("env"), &[], &env, &inputs));
         let job = Job {
             env,
             matrix,
             shell: default_shell(node).or_else(|| shell.clone()),
+            inputs: inputs.clone(),
         };
         job.steps(file, src, node.get("steps"), &mut out);
         services(file, src, node, &mut out);
@@ -102,6 +137,7 @@ struct Job {
     /// Each key with its written-out values (`include` entries' values added).
     matrix: Vec<(String, Vec<String>)>,
     shell: Option<String>,
+    inputs: Inputs,
 }
 
 impl Job {
@@ -111,7 +147,7 @@ impl Job {
         };
         for step in steps {
             if let Some(uses) = step.get("uses") {
-                docker_step(file, src, uses, step, &self.env, out);
+                docker_step(file, src, uses, step, (&self.env, &self.inputs), out);
             }
             let Some(run) = step.get("run") else { continue };
             let shell = step
@@ -127,8 +163,8 @@ impl Job {
             let keys = self.matrix_keys(src, step, &script);
             for combo in self.combinations(&keys) {
                 let mut env = self.env.clone();
-                env.extend(env_list(src, step.get("env"), &combo, &env));
-                let (script, exprs) = substitute(&script, &combo, &env);
+                env.extend(env_list(src, step.get("env"), &combo, &env, &self.inputs));
+                let (script, exprs) = substitute(&script, &combo, &env, &self.inputs);
                 let found = run_step(file, &script, &env, exprs);
                 out.launches.extend(found.launches);
                 for f in found.findings {
@@ -188,7 +224,7 @@ fn docker_step(
     src: &SourceFile,
     uses: &Node,
     step: &Node,
-    env: &EnvList,
+    (env, inputs): (&EnvList, &Inputs),
     out: &mut Extracted,
 ) {
     let Some(image) = uses.as_str().and_then(|u| u.strip_prefix("docker://")) else {
@@ -201,12 +237,12 @@ fn docker_step(
     };
     let mut walker = Walker::new(file, false);
     let mut env = env.clone();
-    env.extend(env_list(src, step.get("env"), &[], &env));
+    env.extend(env_list(src, step.get("env"), &[], &env, inputs));
     let mut fields = Vec::new();
     if let Some(args) = with("args") {
-        let (args, exprs) = substitute(&args, &[], &env);
-        for (name, why) in exprs {
-            walker.scope.set(&name, Value::Unknown(why), true);
+        let (args, exprs) = substitute(&args, &[], &env, inputs);
+        for e in exprs {
+            walker.scope.set(&e.name.clone(), e.value(), true);
         }
         for w in lex::words(&args.field().lexer_chars()) {
             fields.extend(walker.scope.expand(&w, true));
@@ -242,9 +278,11 @@ fn services(file: FileId, src: &SourceFile, job: &Node, out: &mut Extracted) {
             continue;
         };
         let mut walker = Walker::new(file, false);
-        for (k, v) in env_list(src, svc.get("env"), &[], &EnvList::new()) {
-            if let Env::Known(w) = v {
-                walker.export(&k, w.field());
+        for (k, v) in env_list(src, svc.get("env"), &[], &EnvList::new(), &Inputs::new()) {
+            match v {
+                Env::Known(w) => walker.export(&k, w.field()),
+                Env::Default(f) => walker.export(&k, f),
+                Env::Unknown(_) => {}
             }
         }
         walker.entrypoint_launch(engine, image.loc, &[]);
@@ -286,12 +324,7 @@ fn in_image(launches: &mut [crate::launch::Launch], image: &str, at: crate::sour
 
 /// Reads one `run:` text with its env; `exprs` are the expressions left unknown, by the name
 /// that stands for each.
-fn run_step(
-    file: FileId,
-    script: &MappedWord,
-    env: &EnvList,
-    exprs: Vec<(String, String)>,
-) -> Extracted {
+fn run_step(file: FileId, script: &MappedWord, env: &EnvList, exprs: Vec<Expr>) -> Extracted {
     let mut walker = Walker::new(file, true);
     let mut input = script.chars.as_str().len();
     for (name, value) in env {
@@ -301,10 +334,11 @@ fn run_step(
                 walker.export(name, w.field());
             }
             Env::Unknown(why) => walker.scope.set(name, Value::Unknown(why.clone()), true),
+            Env::Default(f) => walker.export(name, f.clone()),
         }
     }
-    for (name, why) in exprs {
-        walker.scope.set(&name, Value::Unknown(why), true);
+    for e in exprs {
+        walker.scope.set(&e.name.clone(), e.value(), true);
     }
     walker.scope.budget = Budget::for_input(input);
     walker.script(script.field().lexer_chars());
@@ -318,7 +352,8 @@ fn substitute(
     script: &MappedWord,
     combo: &[(String, String)],
     env: &EnvList,
-) -> (MappedWord, Vec<(String, String)>) {
+    inputs: &Inputs,
+) -> (MappedWord, Vec<Expr>) {
     let chars: Vec<(char, usize, usize)> = script.chars.iter().collect();
     let text = script.chars.as_str();
     let mut out = super::Chars::default();
@@ -342,12 +377,29 @@ fn substitute(
             None => {
                 let name = format!("GITHUB_EXPRESSION_{}", unknown.len());
                 out.extend(format!("${{{name}}}").chars().map(|c| (c, start, end)));
-                unknown.push((
-                    name,
-                    format!(
+                let default = caller_default(expr, combo, env, inputs).map(|d| {
+                    let at = crate::source::Loc::new(script.loc.file, start..end);
+                    let chars: Vec<lex::Ch> = d
+                        .chars()
+                        .map(|c| lex::Ch {
+                            c,
+                            start,
+                            end,
+                            quoted: false,
+                        })
+                        .collect();
+                    Field::from_chars(&chars, at)
+                });
+                let why = match &default {
+                    Some(d) => format!(
+                        "`${{{{ {expr} }}}}` (\"{}\" unless the caller gives a value)",
+                        d.as_str()
+                    ),
+                    None => format!(
                         "`${{{{ {expr} }}}}` (a GitHub Actions expression the runner fills in)"
                     ),
-                ));
+                };
+                unknown.push(Expr { name, why, default });
             }
         }
         i += n;
@@ -362,6 +414,56 @@ fn substitute(
 
 /// An expression's value from the file: a quoted literal or number, `matrix.KEY` of this
 /// combination, `env.NAME` of a constant entry.
+/// The text an expression the runner fills in has when the caller gives no value: an input's
+/// declared `default`, or the literal after `||` (never empty: an empty value is no default).
+fn caller_default(
+    expr: &str,
+    combo: &[(String, String)],
+    env: &EnvList,
+    inputs: &Inputs,
+) -> Option<String> {
+    let (left, fallback) = match expr.rsplit_once("||") {
+        Some((l, r)) => (l.trim(), evaluate(r.trim(), combo, env)),
+        None => (expr, None),
+    };
+    let input = left
+        .strip_prefix("inputs.")
+        .or_else(|| left.strip_prefix("github.event.inputs."));
+    let declared = input.and_then(|n| inputs.iter().find(|(k, _)| k == n).map(|(_, d)| d.clone()));
+    declared.or(fallback).filter(|d| !d.is_empty())
+}
+
+/// Inputs declared with a default: a workflow's `on.workflow_dispatch.inputs` and
+/// `on.workflow_call.inputs`, a composite action's `inputs`.
+fn input_defaults(doc: &Node) -> Inputs {
+    // A YAML 1.1 reader takes the key `on` for `true`.
+    let on = match &doc.value {
+        Y::Map(entries) => entries
+            .iter()
+            .find(|(k, _)| matches!(&k.value, Y::Bool(true)) || k.as_str() == Some("on"))
+            .map(|(_, v)| v),
+        _ => None,
+    };
+    let lists = [
+        on.and_then(|o| o.get("workflow_dispatch")),
+        on.and_then(|o| o.get("workflow_call")),
+        Some(doc),
+    ];
+    let mut out = Inputs::new();
+    for inputs in lists.into_iter().flatten().filter_map(|n| n.get("inputs")) {
+        let Y::Map(entries) = &inputs.value else {
+            continue;
+        };
+        for (k, v) in entries {
+            let default = v.get("default").and_then(Node::scalar_text);
+            if let (Some(name), Some(d)) = (k.scalar_text(), default) {
+                out.push((name, d));
+            }
+        }
+    }
+    out
+}
+
 fn evaluate(expr: &str, combo: &[(String, String)], env: &EnvList) -> Option<String> {
     if let Some(key) = expr.strip_prefix("matrix.") {
         return combo.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
@@ -388,6 +490,7 @@ fn env_list(
     node: Option<&Node>,
     combo: &[(String, String)],
     outer: &EnvList,
+    inputs: &Inputs,
 ) -> EnvList {
     let Some(Y::Map(entries)) = node.map(|n| &n.value) else {
         return Vec::new();
@@ -401,10 +504,18 @@ fn env_list(
             continue;
         };
         // The entries of one `env:` map do not see each other: only the outer levels'.
-        let (value, exprs) = substitute(&word, combo, outer);
-        let env = match exprs.first() {
-            None => Env::Known(value),
-            Some((_, why)) => Env::Unknown(format!("{name}, set from {why}")),
+        let (value, exprs) = substitute(&word, combo, outer, inputs);
+        let env = match <[Expr; 1]>::try_from(exprs) {
+            // The whole value is one expression: its default, if it has one.
+            Ok([e]) if value.chars.as_str() == format!("${{{}}}", e.name) => match e.defaulted() {
+                Ok(f) => Env::Default(f),
+                Err(why) => Env::Unknown(format!("{name}, set from {why}")),
+            },
+            Ok([e]) => Env::Unknown(format!("{name}, set from {}", e.why)),
+            Err(exprs) => match exprs.first() {
+                None => Env::Known(value),
+                Some(e) => Env::Unknown(format!("{name}, set from {}", e.why)),
+            },
         };
         out.push((name, env));
     }
