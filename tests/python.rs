@@ -258,7 +258,7 @@ fn a_directory_walk_reads_python_files_that_name_an_engine() {
 
 /// The Python files of other projects in ../shared/platforms, as a careful reader lists their
 /// launches; what the file does not fix (an env read, `self.model`, a splat of another module's
-/// list) is INP004, never a value.
+/// list) is INP004, never a value; an env read's default is listed and still INP004.
 #[test]
 #[ignore = "reads ../shared"]
 fn real_python_files_of_other_projects() {
@@ -310,9 +310,10 @@ fn real_python_files_of_other_projects() {
             &["INP004"],
         ),
         (
-            // model_id and tp_size come from env reads.
+            // model_id and tp_size come from env reads with defaults: listed as the caller's
+            // defaults, and INP004 still says the caller decides.
             "kempner-vllm-llm-kwargs.py",
-            &["engine=vllm role=unified tp=- context=2048 model=- gpu=-"],
+            &["engine=vllm role=unified tp=1 context=2048 model=Qwen/Qwen2.5-0.5B-Instruct gpu=-"],
             &["INP004"],
         ),
     ];
@@ -391,4 +392,118 @@ fn constant_branches_list_growth_and_dict_items_are_followed() {
     );
     let rules: Vec<String> = findings(&doc).into_iter().map(|(r, _, _)| r).collect();
     assert!(!rules.contains(&"INP004".to_string()), "{doc:#}");
+}
+
+/// INP004's `(line, message)` each.
+fn inp004(doc: &Value) -> Vec<(u64, String)> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "INP004")
+        .map(|f| {
+            let line = f["line"].as_u64().unwrap_or(0);
+            (line, f["message"].as_str().unwrap_or("").to_string())
+        })
+        .collect()
+}
+
+/// A caller's default is listed and planned with, and the launch is still refused: each pool
+/// setting that holds one is INP004 naming the default.
+fn listed_from_defaults(name: &str, launch: &str, said: &[(u64, &str)]) -> Value {
+    let doc = check(&fixture(name), &["--gpu", "H100-80GB"]);
+    assert_eq!(launches(&doc), [launch], "{doc:#}");
+    let l = &doc["launches"][0];
+    assert_eq!(l["verdict"], "refused", "{doc:#}");
+    let found = inp004(&doc);
+    assert_eq!(found.len(), said.len(), "{found:?}");
+    for ((line, message), (want_line, want)) in found.iter().zip(said) {
+        assert_eq!(line, want_line, "{found:?}");
+        assert!(message.contains(want), "{message} lacks {want}");
+    }
+    doc
+}
+
+#[test]
+fn env_read_defaults_are_listed_and_planned_but_the_caller_still_decides() {
+    let doc = listed_from_defaults(
+        "env-get-defaults.py",
+        "engine=vllm role=unified tp=2 context=32768 model=Qwen/Qwen3-8B gpu=H100-80GB",
+        &[
+            (6, "MODEL (\"Qwen/Qwen3-8B\" unless set by the caller)"),
+            (7, "TP (\"2\" unless set by the caller)"),
+            // At the f-string the flag is written in.
+            (10, "MAX_LEN (\"32768\" unless set by the caller)"),
+        ],
+    );
+    // Planned with the defaults: a pool, not "no plan".
+    assert!(doc["launches"][0]["pool_tokens"].is_u64(), "{doc:#}");
+    let human = kvlint(&[
+        "check",
+        "--gpu",
+        "H100-80GB",
+        &fixture("env-get-defaults.py").to_string_lossy(),
+    ]);
+    assert!(human
+        .stdout
+        .contains("planned with 32768, what runs when the caller sets nothing"));
+}
+
+#[test]
+fn an_env_default_in_an_engine_keyword_is_the_callers() {
+    listed_from_defaults(
+        "env-default-kwargs.py",
+        "engine=sglang role=unified tp=2 context=16384 model=Qwen/Qwen3-8B gpu=H100-80GB",
+        &[(7, "MAX_LEN (\"16384\" unless set by the caller)")],
+    );
+}
+
+/// BentoML's env entry with no value is given at deploy time: the read's default is what runs
+/// when nobody gives it; an entry with a value is that value, no finding.
+#[test]
+fn a_bentoml_env_listed_without_a_value_reads_as_its_default() {
+    listed_from_defaults(
+        "bentoml-env-default.py",
+        "engine=vllm role=unified tp=2 context=8192 model=Qwen/Qwen3-8B gpu=H100-80GB",
+        &[(16, "MAX_LEN (\"8192\" unless set by the caller)")],
+    );
+}
+
+/// argparse defaults through `parse_known_args` and a function's parameters; a required option
+/// is not read.
+#[test]
+fn argparse_defaults_are_listed_through_parameters_and_the_caller_still_decides() {
+    listed_from_defaults(
+        "argparse-defaults.py",
+        "engine=sglang role=unified tp=2 context=32768 model=Qwen/Qwen3-8B gpu=H100-80GB",
+        &[
+            (
+                16,
+                "--model (\"Qwen/Qwen3-8B\" unless the caller passes --model)",
+            ),
+            (17, "--tp (\"2\" unless the caller passes --tp)"),
+            (
+                18,
+                "--context-length (\"32768\" unless the caller passes --context-length)",
+            ),
+        ],
+    );
+}
+
+/// An option with no default, or a required one, is unknown as before: nothing is planned.
+#[test]
+fn argparse_options_without_a_default_stay_unknown() {
+    let doc = listed_from_defaults(
+        "argparse-no-default.py",
+        "engine=vllm role=unified tp=- context=- model=Qwen/Qwen3-8B gpu=H100-80GB",
+        &[
+            (
+                8,
+                "--model (\"Qwen/Qwen3-8B\" unless the caller passes --model)",
+            ),
+            (12, "args.tp"),
+            (12, "args.max_len"),
+        ],
+    );
+    assert!(doc["launches"][0]["pool_tokens"].is_null(), "{doc:#}");
 }

@@ -248,8 +248,10 @@ imported) whose function or class holds the argv lists the Python reader finds (
 a returned `__command__` list); the site says only where they run (`gpu_type`, `gpu_count`,
 `image`, `role`, `name`), and a keyword whose value is a call reads as `{function, args, kwargs}`.
 Its `env` (BentoML's `envs = [{name, value}]`, or a mapping) is what the code of that function or
-class runs with: `os.environ.get("X", d)` there is the value set for `X`; a variable listed with no
-value (given at deploy time), or not listed (the caller's), is unknown and `d` is never assumed.
+class runs with: `os.environ.get("X", d)` there is the value set for `X`; for a variable listed with
+no value (given at deploy time), or not listed (the caller's), it is `d` as a caller's default
+(`os.getenv`, `setdefault` too; an argparse option's `default=` likewise): the launch lists it and
+the pool is planned with it, and INP004 still refuses the launch (the caller may set `X`).
 The decorator's own arguments are read where the service is built, in an environment kvlint does
 not see. `[[value_of]]` (`call = "bentoml.models.HuggingFaceModel"`, `value = ["args[0]",
 "kwargs.model_id"]`) names a call of the platform's API whose value, where a launch reads it, is

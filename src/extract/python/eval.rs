@@ -2,10 +2,13 @@
 //! assigned once in the enclosing function or at module level, `dict(...)`, `str(...)`,
 //! `" ".join([...])`, `+` of strings and lists, f-strings and `*list` splats of such lists,
 //! arithmetic and `int(...)` of numbers (`numbers`), `self.attr` of a class attribute, env reads
-//! of what the service's platform sets and the calls a platform names (`runtime`).
-//! Anything else (an env read of the caller's environment, a parameter, a value from another
-//! module) is [`Val::Unknown`] at its span, never a guess.
+//! of what the service's platform sets and the calls a platform names (`runtime`), a parameter
+//! of a function called once in the file (`params`). A caller's default (an env read's or an
+//! argparse option's) is [`Val::Defaulted`] (`defaults`). Anything else (an env read of the
+//! caller's environment without a default, a value from another module) is [`Val::Unknown`] at
+//! its span, never a guess.
 
+use super::defaults::CallerDefault;
 use super::runtime::Env;
 use crate::extract::shell::{Chars, MappedWord};
 use crate::source::{FileId, Loc, SourceFile};
@@ -30,6 +33,8 @@ pub enum Val {
     Unknown(String, Loc),
     /// `*expr` of an unknown list inside a list: any number of items.
     Splat(String, Loc),
+    /// A string or number that runs when the caller sets nothing (`os.getenv("CTX", 4096)`).
+    Defaulted(Box<CallerDefault>),
 }
 
 impl Val {
@@ -38,6 +43,7 @@ impl Val {
             Val::Str(w) => w.loc,
             Val::Scalar(n) => n.loc,
             Val::List(_, l) | Val::Dict(_, l) | Val::Unknown(_, l) | Val::Splat(_, l) => *l,
+            Val::Defaulted(c) => c.value.loc(),
         }
     }
 }
@@ -53,6 +59,8 @@ pub struct Eval<'a> {
     pub imports: HashMap<String, String>,
     /// The environment the code being read runs with.
     pub env: std::cell::RefCell<Env>,
+    /// The names of the caller's defaults read so far (`CTX ("32768" unless set by the caller)`).
+    pub defaults: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'a> Eval<'a> {
@@ -225,7 +233,7 @@ impl<'a> Eval<'a> {
         if scope.kind() == "function_definition" {
             let params = scope.child_by_field_name("parameters")?;
             if binds_param(self, params, name) {
-                return Some(self.unknown(at));
+                return Some(self.parameter(scope, name, at, d));
             }
         }
         let (mut values, mut grown, mut items) = (Vec::new(), Vec::new(), Vec::new());
@@ -404,12 +412,27 @@ impl<'a> Eval<'a> {
         ) else {
             return self.unknown(n);
         };
+        let (a, b) = (self.at(l, d), self.at(r, d));
+        if [&a, &b].iter().any(|v| matches!(v, Val::Defaulted(_))) {
+            // Strings joined keep each default's place (a shell reads `${CTX:-32768}`).
+            if op == "+" && [&a, &b].iter().all(|v| super::defaults::is_text(v)) {
+                return concat_strings(&[a, b], self.loc(n)).unwrap_or_else(|| self.unknown(n));
+            }
+            return super::defaults::lift(vec![a, b], |v| match <[Val; 2]>::try_from(v) {
+                Ok([a, b]) => self.combine(n, op, a, b),
+                Err(_) => self.unknown(n),
+            });
+        }
+        self.combine(n, op, a, b)
+    }
+
+    /// `a OP b` of two values the file fixes.
+    fn combine(&self, n: Ts<'a>, op: &str, a: Val, b: Val) -> Val {
         if op != "+" {
-            let (a, b) = (self.at(l, d), self.at(r, d));
             return super::numbers::arith(op, &a, &b, self.loc(n))
                 .unwrap_or_else(|| self.unknown(n));
         }
-        match (self.at(l, d), self.at(r, d)) {
+        match (a, b) {
             (a @ Val::Scalar(_), b @ Val::Scalar(_)) => {
                 super::numbers::arith("+", &a, &b, self.loc(n)).unwrap_or_else(|| self.unknown(n))
             }
@@ -456,19 +479,20 @@ impl<'a> Eval<'a> {
                     _ => self.unknown(n),
                 }
             }
-            ("identifier", "int") if positional.len() == 1 => {
-                super::numbers::int(self.at(positional[0], d)).unwrap_or_else(|| self.unknown(n))
-            }
-            ("identifier", "str" | "list" | "tuple") if positional.len() == 1 => {
-                match self.at(positional[0], d) {
-                    Val::Scalar(s) => Val::Str(MappedWord {
-                        chars: mapped(&s.scalar_text().unwrap_or_default(), s.loc),
-                        loc: s.loc,
-                        unresolved: Vec::new(),
-                    }),
-                    v @ (Val::Str(_) | Val::List(..)) => v,
-                    _ => self.unknown(n),
-                }
+            ("identifier", conv @ ("int" | "str" | "list" | "tuple")) if positional.len() == 1 => {
+                super::defaults::lift(vec![self.at(positional[0], d)], |v| {
+                    let v = v.into_iter().next();
+                    let done = match (conv, v) {
+                        ("int", v) => v.and_then(super::numbers::int),
+                        (_, Some(Val::Scalar(s))) => Some(Val::Str(MappedWord {
+                            chars: mapped(&s.scalar_text().unwrap_or_default(), s.loc),
+                            loc: s.loc,
+                            unresolved: Vec::new(),
+                        })),
+                        (_, v) => v.filter(|v| matches!(v, Val::Str(_) | Val::List(..))),
+                    };
+                    done.unwrap_or_else(|| self.unknown(n))
+                })
             }
             ("attribute", text) if text.ends_with(".join") && positional.len() == 1 => {
                 let sep = f.child_by_field_name("object").map(|o| self.at(o, d));
@@ -561,7 +585,9 @@ impl<'a> Eval<'a> {
                 "interpolation" => {
                     let plain = c.named_child_count() == 1;
                     match c.named_child(0).map(|e| self.at(e, d)) {
-                        Some(v @ (Val::Str(_) | Val::Scalar(_))) if plain => parts.push(v),
+                        Some(v @ (Val::Str(_) | Val::Scalar(_) | Val::Defaulted(_))) if plain => {
+                            parts.push(v)
+                        }
                         _ => parts.push(self.unknown(c)),
                     }
                 }
@@ -580,6 +606,7 @@ impl<'a> Eval<'a> {
                 loc: self.loc(n),
                 ..w
             }),
+            Some(v @ Val::Defaulted(_)) => v,
             _ => self.unknown(n),
         }
     }
@@ -698,6 +725,9 @@ pub fn shell_name(expr: &str) -> String {
 
 /// Strings joined end to end; an unknown part becomes `${NAME}` (unresolved) in the result.
 fn concat_strings(parts: &[Val], loc: Loc) -> Option<Val> {
+    if parts.iter().any(|p| matches!(p, Val::Defaulted(_))) {
+        return super::defaults::concat(parts, loc, concat_strings);
+    }
     let mut chars = Chars::default();
     let mut unresolved = Vec::new();
     for p in parts {
@@ -782,36 +812,4 @@ fn unescape(text: &str) -> String {
         }
     }
     out
-}
-
-/// A value as a YAML node for a platform's paths, and the unknowns in it, each written as
-/// `$(expr)` (the form `Arg::unresolved` patching looks for).
-pub fn to_node(v: &Val, unknowns: &mut Vec<(Loc, String)>) -> Node {
-    let loc = v.loc();
-    let value = match v {
-        Val::Str(w) if w.unresolved.is_empty() => Value::Str(w.chars.as_str().to_string()),
-        Val::Str(w) => {
-            unknowns.push((loc, shell_name(w.chars.as_str())));
-            Value::Str(w.chars.as_str().to_string())
-        }
-        Val::Scalar(n) => return n.clone(),
-        Val::List(items, _) => Value::Seq(items.iter().map(|i| to_node(i, unknowns)).collect()),
-        Val::Dict(entries, _) => Value::Map(
-            entries
-                .iter()
-                .map(|(k, at, v)| {
-                    let key = Node {
-                        value: Value::Str(k.clone()),
-                        loc: *at,
-                    };
-                    (key, to_node(v, unknowns))
-                })
-                .collect(),
-        ),
-        Val::Unknown(expr, _) | Val::Splat(expr, _) => {
-            unknowns.push((loc, expr.clone()));
-            Value::Str(format!("$({expr})"))
-        }
-    };
-    Node { value, loc }
 }

@@ -12,13 +12,19 @@
 //! the `cc` crate, which ring already needs here.
 //!
 //! Only what the file fixes is read (`eval`): a name assigned once in the enclosing function, the
-//! class body or at module level is followed, and a class attribute read through `self`; an env
-//! read of a variable the service's platform does not set (`runtime`), a parameter or another
-//! module's value is unknown, `INP004` where the pool needs it (the engine step sees it as
-//! unresolved).
+//! class body or at module level is followed, a class attribute read through `self`, and a
+//! parameter of a function the file calls once (`params`); an env read of a variable the
+//! service's platform does not set (`runtime`) or another module's value is unknown, `INP004`
+//! where the pool needs it (the engine step sees it as unresolved). Such a read's default, and
+//! an argparse option's (`cli`), is a caller's default (`defaults`): listed and planned with,
+//! and still `INP004`.
 
+mod cli;
+mod defaults;
 mod eval;
+mod node;
 mod numbers;
+mod params;
 mod place;
 mod runtime;
 
@@ -28,7 +34,8 @@ use crate::launch::{Arg, ObjectRef};
 use crate::platform::{registry, Platform};
 use crate::source::{FileId, Loc, SourceFile};
 use crate::yaml::{Node, Value};
-use eval::{named, to_node, Eval, Val};
+use eval::{named, Eval, Val};
+use node::to_node;
 use std::collections::HashMap;
 use tree_sitter::{Node as Ts, Parser, Tree};
 
@@ -108,6 +115,7 @@ pub fn read(file: FileId, src: &SourceFile) -> Extracted {
         dropped: Default::default(),
         imports: HashMap::new(),
         env: Default::default(),
+        defaults: Default::default(),
     };
     e.imports = imports(&e, root);
     let imports = &e.imports;
@@ -528,6 +536,12 @@ fn env_of(e: &Eval, args: Ts) -> Vec<(String, Arg)> {
             let arg = match e.value(value) {
                 Val::Str(w) if w.unresolved.is_empty() => Arg::new(w.chars.as_str(), w.loc),
                 Val::Scalar(n) => Arg::new(n.scalar_text()?, n.loc),
+                Val::Defaulted(c) => Arg {
+                    text: defaults::text(&c.value)?,
+                    loc: c.value.loc(),
+                    unresolved: c.why.clone(),
+                    defaulted: true,
+                },
                 _ => Arg {
                     text: e.text(value).to_string(),
                     loc: e.loc(value),
@@ -542,7 +556,18 @@ fn env_of(e: &Eval, args: Ts) -> Vec<(String, Arg)> {
 
 /// The command of a `subprocess`/`os.system` call: an argv list, or a shell line.
 fn run_command(e: &Eval, args: Ts, first: Ts, name: &str, out: &mut Extracted) {
-    match e.value(first) {
+    let value = match e.value(first) {
+        // A shell reads a caller's default as its own (`${CTX:-32768}`).
+        Val::Defaulted(c) if matches!(c.value, Val::Str(_)) => {
+            Val::Str(crate::extract::shell::MappedWord {
+                loc: c.value.loc(),
+                chars: c.shell,
+                unresolved: Vec::new(),
+            })
+        }
+        v => v,
+    };
+    match value {
         Val::List(items, _) => exec(e, &items, out),
         Val::Str(line)
             if name == "os.system" || SHELL_LINES.contains(&name) || shell_true(e, args) =>
@@ -645,6 +670,11 @@ fn word(e: &Eval, v: &Val) -> crate::extract::shell::MappedWord {
         },
         Val::Unknown(expr, _) | Val::Splat(expr, _) => unknown(expr),
         Val::List(..) | Val::Dict(..) => unknown(e.src.text.get(loc.range()).unwrap_or("")),
+        // What runs when the caller sets nothing, named as the caller's (`finish` marks it).
+        Val::Defaulted(c) => crate::extract::shell::MappedWord {
+            unresolved: c.why.iter().map(|w| (0, w.clone())).collect(),
+            ..word(e, &c.value)
+        },
     }
 }
 
@@ -659,8 +689,29 @@ fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc
             .iter_mut()
             .chain(l.kwargs.iter_mut().flat_map(|k| k.tokens.iter_mut()));
         for a in tokens {
-            if let Some((_, expr)) = unknowns.iter().find(|(at, _)| *at == a.loc) {
+            let said: Vec<&String> = unknowns
+                .iter()
+                .filter(|(at, _)| *at == a.loc)
+                .map(|(_, x)| x)
+                .collect();
+            let mut said: Vec<String> = said.into_iter().cloned().collect();
+            // A value read by two paths (a call's node and a platform's) is said once.
+            let mut seen = Vec::new();
+            said.retain(|x| {
+                !seen.contains(x) && {
+                    seen.push(x.clone());
+                    true
+                }
+            });
+            if e.all_defaults(&said) {
+                a.unresolved = said;
+                a.defaulted = true;
+            } else if let Some(expr) = said.first() {
                 a.unresolved = vec![eval::shown(expr)];
+            }
+            // An argv word holding only caller's defaults (`word`).
+            if !a.defaulted && e.all_defaults(&a.unresolved) {
+                a.defaulted = true;
             }
         }
         if open.contains(&l.command) {

@@ -248,7 +248,7 @@ fn module_function<'a>(e: &Eval<'a>, at: Loc) -> Option<Ts<'a>> {
 }
 
 /// Whether a module-level statement binds `name`: a `def`, a `class` or an assignment to it.
-fn binds(e: &Eval, statement: Ts, name: &str) -> bool {
+pub(super) fn binds(e: &Eval, statement: Ts, name: &str) -> bool {
     let statement = match statement.kind() {
         "decorated_definition" => statement.child_by_field_name("definition"),
         "expression_statement" => statement.named_child(0),

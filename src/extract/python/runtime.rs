@@ -5,8 +5,10 @@
 //! Which environment: the code of a service runs with what its platform sets for it (a
 //! `[[launch]]` site's `env`, BentoML's `envs=[{"name": ..., "value": ...}]`). A variable set with
 //! a value is that value; one the platform lists with none is given at deploy time, and any other
-//! is the caller's: both unknown, and a `.get` default is never assumed (the caller may set the
-//! variable, as with `${VAR:-default}` in a script someone runs, `extract::shell`). The
+//! is the caller's. A read of such a variable is unknown, or, where the read names a default
+//! (`os.environ.get("X", d)`, `os.getenv("X", d)`, `setdefault`), that default as a caller's
+//! default (`defaults`): listed and planned with, while INP004 says the caller may set the
+//! variable, as with `${VAR:-default}` in a script someone runs (`extract::shell`). The
 //! decorator's own arguments, read where the service is built, see only the builder's
 //! environment: no variable is known there.
 
@@ -40,7 +42,19 @@ impl<'a> Eval<'a> {
     ) -> Option<Val> {
         let name = qualified(&self.imports, self.text(f));
         if ENV_READS.contains(&name.as_str()) {
-            return Some(self.env_read(positional.first().copied(), n, d));
+            let default = positional.get(1).copied().or_else(|| {
+                named(args)
+                    .filter(|a| a.kind() == "keyword_argument")
+                    .find(|a| {
+                        a.child_by_field_name("name")
+                            .is_some_and(|k| self.text(k) == "default")
+                    })
+                    .and_then(|a| a.child_by_field_name("value"))
+            });
+            return Some(self.env_read(positional.first().copied(), default, n, d));
+        }
+        if let Some(v) = self.parsed_args(n, f, positional, d) {
+            return Some(v);
         }
         let paths = registry()
             .plain()
@@ -70,9 +84,15 @@ impl<'a> Eval<'a> {
         )
     }
 
-    /// The value of variable `key` in the environment being read; the read `whole` is unknown
-    /// where that environment does not fix it.
-    fn env_read(&self, key: Option<Ts<'a>>, whole: Ts<'a>, d: usize) -> Val {
+    /// The value of variable `key` in the environment being read; where that environment does
+    /// not fix it, the read `whole` is its `default` as a caller's default, or unknown.
+    fn env_read(
+        &self,
+        key: Option<Ts<'a>>,
+        default: Option<Ts<'a>>,
+        whole: Ts<'a>,
+        d: usize,
+    ) -> Val {
         let Some(Val::Str(key)) = key.map(|k| self.at(k, d)) else {
             return self.unknown(whole);
         };
@@ -81,10 +101,16 @@ impl<'a> Eval<'a> {
         }
         let env = self.env.borrow();
         let name = key.chars.as_str();
-        match env.iter().rev().find(|(k, _)| k == name || k == ANY) {
-            Some((_, Some(v))) => v.clone(),
-            _ => self.unknown(whole),
+        if let Some((_, Some(v))) = env.iter().rev().find(|(k, _)| k == name || k == ANY) {
+            return v.clone();
         }
+        drop(env);
+        default
+            .and_then(|x| {
+                let why = |text: &str| format!("{name} (\"{text}\" unless set by the caller)");
+                self.caller_default(self.at(x, d), name, why, self.loc(whole))
+            })
+            .unwrap_or_else(|| self.unknown(whole))
     }
 
     /// `self.name` in a method: the class attribute `name = value` the class binds once, unless
@@ -97,6 +123,9 @@ impl<'a> Eval<'a> {
         ) else {
             return self.unknown(n);
         };
+        if let Some(v) = self.option(n, obj, attr, d) {
+            return v;
+        }
         let Some(class) = self.class_of_method(n, obj) else {
             return self.unknown(n);
         };
@@ -170,7 +199,7 @@ impl<'a> Eval<'a> {
             return self.unknown(n);
         };
         if qualified(&self.imports, self.text(obj)) == "os.environ" {
-            return self.env_read(Some(key), n, d);
+            return self.env_read(Some(key), None, n, d);
         }
         let item = match (self.at(obj, d), self.at(key, d)) {
             (Val::Dict(entries, _), Val::Str(k)) if k.unresolved.is_empty() => entries
@@ -274,7 +303,7 @@ fn as_text(v: &Val) -> Val {
 
 /// The value at the first of `paths` (platform paths) that `v` holds.
 fn at_path<'v>(v: &'v Val, paths: &[String]) -> Option<&'v Val> {
-    let node = super::eval::to_node(v, &mut Vec::new());
+    let node = super::node::to_node(v, &mut Vec::new());
     let found = paths
         .iter()
         .filter_map(|p| Path::parse(p.trim()).ok())
@@ -312,6 +341,7 @@ mod tests {
             dropped: Default::default(),
             imports: Default::default(),
             env: std::cell::RefCell::new(env),
+            defaults: Default::default(),
         };
         e.imports = imports(&e, e.root);
         e
@@ -331,6 +361,11 @@ mod tests {
             Val::Str(w) => format!("?{}", w.chars.as_str()),
             Val::Scalar(s) => s.scalar_text().unwrap_or_default(),
             Val::Unknown(expr, _) => format!("?{expr}"),
+            Val::Defaulted(c) => format!(
+                "{} unless {}",
+                super::super::defaults::text(&c.value).unwrap_or_default(),
+                c.why.join(" / ")
+            ),
             other => format!("{other:?}"),
         }
     }
@@ -364,25 +399,39 @@ class S:
         c = model_id
         d = str(CTX)
         f = os.environ["TOKEN"]
+        g = f"{CTX}:{os.environ.get('TOKEN', 't')}"
+        h = os.environ.get("TOKEN", "t") + os.environ["OTHER"]
 "#;
 
+    /// What the service sets wins; where the environment does not fix a variable (the caller's,
+    /// or one the platform lists with no value) a read's default is the caller's default.
     #[test]
-    fn env_reads_are_what_the_service_sets_and_never_their_default() {
+    fn env_reads_are_what_the_service_sets_else_their_default_as_the_callers() {
         let env = vec![set("CTX", Some("8192")), set("TOKEN", None)];
         assert_eq!(value(SERVICE, "str(CTX)", env.clone()), "8192");
-        assert_eq!(value(SERVICE, "str(CTX)", Vec::new()), "?str(CTX)");
+        let ctx = "4096 unless CTX (\"4096\" unless set by the caller)";
+        assert_eq!(value(SERVICE, "str(CTX)", Vec::new()), ctx);
         assert_eq!(
             value(
                 SERVICE,
                 "int(os.environ.get(\"CTX\", 4 * 1024))",
                 Vec::new()
             ),
-            "?os.environ.get(\"CTX\", 4 * 1024)"
+            ctx
         );
         assert_eq!(
-            value(SERVICE, "os.environ[\"TOKEN\"]", env),
+            value(SERVICE, "os.environ[\"TOKEN\"]", env.clone()),
             "?os.environ[\"TOKEN\"]"
         );
+        // An f-string of two defaults keeps both names.
+        let g = "f\"{CTX}:{os.environ.get('TOKEN', 't')}\"";
+        assert_eq!(
+            value(SERVICE, g, env.clone()),
+            "8192:t unless TOKEN (\"t\" unless set by the caller)"
+        );
+        // Joined with a value nobody fixes, a default is unknown, written as a shell's default.
+        let h = "os.environ.get(\"TOKEN\", \"t\") + os.environ[\"OTHER\"]";
+        assert_eq!(value(SERVICE, h, env), "?${TOKEN:-t}${os_environ_OTHER}");
     }
 
     #[test]
