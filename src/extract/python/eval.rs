@@ -465,6 +465,7 @@ impl<'a> Eval<'a> {
                         chars: mapped(&s.scalar_text().unwrap_or_default(), s.loc),
                         loc: s.loc,
                         unresolved: Vec::new(),
+                        defaulted: false,
                     }),
                     v @ (Val::Str(_) | Val::List(..)) => v,
                     _ => self.unknown(n),
@@ -543,12 +544,14 @@ impl<'a> Eval<'a> {
                         chars: mapped(&text, self.loc(c)),
                         loc: self.loc(c),
                         unresolved: Vec::new(),
+                        defaulted: false,
                     }))
                 }
                 "string_content" => parts.push(Val::Str(MappedWord {
                     chars: Chars::verbatim(self.text(c), c.start_byte()),
                     loc: self.loc(c),
                     unresolved: Vec::new(),
+                    defaulted: false,
                 })),
                 "escape_sequence" => {
                     let text = unescape(self.text(c));
@@ -556,6 +559,7 @@ impl<'a> Eval<'a> {
                         chars: mapped(&text, self.loc(c)),
                         loc: self.loc(c),
                         unresolved: Vec::new(),
+                        defaulted: false,
                     }))
                 }
                 "interpolation" => {
@@ -573,6 +577,7 @@ impl<'a> Eval<'a> {
                 chars: Chars::default(),
                 loc: self.loc(n),
                 unresolved: Vec::new(),
+                defaulted: false,
             });
         }
         match concat_strings(&parts, self.loc(n)) {
@@ -645,6 +650,7 @@ pub fn interpreter_head(items: &mut [Val]) {
             chars: mapped("python", loc),
             loc,
             unresolved: Vec::new(),
+            defaulted: false,
         });
     }
 }
@@ -727,6 +733,7 @@ fn concat_strings(parts: &[Val], loc: Loc) -> Option<Val> {
         chars,
         loc,
         unresolved,
+        defaulted: false,
     }))
 }
 

@@ -229,6 +229,9 @@ pub struct MappedWord {
     pub chars: Chars,
     pub loc: Loc,
     pub unresolved: Vec<(usize, String)>,
+    /// Every variable left is a caller's default ([`Field::defaulted`]): compose's
+    /// `${CTX:-32768}` with `CTX` set by the shell that runs compose, if by anyone.
+    pub defaulted: bool,
 }
 
 impl MappedWord {
@@ -239,7 +242,7 @@ impl MappedWord {
             loc: self.loc,
             names: self.unresolved,
             splat: None,
-            defaulted: false,
+            defaulted: self.defaulted,
         }
     }
 
@@ -249,7 +252,7 @@ impl MappedWord {
             loc: self.loc,
             names: self.unresolved.clone(),
             splat: None,
-            defaulted: false,
+            defaulted: self.defaulted,
         }
     }
 }
@@ -316,6 +319,7 @@ pub fn split_words(file: FileId, text: &MappedWord) -> Vec<MappedWord> {
             chars: f.chars,
             loc: f.loc,
             unresolved: f.names,
+            defaulted: f.defaulted,
         })
         .collect()
 }

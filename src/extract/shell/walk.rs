@@ -722,16 +722,19 @@ fn docker_env(text: &str, field: &Field) -> Option<(String, Field)> {
 /// whose value differs between branches) is still unknown in the words the inner shell makes of
 /// it, though its quotes there keep the text as written: an argument of the launch that holds
 /// that text, where the reference stands, names it as unresolved (INP004), never the `$MODEL`
-/// text as a value.
+/// text as a value. A caller's default the outer reader put in place of its reference
+/// (`${CTX:-32768}` in a compose file, `"${CTX:-32768}"` in the outer script) is no reference the
+/// inner shell could read: where every name the script holds is one ([`Field::defaulted`]), the
+/// argument that holds its characters names it, a caller's default still.
 fn still_unknown(script: &Field, launches: &mut [Launch]) {
-    let mut refs: Vec<(usize, &str)> = script
+    let mut refs: Vec<(usize, &str, bool)> = script
         .names
         .iter()
         .filter_map(|(i, n)| {
             script
                 .chars
                 .get(*i)
-                .map(|(_, start, _)| (start, n.as_str()))
+                .map(|(c, start, _)| (start, n.as_str(), script.defaulted && c != '$'))
         })
         .collect();
     if refs.is_empty() {
@@ -740,8 +743,16 @@ fn still_unknown(script: &Field, launches: &mut [Launch]) {
     refs.sort_unstable();
     for arg in launches.iter_mut().flat_map(|l| l.args.iter_mut()) {
         let span = arg.loc.range();
-        let from = refs.partition_point(|(at, _)| *at < span.start);
-        for (_, name) in refs[from..].iter().take_while(|(at, _)| *at < span.end) {
+        let from = refs.partition_point(|(at, _, _)| *at < span.start);
+        for (_, name, replaced) in refs[from..].iter().take_while(|(at, _, _)| *at < span.end) {
+            if *replaced {
+                if !arg.unresolved.iter().any(|u| u == name) {
+                    arg.defaulted =
+                        script.defaulted && (arg.unresolved.is_empty() || arg.defaulted);
+                    arg.unresolved.push((*name).to_string());
+                }
+                continue;
+            }
             let var = bare(name);
             let written = [format!("${var}"), format!("${{{var}")]
                 .iter()
