@@ -2,6 +2,7 @@
 //! per launch, what a reader of the file would: engine, role, model, TP, context, memory fraction,
 //! GPUs; expected values are what the files say.
 
+mod common;
 use kvlint::extract::{extract, Extracted};
 use kvlint::launch::{Arg, Launch};
 use kvlint::source::{Loc, Sources};
@@ -168,8 +169,9 @@ fn compose_services() {
 
 /// Compose fills the file from the project's `.env` (a nested default, a value using one above
 /// it, an image tag); the container's shell reads `environment` and `env_file` (`$$VAR`); a
-/// variable the `.env` does not set is unknown whatever its default, and a whole word of one may
-/// be any flag (INP004); a required variable set empty makes compose refuse the file (INP001).
+/// variable the `.env` does not set is unknown, its default (if any) what runs when the shell that
+/// runs compose sets nothing, and a whole word of one with none (`${EXTRA_ARGS:-}`) may be any
+/// flag (INP004); a required variable set empty makes compose refuse the file (INP001).
 #[test]
 fn compose_values_come_from_the_project_env() {
     let (s, out) = load("fixtures/extract/compose-env/compose.yaml");
@@ -180,8 +182,13 @@ fn compose_values_come_from_the_project_env() {
         (ctx.text.as_str(), s.text(ctx.loc)),
         ("65536", "\"${CTX:-4096}\"")
     );
+    // A caller's default: its value, the variable still named (INP004 where the pool needs it).
     let unknown = arg(&out.launches[2], "--max-model-len");
-    assert_eq!(unknown.unresolved, ["UNSET"]);
+    assert_eq!(
+        unknown.unresolved,
+        ["UNSET (\"8192\" unless set by the shell that runs compose)"]
+    );
+    assert_eq!((unknown.text.as_str(), unknown.defaulted), ("8192", true));
     assert_eq!(s.text(unknown.loc), "${UNSET-8192}");
 }
 
@@ -409,4 +416,92 @@ fn a_compose_image_named_for_an_engine_behind_a_registry_variable() {
     );
     assert_eq!(arg(&out.launches[0], "--tensor-parallel-size").text, "4");
     assert_eq!(arg(&out.launches[1], "--tp").text, "2");
+}
+
+/// A compose default is what runs when the shell that runs compose sets nothing: the JSON launch
+/// lists it (model, TP, context, as a reader of the file lists them) and the pool is planned with
+/// it, but the caller decides (INP004 at each, deny): the verdict stays refused. A default that is
+/// empty (`${EXTRA_ARGS:-}`: no word, or any words) or itself unknown is none.
+#[test]
+fn a_compose_default_is_listed_and_planned_but_the_caller_still_decides() {
+    let path = "fixtures/extract/compose-defaults/compose.yaml";
+    let run = common::kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
+    let launches: Vec<(u64, &str, u64, Option<u64>, &str)> = doc["launches"]
+        .as_array()
+        .expect("launches")
+        .iter()
+        .map(|l| {
+            (
+                l["line"].as_u64().unwrap(),
+                l["model"].as_str().unwrap(),
+                l["tp"].as_u64().unwrap_or(0),
+                l["context_length"].as_u64(),
+                l["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let qwen = "Qwen/Qwen3-8B";
+    assert_eq!(
+        launches,
+        [
+            (5, qwen, 2, Some(32768), "refused"),
+            // `environment` reaches the engine through the container's shell (`$$MAXLEN`).
+            (17, qwen, 1, Some(16384), "refused"),
+            (28, qwen, 1, Some(8192), "refused"),
+            (32, qwen, 1, None, "refused"),
+            // A default beside an unknown with none, in a script a shell reads again: none.
+            (39, qwen, 1, None, "refused"),
+        ]
+    );
+    let inp004: Vec<(u64, String)> = doc["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            assert_eq!(f["rule"], "INP004", "{f}");
+            (
+                f["line"].as_u64().unwrap(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let lines: Vec<u64> = inp004.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [6, 6, 6, 17, 17, 29, 29, 33, 33, 39], "{inp004:?}");
+    assert!(inp004[1]
+        .1
+        .contains("CTX (\"32768\" unless set by the shell that runs compose)"));
+    // A whole word of a variable may be any flag, with a default or an empty one.
+    assert!(inp004[5].1.starts_with("what `$EXTRA_ARGS` adds"));
+    assert!(inp004[6].1.starts_with("what `$MORE` adds"));
+    assert!(inp004[7].1.starts_with("--max-model-len is set from CTX,"));
+    let human = common::kvlint(&["check", "--gpu", "h100-80gb", path]);
+    assert!(human
+        .stdout
+        .contains("planned with 32768, what runs when the caller sets nothing"));
+    assert!(human.stdout.contains("no plan (see findings): refused"));
+
+    // The rule's fixture: one context default, planned with, refused.
+    let run = common::kvlint(&[
+        "check",
+        "--format",
+        "json",
+        "fixtures/INP004/fire-compose-default",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
+    let launch = &doc["launches"][0];
+    assert_eq!(
+        (
+            &launch["model"],
+            &launch["context_length"],
+            &launch["verdict"]
+        ),
+        (
+            &serde_json::json!("Qwen/Qwen3-8B"),
+            &serde_json::json!(32768),
+            &serde_json::json!("refused")
+        )
+    );
 }

@@ -96,6 +96,7 @@ pub(super) fn script_word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
         chars: Default::default(),
         loc: node.loc,
         unresolved: Vec::new(),
+        defaulted: false,
     };
     for w in items.iter().filter_map(|n| scalar::word(src, n)) {
         let at = joined.chars.len();

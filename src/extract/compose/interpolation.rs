@@ -6,8 +6,12 @@
 //! `[_A-Za-z][_A-Za-z0-9]*`; any other braced form (`${VAR/a/b}`) makes compose refuse the file.
 //!
 //! Values come from the shell that runs compose and from the project's `.env`. kvlint sees only
-//! the `.env`: a variable it does not set has an unknown value, whatever default the file writes
-//! (the shell may set it), and the operator's default is not taken for it.
+//! the `.env`: a variable it does not set has an unknown value (the shell may set it). Where the
+//! file writes a default for it (`${CTX:-32768}`, `${CTX-32768}`), the default's characters stand
+//! at the reference, what runs when nobody sets the variable, and the variable is a caller's
+//! default ([`Unknown::default`]): listed and planned with, still the caller's to decide (INP004).
+//! A default that is empty or itself holds an unknown value is none: the reference is unknown,
+//! as are `$VAR`, `${VAR}`, `${VAR:?error}` and `${VAR:+alt}`.
 
 /// A character with the file bytes it stands for.
 pub type Ch = (char, usize, usize);
@@ -15,13 +19,26 @@ pub type Ch = (char, usize, usize);
 /// The value of a variable where kvlint can see it (`.env`), or `None`: not known here.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// Interpolated characters, and each unknown value among them: the index of its first character
-/// and the variable's name. An unknown value is written `$(NAME)` at the reference, a form no
-/// later reader takes a value for (a shell reads it as a command substitution).
+/// Interpolated characters, and each unknown value among them. An unknown value with no default
+/// is written `$(NAME)` at the reference, a form no later reader takes a value for (a shell reads
+/// it as a command substitution).
 #[derive(Debug, Default, PartialEq)]
 pub struct Interpolated {
     pub chars: Vec<Ch>,
-    pub unknown: Vec<(usize, String)>,
+    pub unknown: Vec<Unknown>,
+}
+
+/// A variable kvlint does not know, where its value stands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unknown {
+    /// The index of the value's first character.
+    pub at: usize,
+    /// The variable's name; for a caller's default, with the default
+    /// (`CTX ("32768" unless set by the shell that runs compose)`).
+    pub name: String,
+    /// A caller's default: the bytes of the reference (`${CTX:-32768}`), which each of the
+    /// default's characters stands for (words split from it are found by them).
+    pub default: Option<(usize, usize)>,
 }
 
 /// Nesting of `${...}` operands beyond which a file is refused rather than followed.
@@ -30,10 +47,21 @@ const MAX_NESTING: usize = 32;
 /// Interpolates `chars`; `Err` is why compose refuses the value (a required variable that is
 /// set empty, a form it does not know).
 pub fn interpolate(chars: &[Ch], lookup: Lookup) -> Result<Interpolated, String> {
+    interpolate_with(chars, lookup, true)
+}
+
+/// [`interpolate`], where `defaults` says whether a caller's default is taken; without, every
+/// variable the `.env` does not set is unknown (`$(NAME)`).
+pub fn interpolate_with(
+    chars: &[Ch],
+    lookup: Lookup,
+    defaults: bool,
+) -> Result<Interpolated, String> {
     let mut p = Parser {
         cs: chars,
         i: 0,
         lookup,
+        defaults,
     };
     let mut out = Interpolated::default();
     p.text(0, &mut out)?;
@@ -44,6 +72,7 @@ struct Parser<'a> {
     cs: &'a [Ch],
     i: usize,
     lookup: Lookup<'a>,
+    defaults: bool,
 }
 
 /// What a braced reference does when the variable is unset (or also when empty, with `:`).
@@ -144,7 +173,12 @@ impl Parser<'_> {
             return Ok(());
         };
         let Some(v) = value else {
-            resolve(out, &name, None, span);
+            // The shell that runs compose may set it: its default runs when nobody does.
+            let usable = self.defaults && operand.unknown.is_empty() && !operand.chars.is_empty();
+            match op {
+                Op::Default if usable => caller_default(out, &name, &operand, span),
+                _ => resolve(out, &name, None, span),
+            }
             return Ok(());
         };
         let set = !(colon && v.is_empty());
@@ -176,17 +210,46 @@ fn resolve(
     let text = match value {
         Some(v) => v,
         None => {
-            out.unknown.push((out.chars.len(), name.to_string()));
+            out.unknown.push(Unknown {
+                at: out.chars.len(),
+                name: name.to_string(),
+                default: None,
+            });
             format!("$({name})")
         }
     };
     out.chars.extend(text.chars().map(|c| (c, start, end)));
 }
 
+/// A variable kvlint does not know, whose default (all known) stands at the reference: each of
+/// its characters for the whole reference, as a value does.
+fn caller_default(
+    out: &mut Interpolated,
+    name: &str,
+    operand: &Interpolated,
+    (start, end): (usize, usize),
+) {
+    // Said in a message: the first 80 characters are enough to recognise it.
+    let mut default: String = operand.chars.iter().take(80).map(|c| c.0).collect();
+    if operand.chars.len() > 80 {
+        default.push('…');
+    }
+    out.unknown.push(Unknown {
+        at: out.chars.len(),
+        name: format!("{name} (\"{default}\" unless set by the shell that runs compose)"),
+        default: Some((start, end)),
+    });
+    out.chars
+        .extend(operand.chars.iter().map(|c| (c.0, start, end)));
+}
+
 fn append(out: &mut Interpolated, operand: Interpolated) {
     let base = out.chars.len();
     out.unknown
-        .extend(operand.unknown.into_iter().map(|(i, n)| (base + i, n)));
+        .extend(operand.unknown.into_iter().map(|u| Unknown {
+            at: base + u.at,
+            ..u
+        }));
     out.chars.extend(operand.chars);
 }
 
@@ -205,7 +268,7 @@ mod tests {
             _ => None,
         };
         let out = interpolate(&chars, &env)?;
-        let names = out.unknown.iter().map(|(_, n)| n.clone()).collect();
+        let names = out.unknown.iter().map(|u| u.name.clone()).collect();
         Ok((out.chars.iter().map(|c| c.0).collect(), names))
     }
 
@@ -227,14 +290,14 @@ mod tests {
     }
 
     #[test]
-    fn a_variable_not_in_the_project_env_is_unknown_whatever_its_default() {
+    fn a_variable_not_in_the_project_env_is_unknown_unless_the_file_gives_a_default() {
         for reference in [
             "$CTX",
             "${CTX}",
-            "${CTX:-4096}",
-            "${CTX-4096}",
             "${CTX:?e}",
             "${CTX:+x}",
+            "${CTX:-}",
+            "${CTX-}",
         ] {
             assert_eq!(
                 run(&format!("--context-length={reference}")),
@@ -245,12 +308,39 @@ mod tests {
                 "{reference}"
             );
         }
-        // The default's own unknowns count only when the default is taken.
+        // What runs when the shell that runs compose sets nothing; it still decides.
+        let why = "CTX (\"4096\" unless set by the shell that runs compose)";
+        for reference in ["${CTX:-4096}", "${CTX-4096}", "${CTX:-${SET:+4096}}"] {
+            assert_eq!(
+                run(&format!("--context-length={reference}")),
+                Ok(("--context-length=4096".to_string(), vec![why.to_string()])),
+                "{reference}"
+            );
+        }
+        // A default that is itself unknown is none; its own unknowns count only when it is taken.
         assert_eq!(
             run("${EMPTY:-${CTX}}"),
             Ok(("$(CTX)".into(), vec!["CTX".into()]))
         );
+        assert_eq!(
+            run("${A:-${CTX}} ${A:-${B:-1}}"),
+            Ok(("$(A) $(A)".into(), vec!["A".into(), "A".into()]))
+        );
         assert_eq!(run("${SET:-${CTX}}"), Ok(("v".into(), vec![])));
+    }
+
+    #[test]
+    fn a_default_stands_for_its_whole_reference() {
+        let chars: Vec<Ch> = "x ${CTX:-4 0}"
+            .char_indices()
+            .map(|(i, c)| (c, i, i + 1))
+            .collect();
+        let out = interpolate(&chars, &|_: &str| None).unwrap();
+        assert_eq!(&out.chars[2..], [('4', 2, 13), (' ', 2, 13), ('0', 2, 13)]);
+        assert_eq!(
+            (out.unknown[0].at, out.unknown[0].default),
+            (2, Some((2, 13)))
+        );
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //!
 //! Every value is interpolated first, as compose does before anything else reads the file, with
 //! the variables of the project's `.env` (the file's directory); a variable the `.env` does not
-//! set is unknown (the shell that runs compose may set it), and a launch setting that uses it is
-//! INP004, never its default. The container's own environment is no part of that: `environment`
-//! and `env_file` reach the container, where a shell (`sh -c '... $CTX'`, `$$CTX` in the file)
-//! reads them.
+//! set is unknown (the shell that runs compose may set it). With a default the file writes
+//! (`${CTX:-32768}`) the value is that default, a caller's default ([`MappedWord::defaulted`],
+//! [`crate::launch::Arg::defaulted`]): listed and planned with, and a pool setting holding one is
+//! still INP004, as the caller decides. Without one, a launch setting that uses it is INP004 with
+//! no value; a whole word of it where a flag may stand is INP004 either way (any flag may come
+//! from it). The container's own environment is no part of that: `environment` and `env_file`
+//! reach the container, where a shell (`sh -c '... $CTX'`, `$$CTX` in the file) reads them.
 
 mod dotenv;
 mod interpolation;
@@ -114,6 +117,11 @@ impl<'a> Project<'a> {
             None => self.image_entrypoint(svc, &command, &mut findings),
         };
         argv.extend(command);
+        let whole_defaults: Vec<Loc> = argv
+            .iter()
+            .filter(|w| wholly_a_default(w))
+            .map(|w| w.loc)
+            .collect();
         let image = svc.get("image").and_then(|i| {
             let text = self.text(i, &mut findings)?;
             Some((text, i.loc))
@@ -137,6 +145,7 @@ impl<'a> Project<'a> {
         }
         for l in &mut found.launches {
             findings.extend(any_flag(l));
+            findings.extend(any_flag_by_default(l, &whole_defaults));
             l.placement.gpus_per_pod = self.reserved_gpus(svc);
             l.placement.pods = Some(1);
             l.engine_version = image
@@ -150,21 +159,39 @@ impl<'a> Project<'a> {
 
     /// A scalar interpolated; `None` (and INP001) when compose refuses it.
     fn interpolated(&self, node: &Node, findings: &mut Vec<Finding>) -> Option<Interpolated> {
+        self.interpolated_with(node, findings, true)
+    }
+
+    /// [`Project::interpolated`], with the file's defaults taken or not.
+    fn interpolated_with(
+        &self,
+        node: &Node,
+        findings: &mut Vec<Finding>,
+        defaults: bool,
+    ) -> Option<Interpolated> {
         let word = scalar::word(self.src, node)?;
         let chars: Vec<Ch> = word.chars.iter().collect();
         let lookup = |name: &str| self.lookup(name);
-        interpolation::interpolate(&chars, &lookup)
+        interpolation::interpolate_with(&chars, &lookup, defaults)
             .map_err(|why| findings.push(invalid(node.loc, format!("compose refuses it: {why}"))))
             .ok()
     }
 
-    /// A scalar interpolated as one argv word.
+    /// A scalar interpolated as one argv word. A word that holds a caller's default and an
+    /// unknown with none takes no default: a shell that reads it again (`sh -c`) could not tell
+    /// the default's characters from known ones.
     fn word(&self, node: &Node, findings: &mut Vec<Finding>) -> Option<MappedWord> {
-        let text = self.interpolated(node, findings)?;
+        let mut text = self.interpolated(node, findings)?;
+        if mixed(&text.unknown) {
+            text = self.interpolated_with(node, &mut Vec::new(), false)?;
+        }
+        let defaulted =
+            !text.unknown.is_empty() && text.unknown.iter().all(|u| u.default.is_some());
         Some(MappedWord {
             chars: text.chars.into_iter().collect(),
             loc: node.loc,
-            unresolved: text.unknown,
+            unresolved: text.unknown.into_iter().map(|u| (u.at, u.name)).collect(),
+            defaulted,
         })
     }
 
@@ -186,7 +213,23 @@ impl<'a> Project<'a> {
         let Some(text) = self.interpolated(node, findings) else {
             return Vec::new();
         };
-        shellwords::split(self.file, text).unwrap_or_else(|why| {
+        let defaults: Vec<String> = text
+            .unknown
+            .iter()
+            .filter(|u| u.default.is_some())
+            .map(|u| u.name.clone())
+            .collect();
+        let mut words = shellwords::split(self.file, text);
+        // As for one word ([`Project::word`]): none of the string's defaults where one word
+        // mixes them with unknowns that have none.
+        let mixes =
+            |w: &MappedWord| !w.defaulted && w.unresolved.iter().any(|(_, n)| defaults.contains(n));
+        if words.as_ref().is_ok_and(|ws| ws.iter().any(mixes)) {
+            if let Some(text) = self.interpolated_with(node, &mut Vec::new(), false) {
+                words = shellwords::split(self.file, text);
+            }
+        }
+        words.unwrap_or_else(|why| {
             findings.push(invalid(node.loc, format!("compose cannot split it: {why}")));
             Vec::new()
         })
@@ -269,14 +312,16 @@ impl<'a> Project<'a> {
                         continue;
                     };
                     let skip = name.chars().count() + 1;
+                    let unresolved: Vec<(usize, String)> = w
+                        .unresolved
+                        .iter()
+                        .filter(|(i, _)| *i >= skip)
+                        .map(|(i, n)| (i - skip, n.clone()))
+                        .collect();
                     let value = MappedWord {
                         chars: w.chars.tail(skip),
-                        unresolved: w
-                            .unresolved
-                            .iter()
-                            .filter(|(i, _)| *i >= skip)
-                            .map(|(i, n)| (i - skip, n.clone()))
-                            .collect(),
+                        defaulted: w.defaulted && !unresolved.is_empty(),
+                        unresolved,
                         loc: w.loc,
                     };
                     set(name.to_string(), value);
@@ -301,6 +346,7 @@ impl<'a> Project<'a> {
             chars: value.chars().map(|c| (c, at.start, at.end)).collect(),
             loc: at,
             unresolved: Vec::new(),
+            defaulted: false,
         })
     }
 
@@ -347,6 +393,7 @@ impl<'a> Project<'a> {
                                 .collect(),
                             loc: entry.loc,
                             unresolved: Vec::new(),
+                            defaulted: false,
                         },
                         None => unknown_value(&name, entry.loc),
                     };
@@ -410,11 +457,63 @@ fn unknown_value(name: &str, at: Loc) -> MappedWord {
             .collect(),
         loc: at,
         unresolved: vec![(0, name.to_string())],
+        defaulted: false,
     }
 }
 
 fn invalid(at: Loc, reason: String) -> Finding {
     Finding::new("INP001", Some(at)).var("reason", reason)
+}
+
+/// Some of the unknowns are a caller's default, and some are not.
+fn mixed(unknown: &[interpolation::Unknown]) -> bool {
+    unknown.iter().any(|u| u.default.is_some()) && unknown.iter().any(|u| u.default.is_none())
+}
+
+/// An argv word made only of one caller's default's characters (`${EXTRA_ARGS:---enforce-eager}`
+/// or a word of it): the variable may put any words there.
+fn wholly_a_default(w: &MappedWord) -> bool {
+    let mut chars = w.chars.iter();
+    let first = chars.next().map(|(_, start, end)| (start, end));
+    w.defaulted
+        && matches!(w.unresolved.as_slice(), [(0, _)])
+        && chars.all(|(_, start, end)| Some((start, end)) == first)
+}
+
+/// [`any_flag`] for the words that are wholly a caller's default (`whole`, by their spans): they
+/// are what runs when nobody sets the variable, and whatever it holds otherwise. One finding for
+/// each reference, at the first of its words where an option may stand.
+fn any_flag_by_default(l: &Launch, whole: &[Loc]) -> Vec<Finding> {
+    let mut seen: Vec<Loc> = Vec::new();
+    let mut out = Vec::new();
+    for (i, a) in l.args.iter().enumerate() {
+        let [name] = a.unresolved.as_slice() else {
+            continue;
+        };
+        if !a.defaulted || !whole.contains(&a.loc) || seen.contains(&a.loc) {
+            continue;
+        }
+        if flag_value_or_model(l, i) {
+            continue;
+        }
+        seen.push(a.loc);
+        let var = name.split(' ').next().unwrap_or(name);
+        out.push(
+            Finding::new("INP004", Some(a.loc))
+                .var("flag", format!("what `${var}` adds to the command line"))
+                .var("vars", name)
+                .label("any engine flag may come from here"),
+        );
+    }
+    out
+}
+
+/// The argument at `i` is an option's value, or vLLM's model.
+fn flag_value_or_model(l: &Launch, i: usize) -> bool {
+    let prev = i.checked_sub(1).map(|p| l.args[p].text.as_str());
+    let a_value = prev.is_some_and(|p| p.starts_with('-') && !p.contains('='));
+    let the_model = i == 0 && l.engine != Engine::Sglang;
+    a_value || the_model
 }
 
 /// INP004 for each argv word that is wholly an unknown value where an option may stand: it
@@ -429,10 +528,7 @@ pub(crate) fn any_flag(l: &Launch) -> Vec<Finding> {
         if a.text != format!("$({name})") {
             continue;
         }
-        let prev = i.checked_sub(1).map(|p| l.args[p].text.as_str());
-        let a_value = prev.is_some_and(|p| p.starts_with('-') && !p.contains('='));
-        let the_model = i == 0 && l.engine != Engine::Sglang;
-        if a_value || the_model {
+        if flag_value_or_model(l, i) {
             continue;
         }
         out.push(

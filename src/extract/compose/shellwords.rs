@@ -4,10 +4,15 @@
 //! shell runs: quotes are removed, a backslash escapes the next character (`\t` and `\n` become a
 //! tab and a newline), `$(...)` and backticks stay as written, and an unquoted `;`, `&`, `|`, `<`
 //! or `>` ends the command (what follows it is dropped, as compose drops it).
+//!
+//! A caller's default (`${ARGS:---enforce-eager --max-model-len 4096}`) is split like any text,
+//! and each word made of its characters names the variable, as a caller's default: what the
+//! words are when the shell that runs compose sets nothing.
 
-use super::interpolation::{Ch, Interpolated};
+use super::interpolation::{Ch, Interpolated, Unknown};
 use crate::extract::shell::{Chars, MappedWord};
 use crate::source::{FileId, Loc};
+use std::collections::HashMap;
 
 #[derive(Default)]
 struct Word {
@@ -26,20 +31,27 @@ pub fn split(file: FileId, text: Interpolated) -> Result<Vec<MappedWord>, String
     let mut w = Word::default();
     let (mut escaped, mut single, mut double, mut back, mut dollar) =
         (false, false, false, false, false);
-    let mut unknown = text.unknown.into_iter().peekable();
+    let (defaults, unknown): (Vec<Unknown>, Vec<Unknown>) =
+        text.unknown.into_iter().partition(|u| u.default.is_some());
+    let defaults: HashMap<(usize, usize), String> = defaults
+        .into_iter()
+        .filter_map(|u| Some((u.default?, u.name)))
+        .collect();
+    let finish = |words: &mut Vec<MappedWord>, w: &mut Word| end_word(file, &defaults, words, w);
+    let mut unknown = unknown.into_iter().peekable();
     for (i, ch) in text.chars.iter().copied().enumerate() {
         let c = ch.0;
         let quoted = single || double || back || dollar;
         if !escaped && !quoted && matches!(c, ' ' | '\t' | '\r' | '\n') {
-            finish(file, &mut words, &mut w);
+            finish(&mut words, &mut w);
             continue;
         }
         w.span = Some(
             w.span
                 .map_or((ch.1, ch.2), |(s, e)| (s.min(ch.1), e.max(ch.2))),
         );
-        while let Some((_, name)) = unknown.next_if(|(at, _)| *at == i) {
-            w.unresolved.push((w.chars.len(), name));
+        while let Some(u) = unknown.next_if(|u| u.at == i) {
+            w.unresolved.push((w.chars.len(), u.name));
         }
         if escaped {
             escaped = false;
@@ -99,19 +111,41 @@ pub fn split(file: FileId, text: Interpolated) -> Result<Vec<MappedWord>, String
     if escaped || single || double || back || dollar {
         return Err("a quote, `$(` or backtick is not closed".into());
     }
-    finish(file, &mut words, &mut w);
+    finish(&mut words, &mut w);
     Ok(words)
 }
 
-fn finish(file: FileId, words: &mut Vec<MappedWord>, w: &mut Word) {
-    let word = std::mem::take(w);
+/// Ends the word; each caller's default any of its characters come from is named where the
+/// first of them stands.
+fn end_word(
+    file: FileId,
+    defaults: &HashMap<(usize, usize), String>,
+    words: &mut Vec<MappedWord>,
+    w: &mut Word,
+) {
+    let mut word = std::mem::take(w);
     if word.chars.is_empty() && !word.quoted {
         return;
+    }
+    let known_but_defaults = word.unresolved.is_empty();
+    if !defaults.is_empty() {
+        let mut named: Vec<(usize, usize)> = Vec::new();
+        for (i, c) in word.chars.iter().enumerate() {
+            let Some(name) = defaults.get(&(c.1, c.2)) else {
+                continue;
+            };
+            if !named.contains(&(c.1, c.2)) {
+                named.push((c.1, c.2));
+                word.unresolved.push((i, name.clone()));
+            }
+        }
+        word.unresolved.sort_by_key(|(i, _)| *i);
     }
     let (start, end) = word.span.unwrap_or_default();
     words.push(MappedWord {
         chars: word.chars.into_iter().collect::<Chars>(),
         loc: Loc::new(file, start..end),
+        defaulted: known_but_defaults && !word.unresolved.is_empty(),
         unresolved: word.unresolved,
     });
 }
@@ -168,12 +202,44 @@ mod tests {
             FileId(0),
             Interpolated {
                 chars,
-                unknown: vec![(3, "CTX".into())],
+                unknown: vec![Unknown {
+                    at: 3,
+                    name: "CTX".into(),
+                    default: None,
+                }],
             },
         )
         .unwrap();
         assert_eq!(out[1].chars.as_str(), "$(CTX)");
         assert_eq!(out[1].unresolved, [(0, "CTX".to_string())]);
         assert_eq!(out[1].loc.range(), 2..10);
+    }
+
+    #[test]
+    fn each_word_of_a_callers_default_names_it() {
+        // `x ${A:---a "b c"}y`, interpolated with A unknown: the default stands at bytes 2..17.
+        let mut chars: Vec<Ch> = vec![('x', 0, 1), (' ', 1, 2)];
+        chars.extend("--a \"b c\"".chars().map(|c| (c, 2, 17)));
+        chars.push(('y', 17, 18));
+        let why = "A (\"--a \\\"b c\\\"\" unless set by the shell that runs compose)";
+        let out = split(
+            FileId(0),
+            Interpolated {
+                chars,
+                unknown: vec![Unknown {
+                    at: 2,
+                    name: why.into(),
+                    default: Some((2, 17)),
+                }],
+            },
+        )
+        .unwrap();
+        let got: Vec<(&str, usize, bool)> = out
+            .iter()
+            .map(|w| (w.chars.as_str(), w.unresolved.len(), w.defaulted))
+            .collect();
+        assert_eq!(got, [("x", 0, false), ("--a", 1, true), ("b cy", 1, true)]);
+        assert_eq!(out[2].unresolved, [(0, why.to_string())]);
+        assert_eq!(out[1].loc.range(), 2..17);
     }
 }

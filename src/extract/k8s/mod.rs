@@ -432,6 +432,7 @@ pub fn expand(w: MappedWord, env: &[(String, MappedWord)]) -> MappedWord {
         chars: Chars::default(),
         loc: w.loc,
         unresolved: Vec::new(),
+        defaulted: false,
     };
     // Characters written so far: `Chars::len` counts, this does not.
     let mut len = 0;
@@ -493,6 +494,7 @@ pub fn synthetic_words(words: &[&str], at: Loc) -> Vec<MappedWord> {
             chars: w.chars().map(|ch| (ch, at.start, at.end)).collect(),
             loc: at,
             unresolved: Vec::new(),
+            defaulted: false,
         })
         .collect()
 }

@@ -28,6 +28,7 @@ pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
             chars: chars.collect(),
             loc: node.loc,
             unresolved: Vec::new(),
+            defaulted: false,
         });
     };
     let base = node.loc.start;
@@ -36,6 +37,7 @@ pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
             chars,
             loc: node.loc,
             unresolved: Vec::new(),
+            defaulted: false,
         });
     }
     // Decoded one style at a time, until one spells the value.
@@ -55,6 +57,7 @@ pub fn word(src: &SourceFile, node: &Node) -> Option<MappedWord> {
             .collect(),
         loc: node.loc,
         unresolved: Vec::new(),
+        defaulted: false,
     })
 }
 

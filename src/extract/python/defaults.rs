@@ -121,6 +121,7 @@ pub(super) fn concat(
                 chars,
                 loc: v.loc(),
                 unresolved: Vec::new(),
+                defaulted: false,
             }),
             None => v.clone(),
         });

@@ -488,6 +488,7 @@ impl<'a> Eval<'a> {
                             chars: mapped(&s.scalar_text().unwrap_or_default(), s.loc),
                             loc: s.loc,
                             unresolved: Vec::new(),
+                            defaulted: false,
                         })),
                         (_, v) => v.filter(|v| matches!(v, Val::Str(_) | Val::List(..))),
                     };
@@ -567,12 +568,14 @@ impl<'a> Eval<'a> {
                         chars: mapped(&text, self.loc(c)),
                         loc: self.loc(c),
                         unresolved: Vec::new(),
+                        defaulted: false,
                     }))
                 }
                 "string_content" => parts.push(Val::Str(MappedWord {
                     chars: Chars::verbatim(self.text(c), c.start_byte()),
                     loc: self.loc(c),
                     unresolved: Vec::new(),
+                    defaulted: false,
                 })),
                 "escape_sequence" => {
                     let text = unescape(self.text(c));
@@ -580,6 +583,7 @@ impl<'a> Eval<'a> {
                         chars: mapped(&text, self.loc(c)),
                         loc: self.loc(c),
                         unresolved: Vec::new(),
+                        defaulted: false,
                     }))
                 }
                 "interpolation" => {
@@ -599,6 +603,7 @@ impl<'a> Eval<'a> {
                 chars: Chars::default(),
                 loc: self.loc(n),
                 unresolved: Vec::new(),
+                defaulted: false,
             });
         }
         match concat_strings(&parts, self.loc(n)) {
@@ -672,6 +677,7 @@ pub fn interpreter_head(items: &mut [Val]) {
             chars: mapped("python", loc),
             loc,
             unresolved: Vec::new(),
+            defaulted: false,
         });
     }
 }
@@ -757,6 +763,7 @@ fn concat_strings(parts: &[Val], loc: Loc) -> Option<Val> {
         chars,
         loc,
         unresolved,
+        defaulted: false,
     }))
 }
 

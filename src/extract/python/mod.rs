@@ -563,6 +563,7 @@ fn run_command(e: &Eval, args: Ts, first: Ts, name: &str, out: &mut Extracted) {
                 loc: c.value.loc(),
                 chars: c.shell,
                 unresolved: Vec::new(),
+                defaulted: false,
             })
         }
         v => v,
@@ -579,6 +580,7 @@ fn run_command(e: &Eval, args: Ts, first: Ts, name: &str, out: &mut Extracted) {
                     .collect(),
                 loc: Loc::new(e.file, line.loc.start..line.loc.start),
                 unresolved: Vec::new(),
+                defaulted: false,
             };
             let argv = vec![word("sh"), word("-c"), line];
             let pod = crate::extract::shell::PodEnv {
@@ -653,6 +655,7 @@ fn word(e: &Eval, v: &Val) -> crate::extract::shell::MappedWord {
                 .collect(),
             loc,
             unresolved: vec![(0, name)],
+            defaulted: false,
         }
     };
     match v {
@@ -667,6 +670,7 @@ fn word(e: &Eval, v: &Val) -> crate::extract::shell::MappedWord {
                 .collect(),
             loc,
             unresolved: Vec::new(),
+            defaulted: false,
         },
         Val::Unknown(expr, _) | Val::Splat(expr, _) => unknown(expr),
         Val::List(..) | Val::Dict(..) => unknown(e.src.text.get(loc.range()).unwrap_or("")),

@@ -139,6 +139,7 @@ mod tests {
                 chars: crate::extract::shell::Chars::verbatim(t, 0),
                 loc: Loc::new(FileId(0), 0..t.len()),
                 unresolved: Vec::new(),
+                defaulted: false,
             })
         };
         assert_eq!(value(int(text(" 32_768 "))), Some(Value::Int(32768)));

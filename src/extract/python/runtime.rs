@@ -294,6 +294,7 @@ fn as_text(v: &Val) -> Val {
                 chars: t.chars().map(|c| (c, n.loc.start, n.loc.end)).collect(),
                 loc: n.loc,
                 unresolved: Vec::new(),
+                defaulted: false,
             }),
             None => v.clone(),
         },
@@ -376,6 +377,7 @@ mod tests {
                 chars: crate::extract::shell::Chars::verbatim(t, 0),
                 loc: Loc::new(FileId(0), 0..0),
                 unresolved: Vec::new(),
+                defaulted: false,
             })
         });
         (name.to_string(), v)

@@ -408,6 +408,7 @@ fn substitute(
         chars: out,
         loc: script.loc,
         unresolved: Vec::new(),
+        defaulted: false,
     };
     (word, unknown)
 }

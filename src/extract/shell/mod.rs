@@ -229,17 +229,28 @@ pub struct MappedWord {
     pub chars: Chars,
     pub loc: Loc,
     pub unresolved: Vec<(usize, String)>,
+    /// Every variable left is a caller's default ([`Field::defaults`]): compose's
+    /// `${CTX:-32768}` with `CTX` set by the shell that runs compose, if by anyone.
+    pub defaulted: bool,
 }
 
 impl MappedWord {
+    /// Where the caller's defaults stand: every name, when the word is defaulted.
+    fn default_indices(&self) -> Vec<usize> {
+        match self.defaulted {
+            true => self.unresolved.iter().map(|(i, _)| *i).collect(),
+            false => Vec::new(),
+        }
+    }
+
     /// [`MappedWord::field`] reusing this word's character list.
     fn into_field(self) -> Field {
         Field {
+            defaults: self.default_indices(),
             chars: self.chars,
             loc: self.loc,
             names: self.unresolved,
             splat: None,
-            defaults: Vec::new(),
         }
     }
 
@@ -249,7 +260,7 @@ impl MappedWord {
             loc: self.loc,
             names: self.unresolved.clone(),
             splat: None,
-            defaults: Vec::new(),
+            defaults: self.default_indices(),
         }
     }
 }
@@ -313,6 +324,7 @@ pub fn split_words(file: FileId, text: &MappedWord) -> Vec<MappedWord> {
         .iter()
         .flat_map(|w| walker.scope.expand(w, true))
         .map(|f| MappedWord {
+            defaulted: f.defaulted(),
             chars: f.chars,
             loc: f.loc,
             unresolved: f.names,
