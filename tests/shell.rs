@@ -20,6 +20,13 @@ fn args(l: &Launch) -> Vec<&str> {
     l.args.iter().map(|a| a.text.as_str()).collect()
 }
 
+/// The JSON report of a file checked on an H100 whose launch is refused (exit 1).
+fn refused(path: &str) -> serde_json::Value {
+    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
+    assert_eq!(run.code, 1, "{path}: {}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("json report")
+}
+
 fn rules(json: &str) -> Vec<String> {
     let doc: serde_json::Value = serde_json::from_str(json).expect("json report");
     doc["findings"]
@@ -560,9 +567,7 @@ fn makefile_recipes_read_with_makes_variables() {
 #[test]
 fn a_callers_default_is_listed_and_planned_but_the_caller_still_decides() {
     let path = "fixtures/extract/shell/caller-defaults.sh";
-    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
+    let doc = refused(path);
     let launch = &doc["launches"][0];
     // What runs when the caller sets nothing, as a reader of the script lists it.
     assert_eq!(launch["model"], "Qwen/Qwen3-8B");
@@ -604,9 +609,7 @@ fn a_callers_default_is_listed_and_planned_but_the_caller_still_decides() {
 #[test]
 fn what_a_script_writes_before_reading_its_options_is_the_callers_default() {
     let path = "fixtures/extract/shell/caller-options.sh";
-    let run = kvlint(&["check", "--gpu", "h100-80gb", "--format", "json", path]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
+    let doc = refused(path);
     let launch = &doc["launches"][0];
     assert_eq!(launch["model"], "Qwen/Qwen3-8B");
     assert_eq!(launch["tp"], 1);

@@ -126,6 +126,44 @@ pub fn entrypoint_image(text: &str) -> Option<(Range<usize>, String, EngineImage
     found
 }
 
+/// An engine's image beside env that sizes it (`TENSOR_PARALLEL_SIZE=8`, `- name: MAX_MODEL_LEN`):
+/// a container that runs the engine through a command kvlint cannot follow (`bash /app/start.sh`
+/// from a mounted folder). Where the image is, and what names the engine, for INP006.
+pub fn image_with_sizing_env(text: &str) -> Option<(Range<usize>, String)> {
+    let (mut image, mut env) = (None, None);
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let code = line.find(" #").map_or(line, |n| &line[..n]).trim();
+        let entry = code.strip_prefix("- ").unwrap_or(code).trim();
+        let (key, value) = entry.split_once(':').unwrap_or((entry, ""));
+        let (key, v) = (
+            key.trim().trim_matches(['"', '\'']),
+            value.trim().trim_matches(['"', '\'']),
+        );
+        if let (true, None, Some(kind)) = (key == "image", &image, engine_image(v)) {
+            let at = start + line.find(v).unwrap_or(0);
+            image = Some((at..at + v.len(), v.to_string(), kind));
+        }
+        // `- NAME=value` (compose), `- name: NAME` (Kubernetes), `NAME: value` (a map).
+        let name = match entry.split_once('=') {
+            Some((n, _)) if !n.contains([' ', ':']) => n,
+            _ if key == "name" => v,
+            _ => key,
+        };
+        if env.is_none() && super::unread::sizing_env(name) {
+            env = Some(name.to_string());
+        }
+    }
+    let ((at, image, kind), env) = (image?, env?);
+    let what = format!(
+        "{} (the image `{image}`, with `{env}` set for it)",
+        kind.engine().title()
+    );
+    Some((at, what))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{entrypoint_image, named_with_sizing};

@@ -199,7 +199,8 @@ pub fn note(file: FileId, src: &SourceFile, scan: Scan, out: &mut Extracted) {
         // beside the NIMService that runs it is that launch's part.
         let by_value = || out.launches.is_empty().then(|| engine_value(src, text))?;
         let by_image = || out.launches.is_empty().then(|| engine_image(src, text))?;
-        let Some((at, what)) = option.or_else(by_value).or_else(by_image) else {
+        let by_env = || super::engine_named::image_with_sizing_env(text);
+        let Some((at, what)) = option.or_else(by_value).or_else(by_image).or_else(by_env) else {
             continue;
         };
         let at = doc.start + at.start..doc.start + at.end;
