@@ -266,6 +266,8 @@ pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted 
         }
     }
     if let (true, Some((node, path, engine))) = (out.launches.is_empty(), unread) {
+        // Keys alone may fit several engines (`contextLength`); the image the file names says.
+        let engine = image_engine(doc).unwrap_or(engine);
         out.findings.push(
             crate::finding::Finding::new("INP006", Some(node.loc))
                 .var("engine", format!("{} options at `{path}`", engine_title(engine)))
@@ -280,6 +282,33 @@ pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted 
         );
     }
     out
+}
+
+/// The engine of the first engine image the document names (`image: vllm/vllm-openai`, or
+/// `image: {repository: ...}` / `{name: ...}` in chart values).
+fn image_engine(doc: &Node) -> Option<Engine> {
+    let mut todo = vec![(doc, false)];
+    while let Some((node, in_image)) = todo.pop() {
+        let Value::Map(entries) = &node.value else {
+            if let Value::Seq(items) = &node.value {
+                todo.extend(items.iter().map(|i| (i, false)));
+            }
+            continue;
+        };
+        for (k, v) in entries {
+            let key = k.as_str().unwrap_or_default();
+            let names = key == "image" || (in_image && ["repository", "name"].contains(&key));
+            match v.as_str().filter(|_| names) {
+                Some(image) => {
+                    if let Some(kind) = super::images::engine_image(image) {
+                        return Some(kind.engine());
+                    }
+                }
+                None => todo.push((v, key == "image")),
+            }
+        }
+    }
+    None
 }
 
 /// The GPU of the one cloud instance type the document names (`instance: {type:
