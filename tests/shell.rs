@@ -270,7 +270,7 @@ fn what_a_script_hides_is_inp004_and_what_it_breaks_inp001() {
     ]);
     assert!(
         run.stdout
-            .contains("CTX (131072 or 8192, set in different branches)"),
+            .contains("CTX ($(cat /etc/long-context) or 8192, set in different"),
         "{}",
         run.stdout
     );
@@ -304,7 +304,7 @@ fn bash_arrays_expand_element_by_element_with_their_spans() {
 }
 
 #[test]
-fn values_that_differ_between_paths_are_unknown_and_agreeing_ones_are_kept() {
+fn values_that_differ_between_paths_are_read_per_path_unless_a_path_leaves_them_unknown() {
     let script = "X=1\nif a; then\n  if b; then X=2; fi\nelse\n  X=1\nfi\n\
                   case $M in a) T=1;; b) T=2;; esac\n\
                   [ -n \"$Y\" ] && P=5\n\
@@ -315,34 +315,98 @@ fn values_that_differ_between_paths_are_unknown_and_agreeing_ones_are_kept() {
     let mut sources = Sources::default();
     let id = sources.add("b.sh", script);
     let out = extract(id, &sources);
-    let l = &out.launches[0];
-    let got: Vec<(&str, Vec<&str>)> = l.args[1..]
+    let got: Vec<Vec<(&str, Vec<&str>)>> = out
+        .launches
         .iter()
-        .skip(1)
-        .step_by(2)
-        .map(|a| {
-            (
-                a.text.as_str(),
-                a.unresolved.iter().map(String::as_str).collect(),
-            )
+        .map(|l| {
+            l.args[1..]
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .map(|a| {
+                    (
+                        a.text.as_str(),
+                        a.unresolved.iter().map(String::as_str).collect(),
+                    )
+                })
+                .collect()
         })
         .collect();
+    // X is written on every path (2, or 1 on the other two): one launch per value. T may be
+    // unset (no `*)` pattern), P too (the test may fail), Q is a loop's: unknown.
+    let rest = [
+        ("$T", vec!["T (1 or 2 or unset, set in different branches)"]),
+        ("$P", vec!["P (5 or unset, set in different branches)"]),
+        ("$Q", vec!["Q (3 or unset, set in different branches)"]),
+        ("1", vec![]),
+        ("6", vec![]),
+    ];
+    let with = |x| [vec![(x, vec![])], rest.to_vec()].concat();
+    assert_eq!(got, [with("2"), with("1")]);
+}
+
+#[test]
+fn a_command_is_read_once_per_path_with_each_branchs_values_together() {
+    // TP and CTX come from the same branch; the role from a `case` whose `*)` exits.
+    let script = "M=Qwen/Qwen3-8B\n\
+                  if [ \"$BIG\" = 1 ]; then\n  TP=4\n  CTX=32768\nelse\n  TP=1\n  CTX=8192\nfi\n\
+                  case \"$ROLE\" in\n  prefill) MODE=prefill ;;\n  decode) MODE=decode ;;\n\
+                  *) echo \"unknown role\"; exit 1 ;;\nesac\n\
+                  CMD=\"python3 -m sglang.launch_server --model-path $M --tp $TP\"\n\
+                  $CMD --context-length $CTX --disaggregation-mode $MODE\n";
+    let mut sources = Sources::default();
+    let id = sources.add("r.sh", script);
+    let out = extract(id, &sources);
+    assert!(out.findings.is_empty(), "{:#?}", out.findings);
+    let got: Vec<Vec<&str>> = out.launches.iter().map(args).collect();
+    let launch = |tp: &'static str, ctx: &'static str, mode: &'static str| {
+        vec![
+            "--model-path",
+            "Qwen/Qwen3-8B",
+            "--tp",
+            tp,
+            "--context-length",
+            ctx,
+            "--disaggregation-mode",
+            mode,
+        ]
+    };
     assert_eq!(
         got,
         [
-            ("$X", vec!["X (2 or 1, set in different branches)"]),
-            ("$T", vec!["T (1 or 2 or unset, set in different branches)"]),
-            ("$P", vec!["P (5 or unset, set in different branches)"]),
-            ("$Q", vec!["Q (3 or unset, set in different branches)"]),
-            ("1", vec![]),
-            ("6", vec![]),
+            launch("4", "32768", "prefill"),
+            launch("4", "32768", "decode"),
+            launch("1", "8192", "prefill"),
+            launch("1", "8192", "decode"),
         ]
     );
+    // Each value points at the reference that brought it in.
+    assert_eq!(sources.text(out.launches[0].args[5].loc), "$CTX");
+}
+
+#[test]
+fn a_path_whose_value_is_not_written_keeps_the_variable_unknown() {
+    // A path that may leave CTX unset (no `else`, nothing before), one whose value is a
+    // command's output, or more paths than are read: INP004, never a guess.
+    for script in [
+        "if [ -n \"$LONG\" ]; then CTX=131072; fi\n",
+        "CTX=8192\nif [ -n \"$LONG\" ]; then CTX=$(cat /etc/ctx); fi\n",
+        "CTX=1\nfor a in 1 2 3 4; do if [ $a ]; then CTX=2; elif b; then CTX=3; fi; done\n",
+        "case $A in a) C=1;; b) C=2;; *) C=3;; esac\n\
+         case $B in a) D=1;; b) D=2;; *) D=3;; esac\nCTX=$C$D\n",
+    ] {
+        let script = format!("{script}vllm serve m --max-model-len $CTX\n");
+        let mut sources = Sources::default();
+        let id = sources.add("u.sh", &script);
+        let out = extract(id, &sources);
+        assert_eq!(out.launches.len(), 1, "{script}");
+        assert!(!out.launches[0].args[2].unresolved.is_empty(), "{script}");
+    }
 }
 
 #[test]
 fn an_unknown_word_where_a_flag_may_stand_is_inp004_but_a_flags_value_is_left_to_the_engine() {
-    let script = "if [ -n \"$E\" ]; then OPTS=\"--tp 2\"; else OPTS=\"--tp 1\"; fi\n\
+    let script = "if [ -n \"$E\" ]; then OPTS=\"--tp 2\"; else OPTS=$(extra_opts); fi\n\
                   python3 -m sglang.launch_server --model-path m \"$OPTS\" --port \"$PORT\"\n";
     let mut sources = Sources::default();
     let id = sources.add("o.sh", script);
@@ -355,7 +419,7 @@ fn an_unknown_word_where_a_flag_may_stand_is_inp004_but_a_flags_value_is_left_to
     assert_eq!(at, [("INP004", "\"$OPTS\"")]);
     assert_eq!(
         out.findings[0].get("vars"),
-        Some("OPTS (--tp 2 or --tp 1, set in different branches)")
+        Some("OPTS (--tp 2 or $(extra_opts), set in different branches)")
     );
 }
 
@@ -377,7 +441,7 @@ fn sh_c_script_arguments_fill_its_positional_parameters() {
 fn a_reference_the_outer_shell_cannot_expand_stays_unknown_inside_single_quotes() {
     // `"... '$M' ..."`: this shell expands `$M` before `bash -c` sees the quotes. Set in two
     // branches it is unknown, and the inner single quotes must not turn it into the text `$M`.
-    let script = "M=Qwen/Qwen3-8B\nif [ -n \"$BIG\" ]; then M=Qwen/Qwen3-32B; fi\n\
+    let script = "M=Qwen/Qwen3-8B\nif [ -n \"$BIG\" ]; then M=$(cat /models/big); fi\n\
                   bash -c \"vllm serve '$M' --max-model-len 8192\"\n";
     let mut sources = Sources::default();
     let id = sources.add("q.sh", script);
@@ -386,13 +450,13 @@ fn a_reference_the_outer_shell_cannot_expand_stays_unknown_inside_single_quotes(
     assert_eq!(l.args[0].text, "$M");
     assert_eq!(
         l.args[0].unresolved,
-        ["M (Qwen/Qwen3-32B or Qwen/Qwen3-8B, set in different branches)"]
+        ["M ($(cat /models/big) or Qwen/Qwen3-8B, set in different branches)"]
     );
     assert!(!l.args[0].defaulted);
     assert!(l.args[1..].iter().all(|a| a.unresolved.is_empty()));
     // Set from the caller's `$1` on one path, it is the caller's default: the written value,
     // still unresolved.
-    let script = script.replace("M=Qwen/Qwen3-32B", "M=$1");
+    let script = script.replace("M=$(cat /models/big)", "M=$1");
     let id = sources.add("d.sh", script);
     let out = extract(id, &sources);
     let model = &out.launches[0].args[0];
@@ -614,7 +678,7 @@ fn what_a_script_writes_before_reading_its_options_is_the_callers_default() {
     assert_eq!(launch["model"], "Qwen/Qwen3-8B");
     assert_eq!(launch["tp"], 1);
     assert_eq!(launch["context_length"], 32768);
-    // 0.9 or 0.8 by a test at run time: no default, no plan.
+    // 0.9 on one path, a command's output on the other: no default, no plan.
     assert_eq!(launch["memory_fraction"], serde_json::Value::Null);
     assert_eq!(launch["verdict"], "refused");
     let messages: Vec<&str> = doc["findings"]

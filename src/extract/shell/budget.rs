@@ -105,6 +105,8 @@ struct Counters {
     /// Why and where (file bytes) the read was cut; set once.
     cut: RefCell<Option<(Cut, (usize, usize))>>,
     reported: Cell<bool>,
+    /// Compounds closed so far, which names each one ([`Budget::next_compound`]).
+    compounds: Cell<u32>,
 }
 
 /// A handle on one read's counters; clones share them.
@@ -122,6 +124,7 @@ impl Budget {
             at: Cell::new((0, 0)),
             cut: RefCell::new(None),
             reported: Cell::new(false),
+            compounds: Cell::new(0),
         }))
     }
 
@@ -171,6 +174,14 @@ impl Budget {
             return self.cut(Cut::Stopped, at);
         }
         true
+    }
+
+    /// An id for a compound just closed, unique in this read and the shells it enters, which the
+    /// paths of variables set in its branches name ([`super::expand::Alt`]).
+    pub fn next_compound(&self) -> u32 {
+        let id = self.0.compounds.get();
+        self.0.compounds.set(id.wrapping_add(1));
+        id
     }
 
     /// The cut, the first time it is asked for (one finding per read).

@@ -7,6 +7,7 @@ use super::lex::{Ch, ParamOp, Part, Word, MAX_DEPTH};
 use crate::launch::Arg;
 use crate::source::{FileId, Loc};
 use std::borrow::Cow;
+use std::rc::Rc;
 
 /// One argv word after expansion: its characters (mapped to the file), its span as written and
 /// the variables it still contains.
@@ -141,6 +142,17 @@ pub struct Var {
     pub name: String,
     pub value: Value,
     pub exported: bool,
+    /// Set differently on the paths through `if`/`case` compounds, every path's value known:
+    /// `value` is then `Unknown`, and a command using the variable is read once per path.
+    pub alts: Option<Rc<[Alt]>>,
+}
+
+/// The value a variable holds on one path: the branch each compound took (by the compound's id
+/// and the branch's index), and the value at its end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Alt {
+    pub path: Vec<(u32, usize)>,
+    pub value: Value,
 }
 
 /// The variables of one shell, and whether variables it does not set may come from outside
@@ -201,6 +213,11 @@ impl Scope {
     }
 
     pub fn set(&mut self, name: &str, value: Value, export: bool) {
+        self.set_alts(name, value, export, None);
+    }
+
+    /// [`Scope::set`], with the values the variable holds on each path ([`Var::alts`]).
+    pub fn set_alts(&mut self, name: &str, value: Value, export: bool, alts: Option<Rc<[Alt]>>) {
         let at = self.vars.iter().rposition(|v| v.name == name);
         let old = at.map(|i| self.vars.remove(i));
         let exported = export || old.as_ref().is_some_and(|v| v.exported);
@@ -209,6 +226,7 @@ impl Scope {
             name: name.to_string(),
             value,
             exported,
+            alts,
         });
     }
 

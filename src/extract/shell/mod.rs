@@ -20,14 +20,16 @@
 //! What the reader cannot see is said, never guessed: a variable the script does not set is
 //! unresolved (`INP004` when the pool needs it); `${VAR:-default}` in a script someone runs is
 //! unresolved too, since the caller may set `VAR` (inside a container whose env is written out,
-//! the default is what runs); a variable set differently in two branches is unknown after them
-//! (which branch runs is decided at run time, so no value is assumed, not even the worst);
+//! the default is what runs); a variable set differently in two branches is read on each path
+//! where every path's value is written (`branches`), and is unknown after them otherwise (which
+//! branch runs is decided at run time, so no value is assumed, not even the worst);
 //! `"$@"`, `"${ARR[@]}"` of an unknown array and an unset `$EXTRA_ARGS` expanded as whole words
 //! may add any flag, and are `INP004` on the launch.
 
 pub mod actions;
 pub mod apptainer;
 mod arith;
+mod branches;
 mod budget;
 mod chars;
 mod commands;

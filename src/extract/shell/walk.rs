@@ -1,6 +1,7 @@
 //! Walking a script: simple commands in order, variables tracked through assignments and
 //! branches, nested shells (`sh -c`, `eval`, `bash <<EOF`, `docker run`) entered, launches kept.
 
+use super::branches;
 use super::commands::{self, Shell};
 use super::expand::{is_identifier, value_len, Field, Scope, Splat, Value, Var};
 use super::files::Written;
@@ -40,7 +41,13 @@ struct Frame {
     mark: usize,
     /// What each branch already walked assigned: names and their values at its end.
     ends: Vec<Vec<(String, Option<Var>)>>,
+    /// An `else`, or a `case` pattern `*`: some branch runs whatever the test says.
     has_else: bool,
+    /// The branch walked so far ends in `exit`: its values never reach what follows.
+    exits: bool,
+    /// No command walked since the branch began (the text between a `case`'s last `;;` and
+    /// `esac` is no branch).
+    empty: bool,
 }
 
 #[derive(PartialEq, Eq, Clone, Copy)]
@@ -91,7 +98,13 @@ impl Walker {
             return inner;
         }
         for (name, value) in env {
-            inner.scope.set(&name, value, true);
+            // Handed on unchanged, a variable keeps its value on each path.
+            let alts = self
+                .scope
+                .var(&name)
+                .filter(|v| v.value == value)
+                .and_then(|v| v.alts.clone());
+            inner.scope.set_alts(&name, value, true, alts);
         }
         inner
     }
@@ -165,62 +178,70 @@ impl Walker {
             mark: self.scope.mark(),
             ends: Vec::new(),
             has_else: false,
+            exits: false,
+            empty: true,
         });
     }
 
     /// `elif`, `else`, `;;`: the next branch starts from the variables before the compound.
     fn branch(&mut self, is_else: bool) {
-        if let Some(f) = self.frames.last_mut() {
-            f.ends.push(self.scope.undo(f.mark));
+        if let Some(mut f) = self.frames.pop() {
+            self.end_branch(&mut f);
             f.has_else |= is_else;
+            self.frames.push(f);
         }
     }
 
+    /// Undoes a branch's assignments, keeping them as one path's end unless the path stops
+    /// there (`exit` in an `if` or `case` branch) or there was no branch.
+    fn end_branch(&mut self, f: &mut Frame) {
+        let end = self.scope.undo(f.mark);
+        let stops = f.exits && matches!(f.kind, FrameKind::If | FrameKind::Case);
+        let none = f.empty && f.kind == FrameKind::Case && !f.ends.is_empty();
+        if !(stops || none) {
+            f.ends.push(end);
+        }
+        f.exits = false;
+        f.empty = true;
+    }
+
+    /// What a command tells the compound it is in: `exit` last in a branch ends that path, a
+    /// `case` pattern `*` (unquoted) matches whatever is left.
+    fn note_command(&mut self, words: &[Word]) {
+        let Some(f) = self.frames.last_mut() else {
+            return;
+        };
+        let first = words.first().and_then(literal_text);
+        if let ([w], FrameKind::Case) = (words, f.kind) {
+            let unquoted = |p: &Part| matches!(p, Part::Lit(chs) if chs.iter().all(|c| !c.quoted));
+            if first.as_deref() == Some("*") && w.parts.iter().all(unquoted) {
+                f.has_else = true;
+            }
+        }
+        f.exits = first.as_deref() == Some("exit");
+        f.empty &= words.is_empty();
+    }
+
     /// `fi`, `done`, `esac`, the end of a `&&` list: a variable that ends with different values
-    /// on different paths is unknown from here on (which path runs is decided at run time).
+    /// on different paths is unknown from here on, or known on each path ([`branches::merge`]).
     fn close(&mut self) {
         let Some(mut f) = self.frames.pop() else {
             return;
         };
-        f.ends.push(self.scope.undo(f.mark));
-        let mut names: Vec<String> = Vec::new();
-        for (name, _) in f.ends.iter().flatten() {
-            if !names.contains(name) {
-                names.push(name.clone());
-            }
-        }
+        self.end_branch(&mut f);
         // Without an `else`, no branch may run at all: the values from before count too.
-        let no_branch = !(f.kind == FrameKind::If && f.has_else);
-        for name in names {
-            let before = self.scope.var(&name).cloned();
-            let mut values: Vec<Option<Var>> = f
-                .ends
-                .iter()
-                .map(|end| match end.iter().find(|(n, _)| *n == name) {
-                    Some((_, v)) => v.clone(),
-                    None => before.clone(),
-                })
-                .collect();
+        let no_branch = !(matches!(f.kind, FrameKind::If | FrameKind::Case) && f.has_else);
+        // A loop's paths are its body run again, not branches with a value each.
+        let per_branch = f.kind != FrameKind::Loop;
+        let id = self.scope.budget.next_compound();
+        for (name, mut values) in branches::by_name(&self.scope, &f.ends) {
             if no_branch {
-                values.push(before.clone());
+                values.push(self.scope.var(&name).cloned());
             }
             let exported = values.iter().flatten().any(|v| v.exported);
-            let first = values[0].as_ref().map(|v| &v.value);
-            let same = |v: &Option<Var>| match (v.as_ref().map(|v| &v.value), first) {
-                (Some(a), Some(b)) => same_value(a, b),
-                (a, b) => a.is_none() && b.is_none(),
-            };
-            let value = if values.iter().all(same) {
-                match first {
-                    Some(v) => v.clone(),
-                    None => continue,
-                }
-            } else {
-                let refs: Vec<Option<&Var>> = values.iter().map(Option::as_ref).collect();
-                caller_default(&name, &refs)
-                    .unwrap_or_else(|| Value::Unknown(differing(&name, &refs)))
-            };
-            self.scope.set(&name, value, exported);
+            if let Some((value, alts)) = branches::merge(&name, &values, id, per_branch) {
+                self.scope.set_alts(&name, value, exported, alts);
+            }
         }
     }
 
@@ -260,6 +281,72 @@ impl Walker {
         let Some(words) = self.keywords(&cmd.words) else {
             return;
         };
+        let skip = cmd.words.len() - words.len();
+        self.note_command(words);
+        // A file written on one path only would read as if every path wrote it: written once.
+        let writes = !(cmd.outputs.is_empty() && cmd.clobbers.is_empty());
+        let stdin = cmd.heredocs.last().and_then(|&i| heredocs.get(i));
+        let body: Option<String> = stdin
+            .filter(|h| !h.quoted)
+            .map(|h| h.body.iter().map(|c| c.c).collect());
+        let used = branches::used(&self.scope.vars, words, body.as_deref());
+        let paths = (!used.is_empty() && !writes).then(|| branches::paths(&used));
+        match paths.flatten() {
+            Some(paths) => {
+                let used: Vec<Var> = used.into_iter().cloned().collect();
+                self.per_path(cmd, skip, heredocs, &used, &paths)
+            }
+            None => self.simple(cmd, skip, heredocs),
+        }
+    }
+
+    /// A command using variables set differently on different paths, read once per path with
+    /// that path's values; what it assigns keeps a value per path in turn.
+    fn per_path(
+        &mut self,
+        cmd: Command,
+        skip: usize,
+        heredocs: &[lex::Heredoc],
+        used: &[Var],
+        paths: &[Vec<(u32, usize)>],
+    ) {
+        let (launches, findings) = (self.launches.len(), self.findings.len());
+        let mut ends = Vec::with_capacity(paths.len());
+        let at = cmd.words.first().map_or((0, 0), |w| w.loc);
+        for path in paths {
+            // Each read past the first is a step of its own: a hostile script stays bounded.
+            if !ends.is_empty() && !self.scope.budget.step(at) {
+                return self.report_cut();
+            }
+            let mark = self.scope.mark();
+            for v in used {
+                let value = branches::on_path(v, path).unwrap_or(&v.value).clone();
+                self.scope.set(&v.name, value, v.exported);
+            }
+            let picked = self.scope.mark();
+            let once = Command {
+                words: cmd.words.clone(),
+                heredocs: cmd.heredocs.clone(),
+                ..Command::default()
+            };
+            self.simple(once, skip, heredocs);
+            ends.push(self.scope.undo(picked));
+            self.scope.undo(mark);
+        }
+        for (name, after) in branches::by_name(&self.scope, &ends) {
+            let exported = after.iter().flatten().any(|v| v.exported);
+            if let Some((value, alts)) = branches::assigned(&name, paths, &after) {
+                self.scope.set_alts(&name, value, exported, alts);
+            }
+        }
+        // Paths that agree on what the command uses make the same launch and findings.
+        branches::dedup_from(&mut self.launches, launches);
+        branches::dedup_from(&mut self.findings, findings);
+    }
+
+    /// [`Walker::command`] after its leading reserved words (`skip` of them), read once.
+    fn simple(&mut self, cmd: Command, skip: usize, heredocs: &[lex::Heredoc]) {
+        let words = &cmd.words[skip..];
         let mut prefix = Vec::new();
         let mut rest = words;
         while let Some((first, tail)) = rest.split_first() {
@@ -365,8 +452,8 @@ impl Walker {
                 self.scope.set(&name, value, export);
             } else if let Some(name) = literal_text(w).filter(|n| is_identifier(n)) {
                 if let Some(v) = self.scope.var(&name).filter(|v| export && !v.exported) {
-                    let value = v.value.clone();
-                    self.scope.set(&name, value, true);
+                    let (value, alts) = (v.value.clone(), v.alts.clone());
+                    self.scope.set_alts(&name, value, true, alts);
                 }
             }
         }
@@ -661,110 +748,6 @@ fn env_arg(value: Value) -> Option<Arg> {
         Value::Array(items) => items.first().map(Field::arg),
         Value::Unknown(_) => None,
     }
-}
-
-/// The same text (and the same unknowns) wherever it was written.
-fn same_value(a: &Value, b: &Value) -> bool {
-    let text = |f: &Field| (f.text(), f.unresolved());
-    match (a, b) {
-        (Value::Scalar(x), Value::Scalar(y)) => text(x) == text(y),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| text(x) == text(y))
-        }
-        (Value::Unknown(x), Value::Unknown(y)) => x == y,
-        _ => false,
-    }
-}
-
-/// `M=x; while getopts m: o; do case $o in m) M=$OPTARG;; esac; done` (or `M="$2"` in a
-/// `while [[ $# -gt 0 ]]` loop): one value the script writes, and otherwise only what its caller
-/// passes in. That value is the caller's default, as `${M:-x}` is ([`Field::defaulted`]).
-fn caller_default(name: &str, values: &[Option<&Var>]) -> Option<Value> {
-    let mut written: Option<&Field> = None;
-    let mut passed: Vec<&str> = Vec::new();
-    // The same default from a nested compound (`case` in the `while`) keeps its words.
-    let mut nested: Option<&Field> = None;
-    for v in values {
-        let f = match v.map(|v| &v.value)? {
-            Value::Scalar(f) if f.names.is_empty() => f,
-            Value::Scalar(f) if f.defaulted() && f.names.len() == 1 => {
-                nested = Some(f);
-                f
-            }
-            Value::Scalar(f) => {
-                passed.push(from_caller(f)?);
-                continue;
-            }
-            _ => return None,
-        };
-        match written {
-            Some(w) if w.as_str() != f.as_str() => return None,
-            _ => written = Some(f),
-        }
-    }
-    let written = written.filter(|w| !w.chars.is_empty())?;
-    if let (Some(nested), true) = (nested, passed.is_empty()) {
-        return Some(Value::Scalar(nested.clone()));
-    }
-    if passed.is_empty() {
-        return None;
-    }
-    passed.dedup();
-    let why = format!(
-        "{name} (\"{}\" unless the caller passes another through ${})",
-        written.as_str(),
-        passed.join(" or $")
-    );
-    Some(Value::Scalar(Field {
-        chars: written.chars.clone(),
-        loc: written.loc,
-        names: vec![(0, why)],
-        splat: None,
-        defaults: vec![0],
-    }))
-}
-
-/// The variable a field that is one whole reference to the caller's input names: a positional
-/// parameter (`$2`) or `OPTARG`, never a command's output or a variable the script sets.
-fn from_caller(f: &Field) -> Option<&str> {
-    let [(0, name)] = f.names.as_slice() else {
-        return None;
-    };
-    let whole = f.as_str().trim_start_matches("${").trim_start_matches('$');
-    let whole = whole.trim_end_matches('}');
-    let caller = name == "OPTARG" || name.chars().all(|c| c.is_ascii_digit());
-    (caller && whole == name).then_some(name.as_str())
-}
-
-/// `CTX (8192 or 131072, set in different branches)`.
-fn differing(name: &str, values: &[Option<&Var>]) -> String {
-    const BRANCHES: &str = ", set in different branches)";
-    let mut seen: Vec<String> = Vec::new();
-    for v in values {
-        let texts = match v.map(|v| &v.value) {
-            Some(Value::Scalar(f)) if f.chars.is_empty() => vec!["\"\"".to_string()],
-            Some(Value::Scalar(f)) if f.names.is_empty() => vec![f.text()],
-            Some(Value::Array(items)) => vec![format!(
-                "({})",
-                items.iter().map(Field::text).collect::<Vec<_>>().join(" ")
-            )],
-            // A nested compound's alternatives are this one's too.
-            Some(Value::Unknown(why)) => {
-                match why.strip_suffix(BRANCHES).and_then(|w| w.split_once(" (")) {
-                    Some((_, alts)) => alts.split(" or ").map(str::to_string).collect(),
-                    None => vec!["unknown".to_string()],
-                }
-            }
-            Some(_) => vec!["unknown".to_string()],
-            None => vec!["unset".to_string()],
-        };
-        for text in texts {
-            if !seen.contains(&text) {
-                seen.push(text);
-            }
-        }
-    }
-    format!("{name} ({}{BRANCHES}", seen.join(" or "))
 }
 
 /// A `docker run -e NAME=value` (`--env=NAME=value`, `-eNAME=value`) word: the name and the value
