@@ -126,6 +126,19 @@ pub struct LaunchFile {
     /// The file's display name and text (blanked outside the file's block, so spans point into
     /// the input), or why the input cannot provide the path.
     pub content: Result<(String, String), String>,
+    /// The file's mapping, where the input holds it and its reader already read it (a platform's
+    /// LLM-API options, which a Python call writes as keyword arguments that no YAML parser
+    /// reads): the engine takes it in place of parsing `content`.
+    pub mapping: Option<ReadMapping>,
+}
+
+/// An option mapping as the input's reader read it, with its places in the input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadMapping {
+    pub node: crate::yaml::Node,
+    /// Its values that the input does not fix (an env read), each at the place of its value
+    /// node, with what [`Arg::unresolved`] and [`Arg::defaulted`] would say of it as a token.
+    pub unresolved: Vec<Arg>,
 }
 
 impl Launch {

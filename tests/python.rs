@@ -1,8 +1,9 @@
 //! Python launchers (`src/extract/python`): argv lists run through `subprocess`/`os.system`,
 //! Modal and BentoML decorator GPUs, unknown values as INP004 at their span, syntax errors as
 //! INP001 naming the line, bounded reads; and the real Python files of other projects in
-//! `../shared/platforms`. The engines' constructors (`vllm.LLM`, `sglang.Engine`, Ray
-//! `LLMConfig`) are platform files, checked by `tests/platforms.rs` on their fixtures.
+//! `../shared/platforms`. The engines' constructors (`vllm.LLM`, `sglang.Engine`, TensorRT-LLM's
+//! `LLM`, Ray `LLMConfig`) are platform files, checked by `tests/platforms.rs` on their fixtures;
+//! the config objects handed to them are read here.
 
 mod common;
 
@@ -456,6 +457,33 @@ fn an_env_default_in_an_engine_keyword_is_the_callers() {
         "engine=sglang role=unified tp=2 context=16384 model=Qwen/Qwen3-8B gpu=H100-80GB",
         &[(7, "MAX_LEN (\"16384\" unless set by the caller)")],
     );
+}
+
+/// A config object's field (`KvCacheConfig(free_gpu_memory_fraction=...)`) read from the
+/// environment with a default is the caller's too: planned with 0.8, INP004 at the read.
+#[test]
+fn an_env_default_in_a_config_object_is_the_callers() {
+    let doc = listed_from_defaults(
+        "trtllm-kv-config-env-default.py",
+        "engine=trtllm role=unified tp=1 context=16384 model=Qwen/Qwen3-8B gpu=H100-80GB",
+        &[(8, "KV_FRACTION (\"0.8\" unless set by the caller)")],
+    );
+    assert_eq!(doc["launches"][0]["memory_fraction"], 0.8, "{doc:#}");
+}
+
+/// A config made by a function is what it returns, not its arguments: the whole
+/// `kv_cache_config` is a value kvlint does not see, INP004 at the call.
+#[test]
+fn a_config_made_by_a_function_is_unknown() {
+    let doc = check(
+        &fixture("trtllm-kv-config-from-function.py"),
+        &["--gpu", "H100-80GB"],
+    );
+    let found = inp004(&doc);
+    assert_eq!(found.len(), 1, "{doc:#}");
+    assert_eq!(found[0].0, 7);
+    assert!(found[0].1.contains("make_kv_config(0.5)"), "{found:?}");
+    assert!(doc["launches"][0]["pool_tokens"].is_null(), "{doc:#}");
 }
 
 /// BentoML's env entry with no value is given at deploy time: the read's default is what runs

@@ -198,3 +198,28 @@ fn the_command_line_fraction_survives_a_kv_cache_block_from_1_2_only() {
     assert_eq!(at("1.1.0"), (Some(0.9), vec!["TRT001".to_string()]));
     assert_eq!(at("1.2.0"), (Some(0.5), vec![]));
 }
+
+/// A platform's LLM-API options are the mapping its input's reader read: a nested block keeps
+/// every field (read back from the block's text, a Truss `kv_cache_config` of two fields lost its
+/// second, the fraction), and a Python `KvCacheConfig(...)` sets the fields a YAML block does.
+#[test]
+fn llm_api_options_of_a_platform_keep_every_nested_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let truss = dir.path().join("config.yaml");
+    std::fs::write(
+        &truss,
+        "model_name: Qwen/Qwen3-8B\nresources:\n  accelerator: H100:1\ntrt_llm:\n  runtime:\n    max_seq_len: 16384\n    patch_kwargs:\n      kv_cache_config:\n        enable_block_reuse: true\n        free_gpu_memory_fraction: 0.6\n",
+    )
+    .unwrap();
+    let python = dir.path().join("offline.py");
+    std::fs::write(
+        &python,
+        "from tensorrt_llm import LLM\nfrom tensorrt_llm.llmapi import KvCacheConfig\n\nllm = LLM(\"Qwen/Qwen3-8B\", max_seq_len=16384, kv_cache_config=KvCacheConfig(enable_block_reuse=True, free_gpu_memory_fraction=0.6))\n",
+    )
+    .unwrap();
+    for f in [&truss, &python] {
+        let v = check_json(&["--engine-version", "trtllm=1.0.0", f.to_str().unwrap()]);
+        assert_eq!(v["launches"].as_array().map(Vec::len), Some(1), "{v:#}");
+        assert_eq!(v["launches"][0]["memory_fraction"], 0.6, "{}", f.display());
+    }
+}

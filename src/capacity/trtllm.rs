@@ -34,6 +34,9 @@ pub(crate) const NEEDED: &[&str] = &[
     "max_batch_size",
     "max_beam_width",
     FRACTION,
+    // The whole block, where its value is one the input does not fix (a Python call's
+    // `kv_cache_config=make_kv_config()`): every field in it is unknown.
+    "kv_cache_config",
     "kv_cache_config.max_tokens",
     "kv_cache_config.tokens_per_block",
     "kv_cache_config.dtype",

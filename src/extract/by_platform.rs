@@ -29,7 +29,7 @@ use super::k8s::{scalar, synthetic_words};
 use super::shell::{self, MappedWord};
 use super::{option_map, Extracted};
 use crate::finding::Finding;
-use crate::launch::{Arg, Engine, Launch, LaunchFile, ObjectRef};
+use crate::launch::{Arg, Engine, Launch, LaunchFile, ObjectRef, ReadMapping};
 use crate::platform::path::{first_of, Path};
 use crate::platform::{Platform, Render, Site};
 use crate::source::{FileId, Loc, SourceFile};
@@ -368,9 +368,15 @@ fn launch(
         };
         l.args.push(Arg::new("--extra_llm_api_options", at));
         l.args.push(Arg::new(src.name.clone(), at));
+        // The mapping as this input's reader read it, whatever its syntax (a Python call's
+        // keyword arguments are no YAML), with its places in the input.
         l.files.push(LaunchFile {
             path: src.name.clone(),
-            content: Ok((src.name.clone(), only(&src.text, map, &site.drop))),
+            content: Ok((src.name.clone(), src.text.clone())),
+            mapping: Some(ReadMapping {
+                node: without(map, &site.drop),
+                unresolved: Vec::new(),
+            }),
         });
     }
     // Argv words and option values alike: a `$NAME` left in one is a value kvlint does not see.
@@ -513,34 +519,20 @@ pub fn role(site: &Site, doc: &Node, node: &Node) -> Option<String> {
         .or_else(|| first_of(&site.role_name, doc, node).and_then(Node::scalar_text))
 }
 
-/// The text with every character outside `map`, and inside its `drop` entries, made a blank
-/// (line breaks kept), so that the mapping alone parses and keeps its places in the input.
-fn only(text: &str, map: &Node, drop: &[String]) -> String {
-    let mut keep = vec![false; text.len()];
+/// The mapping without its `drop` entries (the platform's own keys, or keys given as flags).
+fn without(map: &Node, drop: &[String]) -> Node {
     let Value::Map(entries) = &map.value else {
-        return text.to_string();
+        return map.clone();
     };
-    // A block mapping's own span may be its start only: its entries tell where it ends.
-    let end = entries.iter().map(|(k, v)| k.loc.end.max(v.loc.end)).max();
-    let whole = map.loc.start..end.unwrap_or(map.loc.end).max(map.loc.end);
-    keep[whole].iter_mut().for_each(|k| *k = true);
-    let dropped = entries
+    let kept = entries
         .iter()
-        .filter(|(k, _)| k.as_str().is_some_and(|k| drop.iter().any(|d| d == k)));
-    for (k, v) in dropped {
-        let end = v.loc.end.max(k.loc.end);
-        keep[k.loc.start..end].iter_mut().for_each(|k| *k = false);
+        .filter(|(k, _)| !k.as_str().is_some_and(|k| drop.iter().any(|d| d == k)))
+        .cloned()
+        .collect();
+    Node {
+        value: Value::Map(kept),
+        loc: map.loc,
     }
-    let mut out = String::with_capacity(text.len());
-    for (i, c) in text.char_indices() {
-        if keep[i] || c == '\n' {
-            out.push(c);
-        } else {
-            // A blank per byte, so that the places after it stay where they were.
-            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
-        }
-    }
-    out
 }
 
 /// The option map as the site's data shapes it: the shared mapping's entries where the map lacks

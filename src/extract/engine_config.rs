@@ -125,6 +125,7 @@ fn trtllm_launch(src: &SourceFile, node: &Node) -> Launch {
     launch.files.push(LaunchFile {
         path: src.name.clone(),
         content: Ok((src.name.clone(), src.text.clone())),
+        mapping: None,
     });
     launch
 }

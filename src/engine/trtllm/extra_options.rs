@@ -24,6 +24,12 @@ impl Parser {
         let SettingValue::Text(name) = &path.value else {
             return;
         };
+        let read = launch.files.iter().find(|f| f.path == *name);
+        if let Some(m) = read.and_then(|f| f.mapping.as_ref()) {
+            self.unseen.clone_from(&m.unresolved);
+            self.merge_yaml(&m.node, path);
+            return;
+        }
         let loaded = super::super::named_file(&launch.files, name, cx);
         let root = loaded.and_then(|(n, text)| {
             let file = cx.sources.add(n, text);
@@ -136,6 +142,20 @@ impl Parser {
     /// A YAML value under `dest`: mappings become `dest.child` settings, scalars typed settings.
     /// `strict_in` names the file when its keys are checked against the LLM-API models.
     fn insert_node(&mut self, dest: &str, key: Loc, v: &Node, strict_in: Option<&str>) {
+        if let Some(unseen) = self.unseen.iter().find(|a| a.loc == v.loc) {
+            // A value the input does not fix (an env read in a Python call): what the capacity
+            // step needs of it is INP004 there, as for a flag's value.
+            let s = Setting {
+                dest: dest.to_string(),
+                value: coerce(dest, &unseen.text),
+                flag_loc: key,
+                value_loc: v.loc,
+                unresolved: unseen.unresolved.clone(),
+                defaulted: unseen.defaulted,
+            };
+            self.settings.insert(dest.to_string(), s);
+            return;
+        }
         let value = match &v.value {
             Value::Null => return,
             Value::Map(children) => {

@@ -72,6 +72,7 @@ pub fn parse(
         release_known,
         settings: BTreeMap::new(),
         findings: Vec::new(),
+        unseen: Vec::new(),
     };
     let front_name = match front {
         Front::Serve => "trtllm-serve",
@@ -103,6 +104,8 @@ struct Parser {
     release_known: bool,
     settings: BTreeMap<String, Setting>,
     findings: Vec<Finding>,
+    /// Values of the engine YAML that its input does not fix, by place (`ReadMapping`).
+    unseen: Vec<Arg>,
 }
 
 impl Parser {

@@ -28,6 +28,7 @@ fn yaml_parser(cli: &[(&str, SettingValue)]) -> Parser {
         release_known: true,
         settings,
         findings: Vec::new(),
+        unseen: Vec::new(),
     }
 }
 

@@ -67,6 +67,7 @@ pub fn launch_files(file: FileId, src: &SourceFile, launch: &Launch) -> Vec<Laun
         out.push(LaunchFile {
             path: path.to_string(),
             content,
+            mapping: None,
         });
     }
     out

@@ -1,7 +1,8 @@
 //! Python expressions → values, following only what the file itself fixes: literals, names
 //! assigned once in the enclosing function or at module level, `dict(...)`, `str(...)`,
 //! `" ".join([...])`, `+` of strings and lists, f-strings and `*list` splats of such lists,
-//! arithmetic and `int(...)` of numbers (`numbers`), `self.attr` of a class attribute, env reads
+//! arithmetic and `int(...)` of numbers (`numbers`), a config object built by its class from
+//! keywords as their mapping (`objects`), `self.attr` of a class attribute, env reads
 //! of what the service's platform sets and the calls a platform names (`runtime`), a parameter
 //! of a function called once in the file (`params`). A caller's default (an env read's or an
 //! argparse option's) is [`Val::Defaulted`] (`defaults`). Anything else (an env read of the
@@ -517,6 +518,9 @@ impl<'a> Eval<'a> {
                     ),
                     _ => self.unknown(n),
                 }
+            }
+            (_, callee) if super::objects::is_class(callee) => {
+                self.object(n, args, d).unwrap_or_else(|| self.unknown(n))
             }
             _ => self.unknown(n),
         }

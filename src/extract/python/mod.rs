@@ -1,7 +1,7 @@
 //! Python launchers → engine launches: argv lists handed to `subprocess` or `os.system` (or
 //! returned, as BentoML's `__command__` does), and the engines' constructors (`vllm.LLM(...)`,
-//! `EngineArgs`, `sglang.Engine`, `ServerArgs`, Ray Serve `LLMConfig`) read as the Python
-//! platforms in `platforms/*.toml` say.
+//! `EngineArgs`, `sglang.Engine`, `ServerArgs`, TensorRT-LLM's `LLM`, Ray Serve `LLMConfig`)
+//! read as the Python platforms in `platforms/*.toml` say.
 //!
 //! Parser: tree-sitter with tree-sitter-python (weighed December 2026). It is the
 //! tree-sitter project's own grammar, released with the runtime (0.25, 2025), gives every node
@@ -24,6 +24,7 @@ mod defaults;
 mod eval;
 mod node;
 mod numbers;
+mod objects;
 mod params;
 mod place;
 mod runtime;
@@ -693,30 +694,10 @@ fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc
             .iter_mut()
             .chain(l.kwargs.iter_mut().flat_map(|k| k.tokens.iter_mut()));
         for a in tokens {
-            let said: Vec<&String> = unknowns
-                .iter()
-                .filter(|(at, _)| *at == a.loc)
-                .map(|(_, x)| x)
-                .collect();
-            let mut said: Vec<String> = said.into_iter().cloned().collect();
-            // A value read by two paths (a call's node and a platform's) is said once.
-            let mut seen = Vec::new();
-            said.retain(|x| {
-                !seen.contains(x) && {
-                    seen.push(x.clone());
-                    true
-                }
-            });
-            if e.all_defaults(&said) {
-                a.unresolved = said;
-                a.defaulted = true;
-            } else if let Some(expr) = said.first() {
-                a.unresolved = vec![eval::shown(expr)];
-            }
-            // An argv word holding only caller's defaults (`word`).
-            if !a.defaulted && e.all_defaults(&a.unresolved) {
-                a.defaulted = true;
-            }
+            unresolved(e, unknowns, a);
+        }
+        for m in l.files.iter_mut().filter_map(|f| f.mapping.as_mut()) {
+            m.unresolved = unresolved_in(e, unknowns, &m.node);
         }
         if open.contains(&l.command) {
             out.findings.push(
@@ -739,6 +720,49 @@ fn finish(e: &Eval, out: &mut Extracted, unknowns: &[(Loc, String)], open: &[Loc
                 .or_else(|| place::role_named_in(e, l.command));
         }
     }
+}
+
+/// Marks a token whose place holds values the file does not fix as unresolved (or, when each is
+/// a caller's default, as defaulted).
+fn unresolved(e: &Eval, unknowns: &[(Loc, String)], a: &mut Arg) {
+    let mut said: Vec<String> = Vec::new();
+    // A value read by two paths (a call's node and a platform's) is said once.
+    for (_, x) in unknowns.iter().filter(|(at, _)| *at == a.loc) {
+        if !said.contains(x) {
+            said.push(x.clone());
+        }
+    }
+    if e.all_defaults(&said) {
+        a.unresolved = said;
+        a.defaulted = true;
+    } else if let Some(expr) = said.first() {
+        a.unresolved = vec![eval::shown(expr)];
+    }
+    // An argv word holding only caller's defaults (`word`).
+    if !a.defaulted && e.all_defaults(&a.unresolved) {
+        a.defaulted = true;
+    }
+}
+
+/// The values of an option mapping the file does not fix, each as the token [`unresolved`]
+/// marks at its place.
+fn unresolved_in(e: &Eval, unknowns: &[(Loc, String)], map: &Node) -> Vec<Arg> {
+    let mut out = Vec::new();
+    let mut stack = vec![map];
+    while let Some(n) = stack.pop() {
+        match &n.value {
+            Value::Map(entries) => stack.extend(entries.iter().map(|(_, v)| v)),
+            Value::Seq(items) => stack.extend(items.iter()),
+            _ => {
+                let mut a = Arg::new(n.scalar_text().unwrap_or_default(), n.loc);
+                unresolved(e, unknowns, &mut a);
+                if !a.unresolved.is_empty() {
+                    out.push(a);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The function or class a launch is written in (`Decoder.__command__`).

@@ -336,6 +336,7 @@ impl Walker {
             out.push(LaunchFile {
                 path: value.to_string(),
                 content,
+                mapping: None,
             });
         }
         out
