@@ -61,7 +61,13 @@ const EXPECTED: &[(&str, &[Expect])] = &[
         ("sglang", "decode", Some("openai/gpt-oss-120b"), Some(2), None),
     ]),
     ("lmscript-compose-vllm.yaml", &[("vllm", "unified", Some("TheBloke/Mistral-7B-Instruct-v0.2-AWQ"), None, Some(4096))]),
-    ("mlperf-script-sglang.sh", &[("sglang", "unified", None, None, None)]),
+    // `args` differs on three paths (an EAGLE3 draft path, the speculative defaults, neither):
+    // one launch per path.
+    ("mlperf-script-sglang.sh", &[
+        ("sglang", "unified", None, None, None),
+        ("sglang", "unified", None, None, None),
+        ("sglang", "unified", None, None, None),
+    ]),
     ("nebius-skypilot-task-sglang.yaml", &[("sglang", "unified", Some("meta-llama/Llama-4-Scout-17B-16E-Instruct"), Some(8), Some(32768))]),
     ("odh-template-servingruntime-vllm.yaml", &[("vllm", "unified", Some("/mnt/models"), None, None)]),
     ("ome-clusterservingruntime-sglang-pd.yaml", &[

@@ -431,12 +431,17 @@ fn official_scripts_and_compose_files_of_other_projects() {
     // TPU recipe: the flags sit in an env value that no command reads here: not silent.
     let (code, doc) = check(&shared("tpu-recipes-compose-vllm-gemma4.yml"), &[]);
     assert_eq!((code, findings(&doc)), (1, vec!["INP006 23".to_string()]));
-    // club-3090: the entrypoint script's `exec vllm serve "$@"` takes the command list.
+    // club-3090: the entrypoint script's `exec vllm serve "$@"` takes the command list. Its
+    // `SPEC_ARGS` holds a drafter on two paths (depth 0 from `SPEC=off`, the default 4) and is
+    // empty on the third: one launch per path, the last with no drafter.
     let (_, out) = read(&shared("club3090-compose-vllm-gemma4-26b.yml"));
-    let [l] = &out.launches[..] else {
-        panic!("{:#?}", out.launches)
-    };
-    assert!(l.args.iter().any(|a| a.text == "--max-model-len"));
+    assert_eq!(out.launches.len(), 3, "{:#?}", out.launches);
+    for l in &out.launches {
+        assert!(l.args.iter().any(|a| a.text == "--max-model-len"));
+    }
+    let drafted = |l: &Launch| l.args.iter().any(|a| a.text == "--speculative-config");
+    let with: Vec<bool> = out.launches.iter().map(drafted).collect();
+    assert_eq!(with, [true, true, false]);
 }
 
 /// A chart template that writes no engine command still names the engine it runs: by its shape
