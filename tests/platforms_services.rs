@@ -358,3 +358,24 @@ fn djl_job_file_is_read_with_its_vars() {
         ["engine=vllm role=unified tp=- context=8192 model=NousResearch/Hermes-2-Pro-Mistral-7B gpu=A10G"]
     );
 }
+
+/// A Triton vLLM `config.pbtxt` checked alone reads the `1/model.json` beside it, as Triton does:
+/// its launch is listed and checked, and no INP006 is left. With no model folder beside it,
+/// INP006 still says where the launch would be.
+#[test]
+fn a_config_pbtxt_checked_alone_reads_the_model_json_beside_it() {
+    let repo = root().join("fixtures/platforms/triton-vllm-pbtxt/pass-repository/vllm_model");
+    let doc = check(&repo.join("config.pbtxt"), &[]);
+    assert_eq!(doc["files_checked"], 2, "{doc:#}");
+    let launches = doc["launches"].as_array().unwrap();
+    assert_eq!(launches.len(), 1, "{doc:#}");
+    assert!(launches[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("1/model.json"));
+    assert!(of_rule(&doc, "INP006").is_empty(), "{doc:#}");
+    let alone = root().join("fixtures/platforms/triton-vllm-pbtxt/fire-config.pbtxt");
+    let doc = check(&alone, &[]);
+    assert_eq!(doc["files_checked"], 1, "{doc:#}");
+    assert_eq!(of_rule(&doc, "INP006").len(), 1, "{doc:#}");
+}

@@ -133,6 +133,7 @@ pub(super) fn check(mut a: CheckArgs, color: bool) -> Run {
             outcome.check_file(file, &opts, base.as_deref());
         }
     }
+    check_beside(&mut outcome, &a, &cfg, &opts)?;
     outcome.finish(opts.jobs);
     if !a.no_ignore {
         outcome.apply_suppressions(&opts.rules);
@@ -249,6 +250,34 @@ fn write_with(
 }
 
 /// Files an input names: itself, every checkable file below a directory, or stdin.
+/// A document whose launch a platform keeps in a file beside it (a Triton `config.pbtxt`, its
+/// `1/model.json`) that the run was not given: that file is read and checked too, once.
+fn check_beside(
+    outcome: &mut Outcome,
+    a: &CheckArgs,
+    cfg: &std::sync::Arc<Config>,
+    opts: &Options,
+) -> Result<(), UsageError> {
+    let mut beside: Vec<PathBuf> = outcome
+        .findings
+        .iter()
+        .flat_map(crate::extract::by_platform::beside)
+        .collect();
+    beside.dedup();
+    for path in beside {
+        let name = path.to_string_lossy().into_owned();
+        let known = |n: &str| std::path::Path::new(n) == path.as_path();
+        if outcome.sources.iter().any(|(_, s)| known(&s.name)) {
+            continue;
+        }
+        for Input { name, text, base } in read_input(&name, a, cfg)? {
+            let file = outcome.sources.add(name, text);
+            outcome.check_file(file, opts, base.as_deref());
+        }
+    }
+    Ok(())
+}
+
 fn read_input(
     input: &str,
     a: &CheckArgs,

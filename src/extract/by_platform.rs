@@ -18,7 +18,7 @@ pub(crate) use computed::computed_why;
 pub(crate) use computed::placeholders;
 use computed::{entrypoint_and_command, image_entrypoint, script_word, words_of};
 pub use container::container;
-pub use elsewhere::held_by;
+pub use elsewhere::{beside, held_by};
 use engines::engine;
 use exports::environment;
 pub(crate) use place::memory_rank;

@@ -212,7 +212,8 @@ gpu_count_default = 1
 
 # [elsewhere]                        # where the launch is when a document holds none
 # what = "the engine's settings are in `1/model.json` beside this config.pbtxt"
-# files = ["*/model.json"]           # from the document's folder (`**/` anywhere): checked with it, nothing is said
+# files = ["*/model.json"]           # from the document's folder (`**/` anywhere): checked with it, nothing is said;
+#                                    # a fixed-depth glob is also looked for on disk beside a file checked alone
 # help = "kvlint check MODEL_DIR/"   # the command that gives kvlint the real launch
 
 [docs]
@@ -227,6 +228,8 @@ the platform's (the value, the image), naming the platform: never silence. A pla
 documents never hold the launch (a Triton `config.pbtxt` whose backend reads `model.json`) gives `[elsewhere]` and no `[[launch]]` (its `engine`, if
 any, is for the docs): INP006 then says where the launch is and how to check it, and says nothing
 when a file of `files` is checked in the same run (a directory) or written by the same script.
+A document checked alone whose `files` (a glob of fixed depth, such as `*/model.json`) match files
+on disk beside it has them read and checked with it (at most 8; `**` globs are never searched).
 Its fire fixtures are that INP006 (`# rules: INP006`, no `# expect:`); a `pass-*` folder checks
 the document with the file that holds its launch.
 

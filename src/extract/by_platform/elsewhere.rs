@@ -95,6 +95,55 @@ pub fn held_by(f: &Finding, names: &[&str], by_name: bool) -> bool {
     })
 }
 
+/// The most files [`beside`] reads for one document.
+const MAX_BESIDE: usize = 8;
+
+/// Files on disk beside the file of such a finding that hold its launch (a Triton `config.pbtxt`
+/// checked alone, its `1/model.json` there): what the platform reads with it, so the check reads
+/// them too. Only globs of a fixed depth are looked for (`*/model.json`, never `**`), and only
+/// beside a file that is on disk.
+pub fn beside(f: &Finding) -> Vec<std::path::PathBuf> {
+    let (Some(globs), Some(from)) = (f.get(FILES), f.get(FROM)) else {
+        return Vec::new();
+    };
+    let from = std::path::Path::new(from);
+    let Some(dir) = from.parent().filter(|_| from.is_file()) else {
+        return Vec::new();
+    };
+    // A file in the working folder: paths found stay relative, as the file's own name is.
+    let here = dir.as_os_str().is_empty();
+    let dir = if here { std::path::Path::new(".") } else { dir };
+    let mut found = Vec::new();
+    for glob in globs.lines().filter(|g| !g.contains("**")) {
+        let Ok(m) = globset::GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()
+        else {
+            continue;
+        };
+        let m = m.compile_matcher();
+        let depth = glob.split('/').count();
+        let walk = ignore::WalkBuilder::new(dir)
+            .max_depth(Some(depth))
+            .standard_filters(false)
+            .build();
+        for entry in walk
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        {
+            let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+            if m.is_match(rel) && found.len() < MAX_BESIDE {
+                found.push(if here {
+                    rel.to_path_buf()
+                } else {
+                    entry.path().to_path_buf()
+                });
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
