@@ -754,3 +754,24 @@ fn sglang_serve_model_type_is_taken_out_before_the_server_parser() {
     // 0.5.9's `sglang serve` has no --model-type: the server parser refuses it.
     assert_eq!(rules(&serve("0.5.9", "m --model-type llm")), ["CFG001"]);
 }
+
+/// Which engines take a flag, as their own parsers do: a flag several take tells no engine apart;
+/// an abbreviation counts (`--max_seq_len` is a prefix of vLLM 0.10's `--max-seq-len-to-capture`).
+#[test]
+fn engines_taking_a_flag_follow_each_parser() {
+    use kvlint::engine::engines_taking;
+    let cases: [(&str, &[Engine]); 8] = [
+        ("--max-model-len", &[Engine::Vllm]),
+        ("--gpu-memory-utilization", &[Engine::Vllm]),
+        ("--context-length", &[Engine::Sglang]),
+        ("--mem-fraction-static", &[Engine::Sglang]),
+        ("--tp_size", &[Engine::Trtllm]),
+        ("--max_seq_len", &[Engine::Vllm, Engine::Trtllm]),
+        ("--tensor-parallel-size", &[Engine::Sglang, Engine::Vllm]),
+        ("--port", &[Engine::Sglang, Engine::Vllm, Engine::Trtllm]),
+    ];
+    for (flag, want) in cases {
+        assert_eq!(engines_taking(flag), want, "{flag}");
+    }
+    assert!(engines_taking("--model-repository").is_empty());
+}

@@ -418,6 +418,90 @@ fn a_compose_image_named_for_an_engine_behind_a_registry_variable() {
     assert_eq!(arg(&out.launches[1], "--tp").text, "2");
 }
 
+/// A container that gives only `args` to an image that names no engine (`${VLLM_IMAGE}`, a
+/// site's own build) runs them with the image's entrypoint: where they are options and some of
+/// them only one engine takes, that engine's server is read, and INP004 at the image says the
+/// engine was told by its flags and the image is not known (deny: never a silent pass). Flags
+/// several engines take, flags of two engines, a leading script and a tool's image tell nothing.
+#[test]
+fn an_unknown_image_runs_the_engine_its_flags_alone_name() {
+    let (s, out) = load("fixtures/extract/k8s/flags-unknown-image.yaml");
+    let got: Vec<_> = out
+        .launches
+        .iter()
+        .map(|l| {
+            let o = l.object.as_ref().unwrap();
+            (l.engine.name(), o.name.as_str(), s.text(l.command))
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("vllm", "envsubst", "${VLLM_IMAGE}"),
+            ("sglang", "own-image", "registry.example.com/ml/serving:2.3"),
+            ("trtllm", "trtllm-flags", "${TRTLLM_IMAGE}"),
+        ]
+    );
+    let told: Vec<_> = out
+        .findings
+        .iter()
+        .filter(|f| f.rule == "INP004" && f.get("flag").unwrap_or("").contains("by its flags"))
+        .map(|f| (s.text(f.primary.unwrap()), f.get("vars").unwrap_or("")))
+        .collect();
+    assert_eq!(
+        told,
+        [
+            ("${VLLM_IMAGE}", "the image `${VLLM_IMAGE}`"),
+            (
+                "registry.example.com/ml/serving:2.3",
+                "the entrypoint of the image `registry.example.com/ml/serving:2.3`"
+            ),
+            ("${TRTLLM_IMAGE}", "the image `${TRTLLM_IMAGE}`"),
+        ]
+    );
+    let vllm = &out.launches[0];
+    assert!(s.text(vllm.command).starts_with("${"));
+    // The flags that told: vLLM's alone, never `--model` or `--tensor-parallel-size`.
+    let flags = out.findings.iter().find_map(|f| f.get("flag")).unwrap();
+    assert!(
+        flags.contains("--max-model-len, --gpu-memory-utilization"),
+        "{flags}"
+    );
+    assert!(!flags.contains("--tensor-parallel-size"), "{flags}");
+    // An image that is a placeholder makes the manifest a template: its `${NAME}` are unknown.
+    assert_eq!(arg(vllm, "--model").unresolved, ["VLLM_MODEL"]);
+    assert_eq!(
+        arg(vllm, "--tensor-parallel-size").unresolved,
+        ["VLLM_GPU_COUNT"]
+    );
+    assert!(arg(&out.launches[1], "--tp").unresolved.is_empty());
+    // `--max_seq_len` abbreviates an option of older vLLM releases: only `--tp_size` told.
+    let trt = out
+        .findings
+        .iter()
+        .filter_map(|f| f.get("flag"))
+        .nth(2)
+        .unwrap();
+    assert!(trt.contains("TensorRT-LLM: --tp_size;"), "{trt}");
+    // What tells nothing is still said (INP006), once, at the first container of its object.
+    let unread: Vec<_> = out.findings.iter().filter(|f| f.rule == "INP006").collect();
+    assert_eq!(unread.len(), 1, "{unread:?}");
+    let line = s.position(unread[0].primary.unwrap()).line;
+    assert_eq!(line, 68);
+
+    let (s, out) = load("fixtures/extract/k8s/compose-flags-unknown-image.yaml");
+    let got: Vec<_> = out
+        .launches
+        .iter()
+        .map(|l| (l.engine.name(), s.text(l.command)))
+        .collect();
+    assert_eq!(got, [("vllm", "${LLM_IMAGE}")]);
+    assert!(out
+        .findings
+        .iter()
+        .any(|f| f.rule == "INP004" && f.get("vars") == Some("the image `${LLM_IMAGE}`")));
+}
+
 /// A compose default is what runs when the shell that runs compose sets nothing: the JSON launch
 /// lists it (model, TP, context, as a reader of the file lists them) and the pool is planned with
 /// it, but the caller decides (INP004 at each, deny): the verdict stays refused. A default that is

@@ -302,6 +302,14 @@ fn lookup<'t>(spec: &Spec<'t>, opt: &str) -> Lookup<'t> {
     }
 }
 
+/// Whether the parser takes the long option `opt` (`--max-model-len`, `--max_model_len` where
+/// the engine turns `_` into `-`): exactly, as a unique prefix, or as a prefix argparse refuses
+/// as ambiguous, which is still an option of this engine and of no other one's alone.
+pub fn takes(spec: &Spec, opt: &str) -> bool {
+    let (name, _) = split_option(spec, opt);
+    !matches!(lookup(spec, &name), Lookup::Unknown)
+}
+
 /// A long option that is not exact: a unique prefix of one, ambiguous, or unknown.
 fn inexact(spec: &Spec, opt: &str) -> Inexact {
     // A removed option that is now a prefix of newer ones (`--cuda-graph-max-bs` in 0.5.20)

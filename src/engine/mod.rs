@@ -266,6 +266,32 @@ pub fn is_option(engine: Engine, flag: &str) -> bool {
     spec.exact(&name).is_some()
 }
 
+/// The engines whose server takes the long option `flag` on its command line: SGLang and vLLM
+/// as their parsers take it (exactly, or as an abbreviation argparse expands or refuses as
+/// ambiguous) in any release their flag tables hold, older ones included; TensorRT-LLM as
+/// `trtllm-serve` names its options. A flag several take (`--port`, `--model`,
+/// `--tensor-parallel-size`) tells no engine apart.
+pub fn engines_taking(flag: &str) -> Vec<Engine> {
+    let argparse = |engine: Engine, table: &argparse::Table| {
+        table
+            .inspected()
+            .into_iter()
+            .filter_map(|v| flag_spec(engine, v))
+            .any(|spec| argparse::takes(&spec, flag))
+    };
+    let mut out = Vec::new();
+    if argparse(Engine::Sglang, sglang::table()) {
+        out.push(Engine::Sglang);
+    }
+    if argparse(Engine::Vllm, vllm::table()) {
+        out.push(Engine::Vllm);
+    }
+    if trtllm::serve_takes(flag) {
+        out.push(Engine::Trtllm);
+    }
+    out
+}
+
 /// Whether `flag` is one of `engine`'s options that takes no value (`--trust-remote-code`) in
 /// its newest modelled release.
 pub fn is_switch(engine: Engine, flag: &str) -> bool {

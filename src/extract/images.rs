@@ -11,7 +11,9 @@
 //! as written. Images of tools around an engine (routers, proxies, simulators, exporters,
 //! benchmarks, the runtimes that wrap it) are no engine.
 
+use crate::finding::Finding;
 use crate::launch::Engine;
+use crate::source::Loc;
 
 /// How an image is known to run an engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +93,104 @@ pub fn engine_image(image: &str) -> Option<EngineImage> {
         return None;
     };
     Some(EngineImage::Named(engine))
+}
+
+/// How many of the arguments [`by_flags`] reads.
+pub const FLAG_WORDS: usize = 256;
+
+/// An engine read through the entrypoint of an image that names none (`${VLLM_IMAGE}`, a
+/// site's own build): its arguments are options, and some of them only this engine takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByFlags {
+    pub engine: Engine,
+    /// The flags that only this engine takes, as written, each once.
+    pub flags: Vec<String>,
+}
+
+impl ByFlags {
+    /// INP004 at the image: which program takes the arguments is the image's to say, and
+    /// kvlint does not see it; the launch is planned as the engine's server and refused.
+    pub fn finding(&self, image: &str, at: Loc) -> Finding {
+        // A placeholder (`${VLLM_IMAGE}`, a template's `{{ }}`) hides the image itself.
+        let what = if image.contains('$') || image.contains("{{") {
+            format!("the image `{image}`")
+        } else {
+            format!("the entrypoint of the image `{image}`")
+        };
+        Finding::new("INP004", Some(at))
+            .var(
+                "flag",
+                format!(
+                    "the engine (recognized by its flags as {}: {}; planned as `{}`)",
+                    self.engine.title(),
+                    self.flags.join(", "),
+                    server_command(self.engine).join(" ")
+                ),
+            )
+            .var("vars", what)
+            .label(format!(
+                "engine recognized by its flags; the image `{image}` is not known"
+            ))
+    }
+}
+
+/// The engine whose server the entrypoint of `image` runs with `args`, when the image names no
+/// engine and is no tool around one, and the args are options (the first is a flag) most of
+/// which one engine takes, and some of which that engine alone takes
+/// ([`crate::engine::engines_taking`]). Flags several engines take (`--port`, `--model`,
+/// `--tensor-parallel-size`) decide nothing, and flags only different engines take leave it
+/// unknown. Callers pass the first [`FLAG_WORDS`] arguments: enough to tell, and a padded list
+/// of 120,000 words costs no more.
+pub fn by_flags(image: &str, args: &[&str]) -> Option<ByFlags> {
+    // An image with no name at all (a chart template's directives taken out) runs nothing.
+    let named = repository_name(image).is_some_and(|n| !n.trim().is_empty());
+    if !named || engine_image(image).is_some() || is_tool(image) {
+        return None;
+    }
+    if !args.first()?.starts_with("--") {
+        return None;
+    }
+    let flags: Vec<&str> = args
+        .iter()
+        .filter(|a| a.len() > 2 && a.starts_with("--") && !a.contains('$'))
+        .map(|a| a.split_once('=').map_or(*a, |(k, _)| k))
+        .collect();
+    let takers: Vec<Vec<Engine>> = flags
+        .iter()
+        .map(|f| crate::engine::engines_taking(f))
+        .collect();
+    let only: Vec<(Engine, &str)> = flags
+        .iter()
+        .zip(&takers)
+        .filter_map(|(f, t)| match t.as_slice() {
+            [one] => Some((*one, *f)),
+            _ => None,
+        })
+        .collect();
+    let engine = only.first()?.0;
+    let taken = takers.iter().filter(|t| t.contains(&engine)).count();
+    if only.iter().any(|(e, _)| *e != engine) || taken * 2 < flags.len() {
+        return None;
+    }
+    let mut named: Vec<String> = Vec::new();
+    for (_, f) in only {
+        if !named.iter().any(|n| n == f) {
+            named.push(f.to_string());
+        }
+    }
+    Some(ByFlags {
+        engine,
+        flags: named,
+    })
+}
+
+/// An image of a tool around an engine (a router, a simulator, a runtime that wraps it): its
+/// arguments may look like the engine's, but it holds no KV pool.
+fn is_tool(image: &str) -> bool {
+    repository_name(image).is_some_and(|name| {
+        let name = name.to_ascii_lowercase();
+        name.split(['-', '_', '.']).any(|t| TOOLS.contains(&t))
+    })
 }
 
 /// Words in a repository name that make it a tool around the engine, not the engine: the

@@ -1,5 +1,6 @@
 //! Finding engine launches in inputs. One submodule per input kind; `extract` picks by content.
 
+mod argv_shape;
 pub mod by_platform;
 pub mod compose;
 pub mod engine_config;

@@ -1,8 +1,10 @@
 //! Option maps: a mapping of engine option names to values (Ray Serve `engine_kwargs`, a chart's
 //! `vllmConfig`, a Runpod worker config), read by the convention a platform names
 //! (`platform::Keys`); and mappings anywhere in a file recognized as one engine's options by their
-//! keys alone, and argv lists by their first words, so that no option map goes unread.
+//! keys alone, and argv found by its shape ([`super::argv_shape`]), so that no option map goes
+//! unread.
 
+use super::argv_shape;
 use super::k8s::scalar;
 use super::shell;
 use crate::launch::{Arg, Engine, Kwarg, Launch};
@@ -191,12 +193,12 @@ pub fn argv(file: FileId, src: &SourceFile, list: &Node) -> Vec<Arg> {
 
 /// What an option map or argv found by its shape is called in `object.kind`.
 const BY_KEYS: &str = "engine options (recognized by their keys)";
-const BY_HEAD: &str = "engine argv (recognized by its command)";
 const BY_FLAGS: &str = "engine arguments (recognized by their flags)";
 
 /// A document no reader took, searched for what still names an engine: a mapping whose keys are
 /// mostly one engine's options is that engine's settings (a launch, named by its path); a list of
-/// words that starts with an engine command is an argv. A mapping with an engine's option keys
+/// words that starts with an engine command is an argv, and so is a mapping's `command` and
+/// `args` that together start one. A mapping with an engine's option keys
 /// that cannot be read that way is INP006 at it, so that the file is never silently skipped.
 pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted {
     let mut out = super::Extracted::default();
@@ -210,6 +212,14 @@ pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted 
         seen.push((node, parent));
         match &node.value {
             Value::Map(entries) => {
+                let found = argv_shape::command_args(file, src, node).unwrap_or_default();
+                if !found.launches.is_empty() {
+                    let shape = argv_shape::BY_SHAPE;
+                    let launches = found.launches.into_iter().map(|l| named(l, shape, &path));
+                    out.launches.extend(launches);
+                    out.findings.extend(found.findings);
+                    continue;
+                }
                 let camel = camel_options(node);
                 let options = camel.as_ref().map_or(node, |(n, _)| n);
                 let engine = camel
@@ -242,10 +252,12 @@ pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted 
                     out.launches.push(l);
                     continue;
                 }
-                let found = argv_launches(file, src, items);
-                if !found.is_empty() {
-                    out.launches
-                        .extend(found.into_iter().map(|l| named(l, BY_HEAD, &path)));
+                let found = argv_shape::list(file, src, items);
+                if !found.launches.is_empty() {
+                    let head = argv_shape::BY_HEAD;
+                    let launches = found.launches.into_iter().map(|l| named(l, head, &path));
+                    out.launches.extend(launches);
+                    out.findings.extend(found.findings);
                     continue;
                 }
                 for (i, v) in items.iter().enumerate().rev() {
@@ -531,20 +543,6 @@ fn flags_launch(file: FileId, src: &SourceFile, list: &Node, path: &str) -> Opti
     };
     let launch = Launch::new(engine, at, argv(file, src, list));
     Some(named(launch, BY_FLAGS, path))
-}
-
-/// The launches of a list of words that starts with an engine command (`[vllm, serve, ...]`,
-/// `[python3, -m, sglang.launch_server, ...]`).
-fn argv_launches(file: FileId, src: &SourceFile, items: &[Node]) -> Vec<Launch> {
-    let head = items.first().and_then(Node::as_str).unwrap_or_default();
-    let base = head.rsplit('/').next().unwrap_or(head);
-    let engine_head = matches!(base, "vllm" | "sglang" | "trtllm-serve")
-        || (base.starts_with("python") && items.iter().take(3).any(|i| i.as_str() == Some("-m")));
-    if !engine_head || !items.iter().all(|i| i.scalar_text().is_some()) {
-        return Vec::new();
-    }
-    let words = items.iter().filter_map(|n| scalar::word(src, n));
-    shell::exec_launches(file, words, &[]).launches
 }
 
 fn named(mut l: Launch, kind: &str, path: &str) -> Launch {

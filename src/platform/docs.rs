@@ -282,7 +282,9 @@ pub fn book_page(all: &[Platform]) -> String {
          keys are mostly one engine's options (or any under a key that names the engine,\n\
          `sglang:`) is read as its settings, a list of words that starts with an engine command as\n\
          its argv (or, under a key that names the engine, with that engine's flags: `vllm:\n\
-         {args: [--model, ...]}`), and engine options that give no launch are INP006. Options that name no model\n\
+         {args: [--model, ...]}`), a mapping's `command` and `args` that together start one (a\n\
+         container's shape: `{command: [/bin/sh, -c], args: [\"vllm serve ...\"]}`) as one argv, with\n\
+         `sh -c` scripts read by the shell reader, and engine options that give no launch are INP006. Options that name no model\n\
          take the one named nearest them (`model`, `model_id`, or `model: {id: ...}` beside the\n\
          options or an enclosing mapping), and the GPU is that of the one cloud instance type the\n\
          document names (two with different GPUs leave it unknown, INP003).\n\n",

@@ -98,6 +98,12 @@ pub fn parse(
     }
 }
 
+/// Whether `trtllm-serve` takes `flag` (click: exact names only, `--tp_size=4` included).
+pub fn serve_takes(flag: &str) -> bool {
+    let name = flag.split_once('=').map_or(flag, |(k, _)| k);
+    SERVE.iter().any(|o| o.names.contains(&name))
+}
+
 struct Parser {
     front: Front,
     version: Version,

@@ -16,6 +16,7 @@ mod dotenv;
 mod interpolation;
 mod shellwords;
 
+use crate::extract::images;
 use crate::extract::k8s::{self, placement, scalar};
 use crate::extract::shell::{self, MappedWord};
 use crate::extract::Extracted;
@@ -250,13 +251,23 @@ impl<'a> Project<'a> {
         let Some(text) = self.word(image, findings) else {
             return Vec::new();
         };
+        let name = text.chars.as_str();
         let first = command.first().map(|w| w.chars.as_str());
-        match crate::extract::images::entrypoint(text.chars.as_str(), first) {
-            Some(engine) => {
-                k8s::synthetic_words(crate::extract::images::server_command(engine), image.loc)
+        let engine = match images::entrypoint(name, first) {
+            Some(engine) => engine,
+            // An image that names no engine, run with one engine's flags: said at the image.
+            None => {
+                let words = command.iter().take(images::FLAG_WORDS);
+                let args: Vec<&str> = words.map(|w| w.chars.as_str()).collect();
+                let Some(read) = images::by_flags(name, &args) else {
+                    return Vec::new();
+                };
+                let written = image.scalar_text().unwrap_or_default();
+                findings.push(read.finding(&written, image.loc));
+                read.engine
             }
-            None => Vec::new(),
-        }
+        };
+        k8s::synthetic_words(images::server_command(engine), image.loc)
     }
 
     /// The container's environment: each `env_file` in order, then `environment`, which wins

@@ -12,6 +12,7 @@ pub mod scalar;
 mod serving;
 mod templates;
 
+use crate::extract::images;
 use crate::extract::shell::{self, Chars, MappedWord};
 use crate::finding::Finding;
 use crate::launch::{Launch, ObjectRef};
@@ -222,8 +223,24 @@ impl<'a> Cx<'a> {
             }
         }
         self.findings.extend(found.findings);
+        // A launch read through an image that names no engine says so where the image is.
+        let entrypoint = c
+            .get("image")
+            .is_some_and(|i| found.launches.iter().any(|l| l.command == i.loc));
+        if let Some((read, image)) = self.by_flags(c, &env).filter(|_| entrypoint) {
+            let name = image.as_str().unwrap_or_default();
+            self.findings.push(read.finding(name, image.loc));
+        }
+        // Kubernetes refuses an image that is a `${NAME}` placeholder: the manifest is a
+        // template a deploy script fills (`envsubst`), and its other `${NAME}` are not known.
+        let image = c.get("image").and_then(Node::as_str).unwrap_or_default();
+        let template = !crate::extract::by_platform::placeholders(image).is_empty();
         for launch in found.launches {
             let mut launch = self.finish(launch, c, pod, g);
+            if template {
+                let engine = launch.engine;
+                crate::extract::option_map::unresolved_placeholders(engine, &mut launch.args);
+            }
             // A file the container's own script writes is that; the others come from mounts.
             for f in mounts::launch_files(self.file, self.src, &launch) {
                 if !launch.files.iter().any(|w| w.path == f.path) {
@@ -336,12 +353,32 @@ impl<'a> Cx<'a> {
         };
         let first = self.word_iter(c.get("args"), env).next();
         let first = first.as_ref().map(|w| w.chars.as_str());
-        match crate::extract::images::entrypoint(name, first) {
-            Some(engine) => {
-                synthetic_words(crate::extract::images::server_command(engine), image.loc)
-            }
+        let engine =
+            images::entrypoint(name, first).or_else(|| Some(self.by_flags(c, env)?.0.engine));
+        match engine {
+            Some(engine) => synthetic_words(images::server_command(engine), image.loc),
             None => Vec::new(),
         }
+    }
+
+    /// Without a `command`, an image that names no engine (`${VLLM_IMAGE}`, a site's own build)
+    /// is taken to run the engine whose flags its `args` are ([`images::by_flags`]); with the
+    /// image's node.
+    fn by_flags<'n>(
+        &self,
+        c: &'n Node,
+        env: &[(String, MappedWord)],
+    ) -> Option<(images::ByFlags, &'n Node)> {
+        let image = c.get("image")?;
+        if !self.words(c.get("command"), env).is_empty() {
+            return None;
+        }
+        let args: Vec<MappedWord> = self
+            .word_iter(c.get("args"), env)
+            .take(images::FLAG_WORDS)
+            .collect();
+        let args: Vec<&str> = args.iter().map(|w| w.chars.as_str()).collect();
+        Some((images::by_flags(image.as_str()?, &args)?, image))
     }
 
     /// Fills in what the object tells about the launch.

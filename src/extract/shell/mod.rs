@@ -318,6 +318,16 @@ pub fn container_launches(
     extracted(walker)
 }
 
+/// Whether `texts` start with a shell given a script to run (`sh -c SCRIPT`, `bash -lc SCRIPT`),
+/// which [`exec_launches`] walks as a script.
+pub fn runs_script(texts: &[&str]) -> bool {
+    !texts.is_empty()
+        && matches!(
+            commands::shell_at(texts, 0),
+            Some(commands::Shell::Script(_))
+        )
+}
+
 /// A shell string's words after quote removal and expansion (an env var a launcher splices in with
 /// `eval`, a compose `command` string), each still mapped to the bytes it was written at.
 pub fn split_words(file: FileId, text: &MappedWord) -> Vec<MappedWord> {
