@@ -176,10 +176,11 @@ pub fn kebab(key: &str) -> String {
     out
 }
 
-/// An argv list, or a string split as a shell splits it.
+/// An argv list, a string split as a shell splits it, or a mapping of flag names to values.
 pub fn argv(file: FileId, src: &SourceFile, list: &Node) -> Vec<Arg> {
     let arg = |w: &shell::MappedWord| Arg::new(w.chars.as_str(), w.loc);
     match &list.value {
+        Value::Map(entries) => flag_map(src, entries),
         Value::Seq(items) => items
             .iter()
             .filter_map(|n| scalar::word(src, n))
@@ -189,6 +190,27 @@ pub fn argv(file: FileId, src: &SourceFile, list: &Node) -> Vec<Arg> {
             .map(|w| shell::split_words(file, &w).iter().map(arg).collect())
             .unwrap_or_default(),
     }
+}
+
+/// A mapping of flag names to values rendered as a Go program or template renders one (AI
+/// Runway's `buildEngineArgs`, a chart's `range $k, $v := .Values.extraArgs`): keys in sorted
+/// order, each `--name value`, an empty value the bare `--name`.
+fn flag_map(src: &SourceFile, entries: &[(Node, Node)]) -> Vec<Arg> {
+    let mut sorted: Vec<&(Node, Node)> = entries.iter().collect();
+    sorted.sort_by_key(|(k, _)| k.scalar_text().unwrap_or_default());
+    let mut args = Vec::new();
+    for (k, v) in sorted {
+        let Some(name) = k.scalar_text() else {
+            continue;
+        };
+        args.push(Arg::new(
+            format!("--{}", name.trim_start_matches('-')),
+            k.loc,
+        ));
+        let value = scalar::word(src, v).filter(|w| !w.chars.as_str().is_empty());
+        args.extend(value.map(|w| Arg::new(w.chars.as_str(), w.loc)));
+    }
+    args
 }
 
 /// What an option map or argv found by its shape is called in `object.kind`.
@@ -629,5 +651,29 @@ flag_names = { NIM_MAX_MODEL_LEN = "--max-model-len", NIM_TENSOR_PARALLEL_SIZE =
         for (engine, flags) in want {
             assert_eq!(read_env(engine, site, env), flags, "{engine:?}");
         }
+    }
+
+    /// A mapping given as an argv renders as a Go program ranges over it: keys sorted, each
+    /// `--key value`, an empty value the bare flag (AI Runway's `engine.args`).
+    #[test]
+    fn an_argv_mapping_is_flags_in_key_order() {
+        let mut sources = crate::source::Sources::default();
+        let text = "tensor-parallel-size: \"2\"\nenable-chunked-prefill: \"\"\ngpu-memory-utilization: \"0.9\"\n";
+        let file = sources.add("args.yaml", text);
+        let map = crate::yaml::parse_document(file, sources.get(file)).unwrap();
+        let args: Vec<String> = argv(file, sources.get(file), &map)
+            .into_iter()
+            .map(|a| a.text)
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "--enable-chunked-prefill",
+                "--gpu-memory-utilization",
+                "0.9",
+                "--tensor-parallel-size",
+                "2"
+            ]
+        );
     }
 }

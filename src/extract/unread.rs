@@ -272,16 +272,21 @@ pub fn sizing_option_folded(folded: &str) -> bool {
     })
 }
 
-/// A YAML document's engine named as a setting's value beside its sizing settings
-/// (`engine: tensorrt_llm` with `tensorParallelism`), as the option that names it.
+/// A YAML document's engine named as a setting's value (`engine: {type: vllm}`; `backend:
+/// tensorrt_llm` in an object or beside `tensorParallelism`), as the key that names it.
 fn engine_value(src: &SourceFile, text: &str) -> Option<(Range<usize>, String)> {
     if !super::is_yaml_name(&src.name) {
         return None;
     }
-    let (at, engine, key) = super::engine_named::named_with_sizing(text)?;
+    let named = super::engine_named::named_as_value(text)?;
+    let beside = if named.sized {
+        ", beside settings that size it"
+    } else {
+        ""
+    };
     Some((
-        at,
-        format!("{engine} (its `{key}`, beside settings that size it)"),
+        named.at,
+        format!("{} (its `{}`{beside})", named.engine, named.key),
     ))
 }
 

@@ -68,7 +68,7 @@ pub fn recognition(p: &Platform) -> String {
     let mut values: Vec<String> = r
         .values
         .iter()
-        .map(|(k, v)| format!("`{k}` {}", v.join(" or ")))
+        .map(|(k, v)| format!("`{k}` {}", listed(v)))
         .collect();
     values.sort();
     if !values.is_empty() {
@@ -85,13 +85,22 @@ pub fn recognition(p: &Platform) -> String {
     let mut not: Vec<String> = r
         .not_values
         .iter()
-        .map(|(k, v)| format!("`{k}` {}", v.join(" or ")))
+        .map(|(k, v)| format!("`{k}` {}", listed(v)))
         .collect();
     not.sort();
     if !not.is_empty() {
         parts.push(format!("unless {}", not.join(", ")));
     }
     parts.join("; ")
+}
+
+/// Recognition values in words: the empty value is the path not set (a missing path holds it).
+fn listed(values: &[String]) -> String {
+    let words: Vec<&str> = values
+        .iter()
+        .map(|v| if v.is_empty() { "unset" } else { v.as_str() })
+        .collect();
+    words.join(" or ")
 }
 
 /// The full docs of one platform, as plain text.
@@ -129,7 +138,7 @@ files = []                           # file-name globs (model.json)
 paths = ["applications[].args"]      # key paths that must exist; absent = [...] must not
 # embedded_in = { kinds = ["RayService"], path = "spec.serveConfigV2" }  # YAML held in a string
 #                                    (`/`-paths of `pod` and `gpu_type` start at the object)
-# values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value (`nim-*`: a prefix)
+# values = { "spec.predictor.model.modelFormat.name" = ["huggingface"] }  # paths holding a value (`nim-*`: a prefix, `""`: not set)
 # not_values = { backend = ["vllm"] }   # paths that must not hold one of these values
 # images = ["nvcr.io/nim/*"]  commands = ["djl-serving"]  # a container of any workload, by image
 # not_images = ["nvcr.io/nim/*embed*"]   # images of those that run no engine
@@ -142,7 +151,8 @@ keys = "kwargs"                      # kwargs (dataclass fields) | flags (--conf
 frontend_fields = true               # kwargs: vLLM FrontendArgs fields too
 # flag_names = { maxModelLen = "--max-model-len" }   only these keys, each to its flag
 # only_options = true                keys that are no engine option are the platform's own
-# argv = ["extraArgs"]               an argv list or string, appended
+# argv = ["extraArgs"]               an argv list or string, appended (a mapping: `--key value`
+#                                    each, keys sorted, an empty value the bare `--key`)
 # argv_names = { "--model_id" = "--model", "--model_name" = "" }  the platform's flags; "" drops
 # switches = ["TRUST_REMOTE_CODE"]   keys whose true/1/yes gives the bare flag, else nothing
 # max_gpus = ["--tensor-parallel-size"]  `max` there is every GPU the launch is given

@@ -188,7 +188,8 @@ pub struct Recognize {
     /// Key paths that must not exist.
     #[serde(default)]
     pub absent: Vec<String>,
-    /// Key paths that must hold one of the listed values (ASCII case ignored).
+    /// Key paths that must hold one of the listed values (ASCII case ignored; `""` holds where
+    /// the path is not set).
     #[serde(default)]
     pub values: HashMap<String, Vec<String>>,
     /// Key paths that must not hold one of the listed values (ASCII case ignored).
@@ -366,7 +367,9 @@ pub struct Site {
     /// INP007 there, and the site is not read, nor its pod templates.
     #[serde(default)]
     pub not_engine: Option<NotEngine>,
-    /// An argv list (or a string split as a shell splits it) appended to the launch.
+    /// An argv list (or a string split as a shell splits it, or a mapping of flag names to
+    /// values, rendered in sorted order as `--name value`, an empty value the bare `--name`)
+    /// appended to the launch.
     #[serde(default)]
     pub argv: Vec<String>,
     /// The platform's own flags in that argv, each to the engine's flag it sets (`--model_id =
