@@ -285,12 +285,15 @@ impl Walker {
         self.note_command(words);
         // A file written on one path only would read as if every path wrote it: written once.
         let writes = !(cmd.outputs.is_empty() && cmd.clobbers.is_empty());
+        if writes || self.scope.vars.iter().all(|v| v.alts.is_none()) {
+            return self.simple(cmd, skip, heredocs);
+        }
         let stdin = cmd.heredocs.last().and_then(|&i| heredocs.get(i));
         let body: Option<String> = stdin
             .filter(|h| !h.quoted)
             .map(|h| h.body.iter().map(|c| c.c).collect());
         let used = branches::used(&self.scope.vars, words, body.as_deref());
-        let paths = (!used.is_empty() && !writes).then(|| branches::paths(&used));
+        let paths = (!used.is_empty()).then(|| branches::paths(&used));
         match paths.flatten() {
             Some(paths) => {
                 let used: Vec<Var> = used.into_iter().cloned().collect();
