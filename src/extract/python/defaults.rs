@@ -8,7 +8,8 @@
 //! f-strings, `+` and other arithmetic, `" ".join(...)`); joined with a value the file does not
 //! fix, it is unknown as that value is.
 
-use super::eval::{shell_name, Eval, Val};
+use super::eval::{Eval, Val};
+use super::strings::shell_name;
 use crate::extract::shell::{Chars, MappedWord};
 use crate::source::Loc;
 use crate::yaml::{Node, Value};

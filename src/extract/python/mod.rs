@@ -28,6 +28,7 @@ mod objects;
 mod params;
 mod place;
 mod runtime;
+mod strings;
 
 use super::{by_platform, Extracted};
 use crate::finding::Finding;
@@ -546,7 +547,7 @@ fn env_of(e: &Eval, args: Ts) -> Vec<(String, Arg)> {
                 _ => Arg {
                     text: e.text(value).to_string(),
                     loc: e.loc(value),
-                    unresolved: vec![eval::shown(e.text(value))],
+                    unresolved: vec![strings::shown(e.text(value))],
                     defaulted: false,
                 },
             };
@@ -614,8 +615,8 @@ fn shell_true(e: &Eval, args: Ts) -> bool {
 
 /// An argv list run without a shell: its launches, if its words form an engine command.
 fn exec(e: &Eval, items: &[Val], out: &mut Extracted) {
-    let (mut items, splats) = eval::without_splats(items.to_vec());
-    eval::interpreter_head(&mut items);
+    let (mut items, splats) = strings::without_splats(items.to_vec());
+    strings::interpreter_head(&mut items);
     let words = items.iter().map(|v| word(e, v)).collect::<Vec<_>>();
     let mut got = crate::extract::shell::exec_launches(e.file, words, &[]);
     for l in &got.launches {
@@ -637,7 +638,7 @@ fn exec(e: &Eval, items: &[Val], out: &mut Extracted) {
 
 /// `INP004` for a `*splat` the file does not fix: any engine flag may come from it.
 fn any_words(expr: &str, at: Loc) -> Finding {
-    let expr = eval::shown(expr);
+    let expr = strings::shown(expr);
     Finding::new("INP004", Some(at))
         .var("flag", format!("what `{expr}` adds to the command line"))
         .var("vars", expr)
@@ -648,7 +649,7 @@ fn any_words(expr: &str, at: Loc) -> Finding {
 fn word(e: &Eval, v: &Val) -> crate::extract::shell::MappedWord {
     let loc = v.loc();
     let unknown = |expr: &str| {
-        let name = eval::shown(expr);
+        let name = strings::shown(expr);
         crate::extract::shell::MappedWord {
             chars: format!("$({name})")
                 .chars()
@@ -736,7 +737,7 @@ fn unresolved(e: &Eval, unknowns: &[(Loc, String)], a: &mut Arg) {
         a.unresolved = said;
         a.defaulted = true;
     } else if let Some(expr) = said.first() {
-        a.unresolved = vec![eval::shown(expr)];
+        a.unresolved = vec![strings::shown(expr)];
     }
     // An argv word holding only caller's defaults (`word`).
     if !a.defaulted && e.all_defaults(&a.unresolved) {

@@ -1,6 +1,7 @@
 //! Values as YAML nodes, for the platform files' paths to read.
 
-use super::eval::{shell_name, Val};
+use super::eval::Val;
+use super::strings::shell_name;
 use crate::source::Loc;
 use crate::yaml::{Node, Value};
 
