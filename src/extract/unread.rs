@@ -8,6 +8,7 @@ use crate::finding::Finding;
 use crate::source::{FileId, Loc, SourceFile};
 use memchr::memmem::Finder;
 use std::collections::HashSet;
+use std::sync::OnceLock;
 use std::ops::Range;
 use std::path::Path;
 
@@ -89,11 +90,11 @@ pub struct Scan {
 pub fn scan(src: &SourceFile) -> Scan {
     Scan {
         docs: documents(src),
-        routers: [NOT_ENGINES, BENCHMARKS]
-            .iter()
+        routers: [&ROUTER_WORDS, &BENCHMARK_WORDS]
+            .into_iter()
             .flat_map(|list| mentions(&src.text, list))
             .collect(),
-        engines: mentions(&src.text, ENGINES),
+        engines: mentions(&src.text, &ENGINE_WORDS),
     }
 }
 
@@ -255,10 +256,19 @@ const SIZING_OPTIONS: &[&str] = &[
 /// Whether an env var's name is an engine sizing option in env form (`MAX_MODEL_LEN`,
 /// `GPU_MEMORY_UTILIZATION`, `VLLM_MAX_MODEL_LEN`): a wrapper script passes it on as the flag.
 pub fn sizing_env(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
+    // Compared in place: this runs on every env name of every uncovered document, and an
+    // allocation per name and option was an eighth of a 10,000-object render.
+    let name = name.as_bytes();
     SIZING_OPTIONS.iter().any(|flag| {
-        let option = flag.trim_start_matches('-').replace('-', "_");
-        name == option || name.ends_with(&format!("_{option}"))
+        let option = flag.trim_start_matches('-').as_bytes();
+        let Some(cut) = name.len().checked_sub(option.len()) else {
+            return false;
+        };
+        let same = name[cut..]
+            .iter()
+            .zip(option)
+            .all(|(n, o)| n.to_ascii_lowercase() == if *o == b'-' { b'_' } else { *o });
+        same && (cut == 0 || name[cut - 1] == b'_')
     })
 }
 
@@ -334,7 +344,7 @@ pub fn helm_template(file: FileId, src: &SourceFile) -> Option<Extracted> {
     let reason = "it is a Helm chart template, whose values are filled in only when rendered";
     // An engine's entrypoint, else the launch its shape alone gives (a serving resource whose
     // engine is its kind's), else an engine's sizing option: each names what the chart runs.
-    let named = mentions(&src.text, ENGINES)
+    let named = mentions(&src.text, &ENGINE_WORDS)
         .into_iter()
         .next()
         .map(|(range, engine)| (range, engine.to_string()))
@@ -545,7 +555,7 @@ fn render_help(name: &str) -> String {
 /// Where `text` (an object, a container's command) starts an engine, as [`note`] finds them:
 /// outside comments and mentions (`echo`, `pip install`), and not as a router's command.
 pub fn engines_in(text: &str) -> Vec<(Range<usize>, &'static str)> {
-    let mut found = mentions(text, ENGINES);
+    let mut found = mentions(text, &ENGINE_WORDS);
     found.retain(|(at, _)| !routes(text, at));
     found
 }
@@ -564,21 +574,68 @@ pub fn named_in_code(text: &str) -> Option<&'static str> {
         })
 }
 
+/// A list of patterns with its searchers, built once per run: built per call they were a
+/// twentieth of a 10,000-object render, where every workload's text is searched.
+struct Words {
+    patterns: &'static [(&'static str, &'static str)],
+    search: OnceLock<Searchers>,
+}
+
+struct Searchers {
+    /// The first words that no other first word is part of: a line holds every word of a
+    /// pattern only if it holds one of these.
+    firsts: Vec<Finder<'static>>,
+    /// Each pattern's words.
+    words: Vec<Vec<Finder<'static>>>,
+    comment: Finder<'static>,
+}
+
+impl Words {
+    const fn new(patterns: &'static [(&'static str, &'static str)]) -> Self {
+        Words {
+            patterns,
+            search: OnceLock::new(),
+        }
+    }
+
+    fn searchers(&self) -> &Searchers {
+        self.search.get_or_init(|| {
+            let firsts: Vec<&str> = self
+                .patterns
+                .iter()
+                .filter_map(|(p, _)| p.split(' ').next())
+                .collect();
+            let lone = |w: &&str| !w.is_empty() && !firsts.iter().any(|o| o != w && w.contains(o));
+            let mut kept: Vec<&str> = firsts.iter().copied().filter(lone).collect();
+            kept.dedup();
+            Searchers {
+                firsts: kept.into_iter().map(Finder::new).collect(),
+                words: self
+                    .patterns
+                    .iter()
+                    .map(|(p, _)| p.split(' ').map(Finder::new).collect())
+                    .collect(),
+                comment: Finder::new(" #"),
+            }
+        })
+    }
+}
+
+static ENGINE_WORDS: Words = Words::new(ENGINES);
+static ROUTER_WORDS: Words = Words::new(NOT_ENGINES);
+static BENCHMARK_WORDS: Words = Words::new(BENCHMARKS);
+
 /// Where each pattern occurs outside comments, first occurrence per line.
-fn mentions(text: &str, patterns: &[(&str, &'static str)]) -> Vec<(Range<usize>, &'static str)> {
+fn mentions(text: &str, list: &Words) -> Vec<(Range<usize>, &'static str)> {
     let mut out = Vec::new();
-    // A line holds every word of a pattern only if it holds the pattern's first word, so only
-    // the lines where the shortest of those words (`vllm` for `vllm.entrypoints`) occur are
-    // read: one search of the whole text per word, not one per line.
-    let firsts: Vec<&str> = patterns
+    let search = list.searchers();
+    // Only the lines where a first word occurs are read: one search of the whole text per
+    // word, not one per line. memchr's SIMD search: core's `match_indices` (Two-Way) cost 6
+    // instructions a byte.
+    let mut found: Vec<usize> = search
+        .firsts
         .iter()
-        .filter_map(|(p, _)| p.split(' ').next())
-        .collect();
-    // memchr's SIMD search: core's `match_indices` (Two-Way) cost 6 instructions a byte.
-    let mut found: Vec<usize> = firsts
-        .iter()
-        .filter(|w| !w.is_empty() && !firsts.iter().any(|o| o != *w && w.contains(o)))
-        .flat_map(|w| memchr::memmem::find_iter(text.as_bytes(), w.as_bytes()))
+        .flat_map(|w| w.find_iter(text.as_bytes()))
         .collect();
     found.sort_unstable();
     // Each match's line start, read forward once (a search back from each match would be
@@ -594,27 +651,22 @@ fn mentions(text: &str, patterns: &[(&str, &'static str)]) -> Vec<(Range<usize>,
             starts.push(line_start);
         }
     }
-    // Searchers built once, not once per line and word.
-    let words: Vec<Vec<Finder>> = patterns
-        .iter()
-        .map(|(p, _)| p.split(' ').map(Finder::new).collect())
-        .collect();
-    let comment = Finder::new(" #");
     for start in starts {
         let end =
             memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |n| start + n + 1);
         let line = &text[start..end];
-        let code = comment.find(line.as_bytes()).map_or(line, |n| &line[..n]);
+        let code = search.comment.find(line.as_bytes()).map_or(line, |n| &line[..n]);
         // Each word of a pattern is in the line wherever the pattern is: a cheap test first.
-        let hit = patterns
+        let hit = list
+            .patterns
             .iter()
-            .zip(&words)
+            .zip(&search.words)
             .filter(|(_, ws)| ws.iter().all(|w| w.find(code.as_bytes()).is_some()))
             .filter_map(|((p, what), _)| Some((find_words(code, p)?, *what)))
             .min_by_key(|(r, _)| r.start);
         if let Some((r, what)) = hit.filter(|(r, _)| !quiet(&code[..r.start])) {
             out.push((start + r.start..start + r.end, what));
-        } else if let Some(hit) = block_list(text, start..end, patterns) {
+        } else if let Some(hit) = block_list(text, start..end, list.patterns) {
             out.push(hit);
         }
     }
@@ -742,6 +794,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sizing_env_names_are_the_options_in_env_form() {
+        for name in [
+            "MAX_MODEL_LEN",
+            "VLLM_MAX_MODEL_LEN",
+            "max_model_len",
+            "Tensor_Parallel_Size",
+            "KV_CACHE_FREE_GPU_MEMORY_FRACTION",
+            "SGLANG_MEM_FRACTION_STATIC",
+        ] {
+            assert!(sizing_env(name), "{name}");
+        }
+        for name in ["XMAX_MODEL_LEN", "MAX-MODEL-LEN", "MAX_MODEL", "", "_", "MODEL_LEN"] {
+            assert!(!sizing_env(name), "{name}");
+        }
+    }
+
+    #[test]
     fn engine_words_are_found_however_they_are_quoted() {
         let hit = |line: &str, p: &str| find_words(line, p).map(|r| line[r].to_string());
         assert_eq!(
@@ -770,7 +839,7 @@ mod tests {
             "train.slurm",
             "srun --nodes=1 trl vllm-serve --model $MODEL --tensor_parallel_size 8 &\n",
         );
-        let found: Vec<&str> = mentions(&src.text, ENGINES)
+        let found: Vec<&str> = mentions(&src.text, &ENGINE_WORDS)
             .iter()
             .map(|(_, e)| *e)
             .collect();
@@ -783,7 +852,7 @@ mod tests {
             "run.sh",
             "# vllm serve m\necho \"vllm serve m\"\nsleep 1; vllm serve m\n",
         );
-        let found: Vec<usize> = mentions(&src.text, ENGINES)
+        let found: Vec<usize> = mentions(&src.text, &ENGINE_WORDS)
             .iter()
             .map(|(r, _)| r.start)
             .collect();
@@ -798,7 +867,7 @@ mod tests {
             "vllm serve m; ".repeat(20_000)
         );
         let src = SourceFile::new("run.sh", text.as_str());
-        let found: Vec<(usize, &str)> = mentions(&src.text, ENGINES)
+        let found: Vec<(usize, &str)> = mentions(&src.text, &ENGINE_WORDS)
             .iter()
             .map(|(r, what)| (r.start, *what))
             .collect();
