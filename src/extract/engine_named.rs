@@ -315,7 +315,10 @@ pub fn image_with_sizing_env(text: &str) -> Option<(Range<usize>, String)> {
             key.trim().trim_matches(['"', '\'']),
             value.trim().trim_matches(['"', '\'']),
         );
-        if let (true, None, Some(kind)) = (key == "image", &image, engine_image(v)) {
+        // The image is read only on its own line: reading every line's value as one cost a
+        // tenth of a 10,000-object render.
+        let kind = (key == "image" && image.is_none()).then(|| engine_image(v)).flatten();
+        if let Some(kind) = kind {
             let at = start + line.find(v).unwrap_or(0);
             image = Some((at..at + v.len(), v.to_string(), kind));
         }

@@ -319,10 +319,15 @@ fn engine_image(src: &SourceFile, text: &str) -> Option<(Range<usize>, String)> 
 
 /// The first sizing option set outside comments, and where.
 fn engine_option(text: &str) -> Option<(Range<usize>, &'static str)> {
+    // Searchers built once per run: this reads every document that gave no launch.
+    static SEARCH: OnceLock<Vec<Finder<'static>>> = OnceLock::new();
+    let search = SEARCH.get_or_init(|| SIZING_OPTIONS.iter().map(Finder::new).collect());
     SIZING_OPTIONS
         .iter()
-        .filter_map(|flag| {
-            memchr::memmem::find_iter(text.as_bytes(), flag.as_bytes())
+        .zip(search)
+        .filter_map(|(flag, finder)| {
+            finder
+                .find_iter(text.as_bytes())
                 .find(|&at| {
                     let line = text[..at].rfind('\n').map_or(0, |n| n + 1);
                     !text[line..at].contains('#')
