@@ -189,10 +189,15 @@ fn read(scope: &mut Scope, pipeline: &Pipeline) -> Option<Argvs> {
     for command in &pipeline.commands {
         let mut argv = Vec::new();
         for word in words(command)? {
-            let globs = has_unquoted(&word.parts)?;
+            let unquoted = has_unquoted(&word.parts)?;
+            // Expansion here splits at the default `$IFS`: a script that sets its own splits
+            // otherwise (`IFS=,` makes `echo $GPUS` print `0 1`).
+            if unquoted && scope.var("IFS").is_some() {
+                return None;
+            }
             for field in scope.expand(&word, true) {
                 let text = known(&field, &mut default)?;
-                if globs && text.contains(['*', '?', '[']) {
+                if unquoted && text.contains(['*', '?', '[']) {
                     return None;
                 }
                 argv.push(text);
@@ -384,6 +389,7 @@ mod tests {
             "$(| wc -l)",
             "$((1 + 2))",
             "$(echo \"$@\" | wc -w)",
+            "IFS=,\nG=0,1\n$(echo $G | wc -w)",
         ] {
             assert_eq!(out(script), None, "{script}");
         }
