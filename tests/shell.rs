@@ -716,3 +716,73 @@ fn a_default_inside_an_sh_c_script_is_still_the_callers() {
         run.stdout
     );
 }
+
+/// The launches' TP and the INP004 messages of a script checked on an H100.
+fn tps_and_unknowns(script: &str) -> (Vec<serde_json::Value>, Vec<String>) {
+    let run = kvlint_stdin(
+        &[
+            "check",
+            "--gpu",
+            "h100-80gb",
+            "--format",
+            "json",
+            "--stdin-filename",
+            "serve.sh",
+            "-",
+        ],
+        Some(script),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("json report");
+    let tps = doc["launches"].as_array().expect("launches");
+    let unknowns = doc["findings"].as_array().expect("findings").iter();
+    (
+        tps.iter().map(|l| l["tp"].clone()).collect(),
+        unknowns
+            .filter(|f| f["rule"] == "INP004")
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect(),
+    )
+}
+
+#[test]
+fn a_tp_counted_from_a_gpu_list_through_text_utilities_is_worked_out() {
+    // bash: `echo 0 | tr ',' '\n' | wc -l` is 1, `echo 0,1,2,3 | ...` is 4.
+    let shape = |gpus: &str| {
+        format!(
+            "GPU={gpus}\n\
+             if [ -n \"${{TP_OVERRIDE:-}}\" ]; then\n  TP=\"$TP_OVERRIDE\"\nelse\n  \
+             TP=$(echo \"$GPU\" | tr ',' '\\n' | wc -l)\nfi\n\
+             vllm serve Qwen/Qwen3-8B --max-model-len 8192 --tensor-parallel-size \"$TP\"\n"
+        )
+    };
+    // The caller's CUDA_VISIBLE_DEVICES decides; unset, one GPU: TP 1 is planned with and the
+    // caller's variable is named (INP004), as for any caller's default.
+    let (tps, unknowns) = tps_and_unknowns(&shape("\"${CUDA_VISIBLE_DEVICES:-0}\""));
+    assert_eq!(tps, [serde_json::Value::Null, 1.into()]);
+    assert!(
+        unknowns.iter().any(|m| m.starts_with(
+            "--tensor-parallel-size is set from CUDA_VISIBLE_DEVICES (\"0\" unless set by the caller)"
+        )),
+        "{unknowns:?}"
+    );
+    // Written in the script: 4, nothing left to the caller but the override's own path.
+    let (tps, unknowns) = tps_and_unknowns(&shape("0,1,2,3"));
+    assert_eq!(tps, [serde_json::Value::Null, 4.into()]);
+    assert!(
+        unknowns.iter().all(|m| !m.contains("CUDA_VISIBLE_DEVICES")),
+        "{unknowns:?}"
+    );
+    // Without the override, one launch; a here-string and awk read the same way.
+    let direct = "GPU=0,1,2,3\nTP=$(awk -F, '{print NF}' <<< \"$GPU\")\n\
+                  vllm serve Qwen/Qwen3-8B --max-model-len 8192 --tensor-parallel-size $TP\n";
+    assert_eq!(tps_and_unknowns(direct), (vec![4.into()], Vec::new()));
+    // What nvidia-smi prints is only known when the script runs.
+    let smi = "TP=$(nvidia-smi -L | wc -l)\n\
+               vllm serve Qwen/Qwen3-8B --max-model-len 8192 --tensor-parallel-size $TP\n";
+    let (tps, unknowns) = tps_and_unknowns(smi);
+    assert_eq!(tps, [serde_json::Value::Null]);
+    assert!(
+        unknowns[0].contains("$(nvidia-smi -L | wc -l)"),
+        "{unknowns:?}"
+    );
+}

@@ -4,6 +4,7 @@
 use super::budget::Budget;
 use super::chars::Chars;
 use super::lex::{Ch, ParamOp, Part, Word, MAX_DEPTH};
+use super::textpipe::{self, Output};
 use crate::launch::Arg;
 use crate::source::{FileId, Loc};
 use std::borrow::Cow;
@@ -355,22 +356,23 @@ impl Scope {
                     exp.quoted |= *q;
                     self.expand_param(name, op, raw, split && !q, exp, depth);
                 }
-                Part::Subst { raw } => match self.arithmetic(raw) {
-                    Some(n) => {
-                        let (start, end) = part_span(part);
-                        exp.fixed = true;
-                        exp.pieces.extend(n.to_string().chars().map(|c| Piece {
-                            ch: (c, start, end),
-                            split: false,
-                            brk: false,
-                            unresolved: None,
-                            default: false,
-                        }));
+                Part::Subst { raw } => {
+                    let output = match self.arithmetic(raw) {
+                        Some(n) => Some(Output {
+                            text: n.to_string(),
+                            default: None,
+                        }),
+                        None => textpipe::output(self, raw, split),
+                    };
+                    match output {
+                        Some(output) => push_output(exp, output, part_span(part)),
+                        None => push_unresolved(
+                            &mut exp.pieces,
+                            raw,
+                            raw.iter().map(|ch| ch.c).collect(),
+                        ),
                     }
-                    None => {
-                        push_unresolved(&mut exp.pieces, raw, raw.iter().map(|ch| ch.c).collect())
-                    }
-                },
+                }
                 // An array literal outside an assignment (`f=(a b)` as an argument) is no argv text.
                 Part::Array(_) => {}
             }
@@ -574,6 +576,23 @@ fn push_value(out: &mut Vec<Piece>, value: &Field, (start, end): (usize, usize),
             unresolved,
         });
     }
+}
+
+/// A substitution's known output (`$((2 * 4))`, `$(echo 0,1 | wc -l)`), each character pointing
+/// at the substitution; the caller's default it came from, if any, named on the first.
+fn push_output(exp: &mut Expansion, output: Output, (start, end): (usize, usize)) {
+    exp.fixed = true;
+    let mut default = output.default;
+    exp.pieces.extend(output.text.chars().map(|c| {
+        let unresolved = default.take();
+        Piece {
+            ch: (c, start, end),
+            split: false,
+            brk: false,
+            default: unresolved.is_some(),
+            unresolved,
+        }
+    }));
 }
 
 fn push_unresolved(out: &mut Vec<Piece>, raw: &[Ch], name: String) {

@@ -24,7 +24,8 @@
 //! where every path's value is written (`branches`), and is unknown after them otherwise (which
 //! branch runs is decided at run time, so no value is assumed, not even the worst);
 //! `"$@"`, `"${ARR[@]}"` of an unknown array and an unset `$EXTRA_ARGS` expanded as whole words
-//! may add any flag, and are `INP004` on the launch.
+//! may add any flag, and are `INP004` on the launch; a command substitution's output is unknown
+//! unless it only pipes known text through text utilities (`textpipe`, `textutil`).
 
 pub mod actions;
 pub mod apptainer;
@@ -42,6 +43,8 @@ mod lex;
 pub mod make;
 mod rewrites;
 mod slurm;
+mod textpipe;
+mod textutil;
 mod walk;
 mod wrappers;
 
