@@ -290,7 +290,9 @@ pub fn book_page(all: &[Platform]) -> String {
          `kvlint platforms NAME`). A site adds its own in `kvlint.toml` as a `[[platform]]` table in\n\
          the same schema. A document no reader or platform takes is still searched: a mapping whose\n\
          keys are mostly one engine's options (or any under a key that names the engine,\n\
-         `sglang:`) is read as its settings, a list of words that starts with an engine command as\n\
+         `sglang:`; or two or more in a mapping that names the engine as a value, `framework: sglang`,\n\
+         with its strings of the engine's flags, `extraArgs`, passed after them) is read as its\n\
+         settings, a list of words that starts with an engine command as\n\
          its argv (or, under a key that names the engine, with that engine's flags: `vllm:\n\
          {args: [--model, ...]}`), a mapping's `command` and `args` that together start one (a\n\
          container's shape: `{command: [/bin/sh, -c], args: [\"vllm serve ...\"]}`) as one argv, with\n\
