@@ -207,10 +207,12 @@ gpu_count_default = 1
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
 # instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
 # pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size; `worker.size + 1`)
+# pods_default = 4                   pods per replica when `pods` finds none (else 1)
 # gpu_resource = ["requestGPUType"]  a MIG resource name names the device
 # node_selector_terms = ["nodeSelectorTerms"]  required node-affinity terms: the GPU they pin
 # node_label = ["acceleratorTypes"]  a {labelKey, labelValues} pair rendered as `key In values`: the GPU it pins
 # [[launch.render]]                  words a template renders from values, `${path}` filled in
+#                                    (`${path:-16}`: 16 where the path is missing, `| default 16`)
 # when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
 
 # unknown = { "--max_seq_len" = "the engine's build" }  options set where the input does not show: INP004
