@@ -255,15 +255,20 @@ fn read_env(launch: &Launch, args: &mut EngineArgs) {
 /// Whether `flag` (`--max-model-len`; vLLM also takes `--max_model_len`) is an exact option of
 /// the engine's newest modelled release.
 pub fn is_option(engine: Engine, flag: &str) -> bool {
-    let Some(spec) = flag_spec(engine, supported(engine).1) else {
-        return false;
-    };
+    option_dest(engine, flag).is_some()
+}
+
+/// The destination of `flag` among the engine's options in its newest modelled release
+/// (`model_path` for SGLang's `--model` and `--model-path`): spellings with one destination set
+/// one setting.
+pub fn option_dest(engine: Engine, flag: &str) -> Option<&'static str> {
+    let spec = flag_spec(engine, supported(engine).1)?;
     let name = if spec.underscores {
         flag.replace('_', "-")
     } else {
         flag.to_string()
     };
-    spec.exact(&name).is_some()
+    spec.exact(&name).map(|(def, _)| def.dest.as_str())
 }
 
 /// The engines whose server takes the long option `flag` on its command line: SGLang and vLLM

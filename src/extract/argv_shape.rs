@@ -47,9 +47,9 @@ pub(super) fn command_args(file: FileId, src: &SourceFile, map: &Node) -> Option
     Some(found)
 }
 
-/// What the mapping holds beside its `command` as a container does: the `image` that runs it
-/// (the release its tag names) and the GPUs its `resources` ask for.
-fn placed(l: &mut Launch, map: &Node) {
+/// What the mapping holds beside its `command` (or its engine's settings) as a container does:
+/// the `image` that runs it (the release its tag names) and the GPUs its `resources` ask for.
+pub(super) fn placed(l: &mut Launch, map: &Node) {
     if let Some(image) = map.get("image").filter(|i| i.as_str().is_some()) {
         let name = image.as_str().unwrap_or_default();
         l.engine_version = placement::image_version(name, l.engine.name()).map(|v| (v, image.loc));

@@ -473,15 +473,16 @@ fn rendered(r: &Render, doc: &Node, node: &Node) -> Vec<Arg> {
     for w in &r.words {
         let mut text = w.clone();
         let mut loc = None;
-        for path in Render::placeholders(w) {
-            let Some(value) = at(path) else {
-                return Vec::new();
+        for (inner, path, default) in Render::references(w) {
+            let value = match (at(path), default) {
+                (Some(value), _) => {
+                    loc = loc.or(Some(value.loc));
+                    value.scalar_text().unwrap_or_default()
+                }
+                (None, Some(d)) => d.to_string(),
+                (None, None) => return Vec::new(),
             };
-            text = text.replace(
-                &format!("${{{path}}}"),
-                &value.scalar_text().unwrap_or_default(),
-            );
-            loc = loc.or(Some(value.loc));
+            text = text.replace(&format!("${{{inner}}}"), &value);
         }
         words.push((text, loc));
     }

@@ -4,6 +4,7 @@
 //! line, as the other unread checks are (the document may be a template that is no YAML yet).
 
 use super::images::{engine_image, EngineImage};
+use crate::launch::Engine;
 use std::ops::Range;
 
 /// Keys whose value names the engine that runs and nothing else (`engine`, `inferenceEngine`),
@@ -43,12 +44,12 @@ const NOT_SETTINGS: &[&str] = &[
 ];
 
 /// Engine names folded (lower case without `-`, `_`, `.` and spaces: `TensorRT-LLM`, `trt_llm`,
-/// `vLLM`), and the engine's title.
-const ENGINE_VALUES: &[(&str, &str)] = &[
-    ("vllm", "vLLM"),
-    ("sglang", "SGLang"),
-    ("tensorrtllm", "TensorRT-LLM"),
-    ("trtllm", "TensorRT-LLM"),
+/// `vLLM`), and the engine.
+const ENGINE_VALUES: &[(&str, Engine)] = &[
+    ("vllm", Engine::Vllm),
+    ("sglang", Engine::Sglang),
+    ("tensorrtllm", Engine::Trtllm),
+    ("trtllm", Engine::Trtllm),
 ];
 
 /// Keys that size an engine besides the engines' own options (`unread::SIZING_OPTIONS`), as
@@ -71,13 +72,18 @@ fn fold(text: &str) -> String {
 }
 
 /// Whether values under `key` are labels, selectors or annotations.
-fn not_settings(key: &str) -> bool {
+pub fn not_settings(key: &str) -> bool {
     NOT_SETTINGS.contains(&fold(key).as_str())
 }
 
 /// Whether a key, folded, sizes an engine.
 fn sizes(folded: &str) -> bool {
     PLATFORM_SIZING_KEYS.contains(&folded) || super::unread::sizing_option_folded(folded)
+}
+
+/// Whether a key as written (`tpSize`, `tensor_parallel_size`) sizes an engine.
+pub fn sizes_engine(key: &str) -> bool {
+    sizes(&fold(key))
 }
 
 /// An engine named as a setting's value: where the value is, the engine's title, the key (with
@@ -189,7 +195,7 @@ fn naming(key: &str, parent: &str) -> Option<Naming> {
 }
 
 /// The engine a value names, by its folded spelling.
-fn engine_of(value: &str) -> Option<&'static str> {
+fn engine_of(value: &str) -> Option<Engine> {
     let folded: String = fold(value)
         .chars()
         .filter(|c| !matches!(c, '.' | ' '))
@@ -197,7 +203,16 @@ fn engine_of(value: &str) -> Option<&'static str> {
     ENGINE_VALUES
         .iter()
         .find(|(n, _)| *n == folded)
-        .map(|(_, title)| *title)
+        .map(|(_, engine)| *engine)
+}
+
+/// The engine a mapping's entry `key: value` (under `parent`, the key of the mapping that holds
+/// it) names as what runs, given whether the settings beside it size an engine: the same
+/// judgement [`named_as_value`] makes of a line, for a mapping already parsed (`framework:
+/// sglang` beside `tpSize`; `engine: {type: vllm}`, passed as `type` under `engine`).
+pub fn entry_names(key: &str, parent: &str, value: &str, sized: bool) -> Option<Engine> {
+    let how = naming(key, parent)?;
+    how.holds(sized, false).then(|| engine_of(value)).flatten()
 }
 
 /// Where the document names its engine as a setting's value, when that names what runs: a key
@@ -249,7 +264,7 @@ pub fn named_as_value(text: &str) -> Option<Named> {
             };
             let named = Named {
                 at: at..at + e.value.len(),
-                engine,
+                engine: engine.title(),
                 key,
                 sized: false,
             };

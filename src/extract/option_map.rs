@@ -4,6 +4,8 @@
 //! keys alone, and argv found by its shape ([`super::argv_shape`]), so that no option map goes
 //! unread.
 
+mod named;
+
 use super::argv_shape;
 use super::k8s::scalar;
 use super::shell;
@@ -240,6 +242,12 @@ pub fn by_shape(file: FileId, src: &SourceFile, doc: &Node) -> super::Extracted 
                     let launches = found.launches.into_iter().map(|l| named(l, shape, &path));
                     out.launches.extend(launches);
                     out.findings.extend(found.findings);
+                    continue;
+                }
+                // A mapping that names its engine is read as that engine's settings, its
+                // flag strings included, before any guess from its keys alone.
+                if let Some(l) = named::launch(file, src, node, &path, || beside(&seen, at)) {
+                    out.launches.push(l);
                     continue;
                 }
                 let camel = camel_options(node);
@@ -498,34 +506,70 @@ fn options_launch(engine: Engine, map: &Node, path: &str, model: Option<&Node>) 
         let key = k.scalar_text().unwrap_or_default().replace('_', "-");
         crate::engine::is_option(engine, &format!("--{key}"))
     };
-    let mut kept: Vec<(Node, Node)> = entries.iter().filter(|(k, _)| own(k)).cloned().collect();
+    let kept: Vec<(Node, Node)> = entries.iter().filter(|(k, _)| own(k)).cloned().collect();
     let under_name = path.rsplit('.').next() == Some(engine.name()) && kept.len() == entries.len();
     let mostly = kept.len() >= 2 && kept.len() * 2 >= entries.len();
     if engine == Engine::Trtllm || kept.is_empty() || !(mostly || under_name) {
         return None;
     }
-    if let Some(m) = model {
-        let key = match engine {
-            Engine::Sglang => "model-path",
-            _ => "model",
-        };
+    settings_launch(engine, kept, map.loc, path, model, Vec::new())
+}
+
+/// The launch of an engine's settings found by their keys at `path`: `options` (each spelled as
+/// its flag without dashes) read as the engine reads its config file, `model` given as the
+/// engine's model option, then `flags` (the words a settings value holds for the command line).
+fn settings_launch(
+    engine: Engine,
+    mut options: Vec<(Node, Node)>,
+    at: crate::source::Loc,
+    path: &str,
+    model: Option<&Node>,
+    flags: Vec<Arg>,
+) -> Option<Launch> {
+    let key = match engine {
+        Engine::Sglang => "model-path",
+        _ => "model",
+    };
+    // The settings' own model option (`modelPath`, spelled `model-path`) is theirs to give.
+    let dest = |k: &str| crate::engine::option_dest(engine, &format!("--{k}"));
+    let own = |(k, _): &(Node, Node)| k.as_str().is_some_and(|k| dest(k) == dest(key));
+    if let Some(m) = model.filter(|_| !options.iter().any(own)) {
         let key = Node {
             value: Value::Str(key.into()),
             loc: m.loc,
         };
-        kept.push((key, m.clone()));
+        options.push((key, m.clone()));
     }
     let options = Node {
-        value: Value::Map(kept),
-        loc: map.loc,
+        value: Value::Map(options),
+        loc: at,
     };
     let mut args = crate::engine::config_file_args(engine, &options).ok()?;
+    args.extend(flags);
     unresolved_placeholders(engine, &mut args);
     let at = crate::source::Loc {
-        end: map.loc.start,
-        ..map.loc
+        end: at.start,
+        ..at
     };
     Some(named(Launch::new(engine, at, args), BY_KEYS, path))
+}
+
+/// How many of `words`' flags are the engine's options, when the words start with a flag and
+/// at least half of their flags are (`--name=value` counted by its name).
+fn known_flags(engine: Engine, words: &[String]) -> Option<usize> {
+    if !words.first()?.starts_with("--") {
+        return None;
+    }
+    let flags: Vec<&str> = words
+        .iter()
+        .filter(|w| w.starts_with("--"))
+        .map(|w| w.split('=').next().unwrap_or(w))
+        .collect();
+    let known = flags
+        .iter()
+        .filter(|f| crate::engine::is_option(engine, f))
+        .count();
+    (known * 2 >= flags.len()).then_some(known)
 }
 
 /// A list of words that starts with a flag, under a key that names the engine (`vllm: {args:
@@ -543,20 +587,7 @@ fn flags_launch(file: FileId, src: &SourceFile, list: &Node, path: &str) -> Opti
                 _ => None,
             })?;
     let words: Option<Vec<String>> = items.iter().map(Node::scalar_text).collect();
-    let words = words?;
-    if !words.first()?.starts_with("--") {
-        return None;
-    }
-    let flags: Vec<&str> = words
-        .iter()
-        .filter(|w| w.starts_with("--"))
-        .map(|w| w.split('=').next().unwrap_or(w))
-        .collect();
-    let known = flags
-        .iter()
-        .filter(|f| crate::engine::is_option(engine, f))
-        .count();
-    if known < 2 || known * 2 < flags.len() {
+    if known_flags(engine, &words?)? < 2 {
         return None;
     }
     let at = crate::source::Loc {

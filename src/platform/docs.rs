@@ -207,10 +207,12 @@ gpu_count_default = 1
 # resources = ["resources"]  pod = ["nodeSelector parent"]  image = [...]  image_tag = [...]  name = [...]
 # instance_type = ["deployment.instanceType"]  the GPU (and count) of a cloud instance type
 # pods = ["modelParameters.pipelineParallelSize"]  pods per replica (a LeaderWorkerSet's size; `worker.size + 1`)
+# pods_default = 4                   pods per replica when `pods` finds none (else 1)
 # gpu_resource = ["requestGPUType"]  a MIG resource name names the device
 # node_selector_terms = ["nodeSelectorTerms"]  required node-affinity terms: the GPU they pin
 # node_label = ["acceleratorTypes"]  a {labelKey, labelValues} pair rendered as `key In values`: the GPU it pins
 # [[launch.render]]                  words a template renders from values, `${path}` filled in
+#                                    (`${path:-16}`: 16 where the path is missing, `| default 16`)
 # when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
 
 # unknown = { "--max_seq_len" = "the engine's build" }  options set where the input does not show: INP004
@@ -290,7 +292,9 @@ pub fn book_page(all: &[Platform]) -> String {
          `kvlint platforms NAME`). A site adds its own in `kvlint.toml` as a `[[platform]]` table in\n\
          the same schema. A document no reader or platform takes is still searched: a mapping whose\n\
          keys are mostly one engine's options (or any under a key that names the engine,\n\
-         `sglang:`) is read as its settings, a list of words that starts with an engine command as\n\
+         `sglang:`; or two or more in a mapping that names the engine as a value, `framework: sglang`,\n\
+         with its strings of the engine's flags, `extraArgs`, passed after them) is read as its\n\
+         settings, a list of words that starts with an engine command as\n\
          its argv (or, under a key that names the engine, with that engine's flags: `vllm:\n\
          {args: [--model, ...]}`), a mapping's `command` and `args` that together start one (a\n\
          container's shape: `{command: [/bin/sh, -c], args: [\"vllm serve ...\"]}`) as one argv, with\n\

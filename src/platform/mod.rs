@@ -428,9 +428,13 @@ pub struct Site {
     /// nothing above gives one, from kvlint's instance table.
     #[serde(default)]
     pub instance_type: Vec<String>,
-    /// Pods per replica (a LeaderWorkerSet's size): first that exists; 1 when none does.
+    /// Pods per replica (a LeaderWorkerSet's size): first that exists; `pods_default` (else 1)
+    /// when none does.
     #[serde(default)]
     pub pods: Vec<String>,
+    /// Pods per replica when `pods` finds nothing (a chart's `| default 4`).
+    #[serde(default)]
+    pub pods_default: Option<u32>,
     /// The name of the Kubernetes resource the GPUs are requested as (`nvidia.com/mig-3g.40gb`):
     /// a MIG slice names the device the engine sees.
     #[serde(default)]
@@ -499,8 +503,9 @@ pub struct NotEngine {
 }
 
 /// Words a chart's template renders (`--kv-transfer-config` and its JSON), each `${path}` in them
-/// replaced by the value at that path from the site. Left out when a `when` path is missing or
-/// false as Go templates take it, or a `${path}` is missing.
+/// replaced by the value at that path from the site, and `${path:-default}` by `default` where the
+/// path is missing (a template's `{{ .Values.x | default 16 }}`). Left out when a `when` path is
+/// missing or false as Go templates take it, or a `${path}` without a default is missing.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Render {
@@ -512,9 +517,19 @@ pub struct Render {
 impl Render {
     /// The paths of the `${path}` placeholders in `word`.
     pub fn placeholders(word: &str) -> impl Iterator<Item = &str> {
-        word.split("${")
-            .skip(1)
-            .filter_map(|rest| rest.split_once('}').map(|(path, _)| path))
+        Self::references(word).map(|(_, path, _)| path)
+    }
+
+    /// Each `${...}` placeholder in `word`: what its braces hold, its path and its default.
+    pub fn references(word: &str) -> impl Iterator<Item = (&str, &str, Option<&str>)> {
+        word.split("${").skip(1).filter_map(|rest| {
+            let (inner, _) = rest.split_once('}')?;
+            let (path, default) = match inner.split_once(":-") {
+                Some((p, d)) => (p, Some(d)),
+                None => (inner, None),
+            };
+            Some((inner, path, default))
+        })
     }
 }
 

@@ -35,6 +35,7 @@ pub(super) fn place(l: &mut Launch, site: &Site, doc: &Node, node: &Node, outer:
         .pods
         .iter()
         .find_map(|e| product(e, doc, node))
+        .or(site.pods_default)
         .or(Some(1));
     let container = first_of(&site.runs_in, doc, node);
     let image = first_of(&site.image, doc, node).or_else(|| container?.get("image"));
