@@ -332,7 +332,9 @@ pub fn image_with_sizing_env(text: &str) -> Option<(Range<usize>, String)> {
         );
         // The image is read only on its own line: reading every line's value as one cost a
         // tenth of a 10,000-object render.
-        let kind = (key == "image" && image.is_none()).then(|| engine_image(v)).flatten();
+        let kind = (key == "image" && image.is_none())
+            .then(|| engine_image(v))
+            .flatten();
         if let Some(kind) = kind {
             let at = start + line.find(v).unwrap_or(0);
             image = Some((at..at + v.len(), v.to_string(), kind));

@@ -8,9 +8,9 @@ use crate::finding::Finding;
 use crate::source::{FileId, Loc, SourceFile};
 use memchr::memmem::Finder;
 use std::collections::HashSet;
-use std::sync::OnceLock;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// Words that start a serving engine, and the engine's name.
 const ENGINES: &[(&str, &str)] = &[
@@ -660,7 +660,10 @@ fn mentions(text: &str, list: &Words) -> Vec<(Range<usize>, &'static str)> {
         let end =
             memchr::memchr(b'\n', &text.as_bytes()[start..]).map_or(text.len(), |n| start + n + 1);
         let line = &text[start..end];
-        let code = search.comment.find(line.as_bytes()).map_or(line, |n| &line[..n]);
+        let code = search
+            .comment
+            .find(line.as_bytes())
+            .map_or(line, |n| &line[..n]);
         // Each word of a pattern is in the line wherever the pattern is: a cheap test first.
         let hit = list
             .patterns
@@ -810,7 +813,14 @@ mod tests {
         ] {
             assert!(sizing_env(name), "{name}");
         }
-        for name in ["XMAX_MODEL_LEN", "MAX-MODEL-LEN", "MAX_MODEL", "", "_", "MODEL_LEN"] {
+        for name in [
+            "XMAX_MODEL_LEN",
+            "MAX-MODEL-LEN",
+            "MAX_MODEL",
+            "",
+            "_",
+            "MODEL_LEN",
+        ] {
             assert!(!sizing_env(name), "{name}");
         }
     }

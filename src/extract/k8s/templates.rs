@@ -212,7 +212,7 @@ impl Cx<'_> {
         // An object no reader knows whose mapping is an engine's options (an operator's custom
         // resource with `maxModelLen`, `gpuMemoryUtilization`): read by their keys. A ConfigMap's
         // or Secret's data is read by the pods that use it, never as a launch of its own.
-        if !matches!(self.kind.as_str(), "ConfigMap" | "Secret") {
+        if !matches!(self.kind.as_str(), "ConfigMap" | "Secret") && !fixed_schema(doc) {
             let shaped = crate::extract::option_map::by_shape(self.file, self.src, doc);
             if !shaped.launches.is_empty() {
                 self.out.extend(shaped.launches);
@@ -302,4 +302,75 @@ fn is_pod_spec(node: &Node) -> bool {
 /// `prefill` or `decode` when a key or scalar names exactly one of them.
 fn role_named(node: Option<&Node>) -> Option<String> {
     roles::named(node?.as_str()?).map(str::to_string)
+}
+
+/// Built-in Kubernetes objects whose schema has no place for a workload's settings (a Service's
+/// ports and selector, a Role's rules), by API group and kind: no option map is searched in
+/// them (a search of every Service was a twentieth of a 10,000-object render). A custom
+/// resource of the same kind in another group is still searched.
+const FIXED_SCHEMAS: &[(&str, &[&str])] = &[
+    (
+        "",
+        &[
+            "Service",
+            "ServiceAccount",
+            "PersistentVolumeClaim",
+            "PersistentVolume",
+            "Namespace",
+            "Endpoints",
+            "ResourceQuota",
+            "LimitRange",
+        ],
+    ),
+    (
+        "networking.k8s.io",
+        &["Ingress", "IngressClass", "NetworkPolicy"],
+    ),
+    (
+        "rbac.authorization.k8s.io",
+        &["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"],
+    ),
+    ("policy", &["PodDisruptionBudget"]),
+    ("autoscaling", &["HorizontalPodAutoscaler"]),
+    ("storage.k8s.io", &["StorageClass"]),
+    ("scheduling.k8s.io", &["PriorityClass"]),
+    ("discovery.k8s.io", &["EndpointSlice"]),
+];
+
+fn fixed_schema(doc: &Node) -> bool {
+    let text = |k: &str| doc.get(k).and_then(Node::as_str).unwrap_or_default();
+    let group = text("apiVersion").rsplit_once('/').map_or("", |(g, _)| g);
+    let kind = text("kind");
+    FIXED_SCHEMAS
+        .iter()
+        .any(|(g, kinds)| *g == group && kinds.contains(&kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixed_schema;
+
+    fn doc(text: &str) -> crate::yaml::Node {
+        let mut sources = crate::source::Sources::default();
+        let file = sources.add("object.yaml", text);
+        crate::yaml::parse_document(file, sources.get(file)).unwrap()
+    }
+
+    #[test]
+    fn only_built_in_kinds_of_their_own_group_have_a_fixed_schema() {
+        assert!(fixed_schema(&doc("apiVersion: v1\nkind: Service\n")));
+        assert!(fixed_schema(&doc(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n"
+        )));
+        // Knative's Service holds a pod template; a CRD may reuse any kind name.
+        assert!(!fixed_schema(&doc(
+            "apiVersion: serving.knative.dev/v1\nkind: Service\n"
+        )));
+        assert!(!fixed_schema(&doc(
+            "apiVersion: example.com/v1\nkind: Role\n"
+        )));
+        assert!(!fixed_schema(&doc(
+            "apiVersion: apps/v1\nkind: Deployment\n"
+        )));
+    }
 }
