@@ -346,12 +346,15 @@ fn launch(
             kw.frontend = site.frontend_fields;
         }
     }
+    for r in site.render.iter().filter(|r| r.before_argv) {
+        args.extend(rendered(r, doc, node));
+    }
     args.extend(argv);
     for (flag, why) in &site.unknown {
         args.push(Arg::new(flag.clone(), node.loc));
         args.push(launcher::unknown(node.loc, why));
     }
-    for r in &site.render {
+    for r in site.render.iter().filter(|r| !r.before_argv) {
         args.extend(rendered(r, doc, node));
     }
     let api = site

@@ -214,6 +214,8 @@ gpu_count_default = 1
 # [[launch.render]]                  words a template renders from values, `${path}` filled in
 #                                    (`${path:-16}`: 16 where the path is missing, `| default 16`)
 # when = ["lmcacheConfig.enabled"]   words = ["--kv-transfer-config", '{"kv_role":"${lmcacheConfig.kvRole}"}']
+# before_argv = true                 rendered before the `argv` values, as the template writes them
+#                                    (after, by default): argparse keeps the last of a flag given twice
 
 # unknown = { "--max_seq_len" = "the engine's build" }  options set where the input does not show: INP004
 

@@ -512,6 +512,10 @@ pub struct Render {
     #[serde(default)]
     pub when: Vec<String>,
     pub words: Vec<String>,
+    /// The template writes these words before the `argv` values (`--tp-size {{ .tpSize }}` then
+    /// `extraArgs`): a flag given in both is the argv's, as argparse keeps the last.
+    #[serde(default)]
+    pub before_argv: bool,
 }
 
 impl Render {
