@@ -522,10 +522,11 @@ pub const FITTED_ON: &[&str] = &[
      estimate on H100 SXM (17 logs, 0.16–0.19), 0.88–1.30× on one A100 PCIe/L40S/RTX 6000 Ada, \
      within it plus the 1.8 GiB NCCL allowance at TP 4 on RTX PRO 6000, about 2× in one \
      low-confidence L4 log, 0.55× at PP 2",
-    "vLLM host-memory growth during the profile run on a unified-memory part (GB10), 1.45 GiB in \
-     the point (vllm::UNIFIED_GROWTH_LEAST_GIB): the smallest excess of a public DGX Spark log's \
-     non-KV memory over kvlint's discrete-card estimate (Qwen3-0.6B on 0.27.1; five other logs \
-     2.2–11.5 GiB); the band's low end allows the largest public reading, 31.6 GiB",
+    "vLLM host-memory growth during the profile run on a unified-memory part (GB10), 3.82 GiB in \
+     the point (vllm::UNIFIED_GROWTH_MEDIAN_GIB): the median excess of a public DGX Spark log's \
+     non-KV memory over kvlint's discrete-card estimate, over the six vLLM GB10 records \
+     (1.45–8.59 GiB; they are tuned-on); the band's low end allows the largest public reading, \
+     31.6 GiB",
 ];
 
 /// Headroom over a 16- or 8-bit checkpoint's parameter count, fitted to the logged weights (the
