@@ -283,6 +283,9 @@ enum Pattern {
     /// `modules_to_not_convert`-style names: a run of whole dotted components.
     Part(String),
     Re(Regex),
+    /// A compressed-tensors regex of a multimodal checkpoint, matched where vLLM matches it: on
+    /// the wrapped model's module name, `language_model.` + the text model's name.
+    WrappedRe(Regex),
     /// A ModelOpt layer: the module itself, a parent of it (`mlp.experts` for each expert), or a
     /// sibling projection, since kvlint prices a block's projections under one name
     /// (`self_attn.q_proj` for q, k, v and o; vLLM fuses them and requires one algorithm
@@ -306,6 +309,7 @@ impl Pattern {
                     && (end == name.len() || name[end..].starts_with('.'))
             }),
             Pattern::Re(r) => r.is_match(name),
+            Pattern::WrappedRe(r) => r.is_match(&format!("language_model.{name}")),
             Pattern::Block(b) => {
                 let parent = |n: &str| n.rsplit_once('.').map(|(p, _)| p.to_string());
                 name == b
@@ -322,14 +326,24 @@ impl Pattern {
 
 /// compressed-tensors: `re:` entries are `re.match` regexes, `Linear` is the layer class,
 /// anything else a module name (vLLM `compressed_tensors/utils.py :: _is_equal_or_regex_match`).
+/// A multimodal checkpoint's names go through the model's `hf_to_vllm_mapper`
+/// (`CompressedTensorsConfig.apply_vllm_mapper`), so they are read in the text model's spelling;
+/// its regexes are not mapped and meet vLLM's `language_model.model.layers.N` names, so
+/// Sehyo/Qwen3.5-35B-A3B-NVFP4's `re:model\.layers\.\d+\.` (meant for the MTP drafter's
+/// `model.layers.N`) leaves the language model quantized.
 fn ct_pattern(c: &Cfg, s: &str) -> Result<Pattern, ModelError> {
+    let wrapped = !std::ptr::eq(c.root, c.text);
     if let Some(re) = s.strip_prefix("re:") {
-        return regex(c, &format!("^(?:{re})"));
+        let p = regex(c, &format!("^(?:{re})"))?;
+        return Ok(match p {
+            Pattern::Re(r) if wrapped => Pattern::WrappedRe(r),
+            p => p,
+        });
     }
     Ok(if s == "Linear" {
         Pattern::Any
     } else {
-        Pattern::Exact(s.to_string())
+        Pattern::Exact(text_model_name(s))
     })
 }
 
@@ -464,6 +478,41 @@ mod tests {
         // An algorithm kvlint does not price counts unquantized, the larger figure.
         assert_eq!(f.bytes_per_weight("model.layers.1.self_attn.q_proj"), 2.0);
         assert_eq!(f.bytes_per_weight("lm_head"), 2.0);
+    }
+
+    /// Sehyo/Qwen3.5-35B-A3B-NVFP4 (catalog): a multimodal compressed-tensors checkpoint whose
+    /// `ignore` names the GDN projections in the checkpoint's spelling and carries the MTP
+    /// drafter's `re:model\.layers\.\d+\.`; the experts stay NVFP4.
+    #[test]
+    fn compressed_tensors_reads_a_multimodal_checkpoint_s_names() {
+        let json = json!({"text_config": {"num_hidden_layers": 40}, "quantization_config": {
+            "quant_method": "compressed-tensors",
+            "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4,
+                "type": "float", "strategy": "tensor_group", "group_size": 16}}},
+            "ignore": ["model.language_model.layers.0.linear_attn.out_proj",
+                "re:model\\.layers\\.\\d+\\.", "re:.*mlp\\.gate$"]}});
+        let c = Cfg::new(&json, "config.json").unwrap();
+        let f = WeightFormat::read(&c, Dtype::Bf16).unwrap();
+        // e2m1 pairs and one e4m3 scale per 16: 0.5 + 1/16.
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.mlp.experts.0.gate_proj"),
+            0.5625
+        );
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.linear_attn.out_proj"),
+            2.0
+        );
+        assert_eq!(
+            f.bytes_per_weight("model.layers.1.linear_attn.out_proj"),
+            0.5625
+        );
+        assert_eq!(f.bytes_per_weight("model.layers.0.mlp.gate"), 2.0);
+        // The same regex in a text-only checkpoint does name its layers.
+        let f = format(json["quantization_config"].clone());
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.mlp.experts.0.gate_proj"),
+            2.0
+        );
     }
 
     /// nvidia/Gemma-4-26B-A4B-NVFP4 names its text layers `model.language_model.layers.N`,
