@@ -431,3 +431,23 @@ fn per_layer_lists_of_mimo_v2() {
     let moe = 8 * 3 * 1024 * 256 + 8 * 1024;
     assert_eq!(g.params + moe - dense, all_moe.params);
 }
+
+/// Qwen3.5/3.6 full-attention layers are vLLM's and SGLang's `Qwen3NextAttention`, whose q
+/// projection also emits the output gate (`qkv_proj` of `num_heads × (1 + attn_output_gate)`
+/// heads, `attn_output_gate` defaulting to true). By hand: 2 full layers × 8 heads × 64 ×
+/// 512 hidden = 524,288 gate parameters, gone when the config turns the gate off.
+#[test]
+fn qwen3_5_full_attention_counts_its_output_gate() {
+    let v = serde_json::json!({"architectures": ["Qwen3_5ForCausalLM"],
+        "model_type": "qwen3_5_text", "num_hidden_layers": 8, "full_attention_interval": 4,
+        "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
+        "linear_num_key_heads": 4, "linear_num_value_heads": 8, "linear_key_head_dim": 32,
+        "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4, "intermediate_size": 1024,
+        "vocab_size": 1000, "torch_dtype": "bfloat16"});
+    let gated = Geometry::from_config_json("t", "config.json", &v).unwrap();
+    let mut off = v.clone();
+    off["attn_output_gate"] = serde_json::json!(false);
+    let plain = Geometry::from_config_json("t", "config.json", &off).unwrap();
+    assert_eq!(gated.full_layers(), 2);
+    assert_eq!(gated.params - plain.params, 2 * 8 * 64 * 512);
+}

@@ -185,6 +185,17 @@ struct Mlp {
     period: Option<(u64, u64)>,
 }
 
+/// Whether the attention's q projection also emits the output gate: vLLM's and SGLang's
+/// `Qwen3NextAttention`, which Qwen3-Next and Qwen3.5/3.6 share (vLLM 0.23.0
+/// `models/qwen3_5.py` builds it; `models/qwen3_next.py :: Qwen3NextAttention.__init__` sizes
+/// `qkv_proj` with `num_heads × (1 + attn_output_gate)`, `attn_output_gate` defaulting to true).
+fn gated_q(c: &Cfg, model_type: &str) -> bool {
+    let next_attention = ["qwen3_next", "qwen3_5"]
+        .iter()
+        .any(|t| model_type.starts_with(t));
+    next_attention && c.flag("attn_output_gate") != Some(false)
+}
+
 impl Shape {
     fn read(c: &Cfg, g: &Geometry) -> Result<Shape, ModelError> {
         let mla = match &g.mla {
@@ -238,7 +249,7 @@ impl Shape {
             mla,
             indexer,
             linear,
-            gated_q: model_type.starts_with("qwen3_next"),
+            gated_q: gated_q(c, model_type),
             k_eq_v: c.flag("attention_k_eq_v") == Some(true),
             attn_bias: c.flag("attention_bias") == Some(true),
             mlp: Mlp::read(c, model_type)?,
