@@ -376,8 +376,8 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
 /// 5120-wide model, half at TP 2. The same launch measured 9.10 and 10.33 GiB of KV cache in two
 /// runs (capstone L4 records), so the optimistic side keeps none of it. Eager launches capture
 /// nothing (`cudagraph_mode` NONE) but keep it on the pessimistic side.
-fn graph_profile(args: &EngineArgs, m: &Geometry, tp: u32) -> Estimate {
-    if !graphs_estimated(args) {
+fn graph_profile(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec, tp: u32) -> Estimate {
+    if !graphs_estimated(args, gpu) {
         return Estimate::exact(0.0);
     }
     let width = f64::from(m.num_attention_heads) * f64::from(m.head_dim) / f64::from(tp.max(1));
@@ -394,7 +394,14 @@ fn graph_profile(args: &EngineArgs, m: &Geometry, tp: u32) -> Estimate {
 /// 0.20.0 (read in the 0.16.0–0.20.0 wheels; the 0.20 logs call it "default since v0.21.0");
 /// `v1/worker/gpu_worker.py :: determine_available_memory` adds the estimate to the peak only
 /// when it is set. A value that is not an integer stops the engine; kvlint keeps the default.
-fn graphs_estimated(args: &EngineArgs) -> bool {
+/// On ROCm the estimate is not taken before 0.26: that function profiles graphs only under
+/// `not current_platform.is_rocm()` in 0.20.0 and `current_platform.is_cuda()` in 0.21.0
+/// through 0.25.0 ("graph pool handles and mem_get_info behave differently"), and under
+/// `is_cuda_alike()` from 0.26.0 (read in each of those wheels).
+fn graphs_estimated(args: &EngineArgs, gpu: &GpuSpec) -> bool {
+    if gpu.vendor == crate::gpu::Vendor::Amd && args.version < V0_26 {
+        return false;
+    }
     let env = args
         .text("env:VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
         .and_then(|v| v.trim().parse::<i64>().ok());
@@ -461,7 +468,7 @@ fn non_kv(
         0.0
     };
     let (moe, moe_how) = moe::workspace(args, m, tokens, tp);
-    let graphs = graph_profile(args, m, tp);
+    let graphs = graph_profile(args, m, gpu, tp);
     let base = (act + sampler + moe + encoder).max(forward::mlp_floor(m, tokens, tp)) + 0.1 * GIB;
     let (under, over) = non_kv_spread(gpu, tp, pp);
     // The factors spread what kvlint estimates from shapes; the NCCL buffers are a measured size

@@ -89,6 +89,8 @@ fn pipeline_stages_take_the_remainder_layers_in_the_middle() {
 fn graph_profile_follows_the_rank_width_from_0_20() {
     // 40 heads of 128: a 5120-wide rank at TP 1 (or a PP stage) takes 1 GiB, TP 2 half.
     let m = dense(40, 40, 8, 128);
+    let h100 = crate::gpu::lookup("H100-80GB").unwrap();
+    let graph_profile = |a: &EngineArgs, m: &Geometry, tp: u32| graph_profile(a, m, h100, tp);
     let v28 = args(Engine::Vllm, "0.28.0", &[]);
     assert!((graph_profile(&v28, &m, 1).point - GIB).abs() < 1.0);
     assert!((graph_profile(&v28, &m, 2).point - 0.5 * GIB).abs() < 1.0);
@@ -107,6 +109,17 @@ fn graph_profile_follows_the_rank_width_from_0_20() {
     let e = graph_profile(&eager, &m, 1);
     assert_eq!(e.point, 0.0);
     assert!((e.high - GIB).abs() < 1.0);
+}
+
+#[test]
+fn rocm_takes_the_graph_estimate_from_0_26() {
+    let m = dense(40, 40, 8, 128);
+    let mi = crate::gpu::lookup("MI355X").unwrap();
+    let at = |v: &str| super::graph_profile(&args(Engine::Vllm, v, &[]), &m, mi, 1);
+    for v in ["0.20.0", "0.22.0", "0.25.0"] {
+        assert_eq!(at(v).high, 0.0, "{v}");
+    }
+    assert!((at("0.26.0").point - GIB).abs() < 1.0);
 }
 
 #[test]
