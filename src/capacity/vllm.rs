@@ -376,9 +376,9 @@ fn pp_stage(m: &Geometry, tp: u32, pp: u32) -> Option<(Estimate, String)> {
 /// 5120-wide model, half at TP 2. The same launch measured 9.10 and 10.33 GiB of KV cache in two
 /// runs (capstone L4 records), so the optimistic side keeps none of it. Eager launches capture
 /// nothing (`cudagraph_mode` NONE) but keep it on the pessimistic side.
-/// Fitted, and not to graphs alone: those L4/L40S launches were dense unquantized models, which
-/// 0.23–0.28 run on the V2 model runner by default (`config/vllm.py ::
-/// _is_default_v2_model_runner_model`), whose `profile_cudagraph_memory` returns 0 there
+/// Fitted, and not to graphs alone: those L4/L40S launches were dense models, which 0.28 runs on
+/// the V2 model runner by default (`config/vllm.py :: _is_default_v2_model_runner_model`: not
+/// MoE, not hybrid; 0.23 also not quantized), whose `profile_cudagraph_memory` returns 0 there
 /// (`v1/worker/gpu/model_runner.py`, 0.23.0–0.28.0), while its profile peak runs above the V1
 /// runner's (Llama-3.1-8B on an A40, 0.26: 1.01 GiB of peak activation, no graph memory taken
 /// from the budget). The term stands for that gap on such launches and for the graphs on V1 ones.
