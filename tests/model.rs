@@ -451,3 +451,49 @@ fn qwen3_5_full_attention_counts_its_output_gate() {
     assert_eq!(gated.full_layers(), 2);
     assert_eq!(gated.params - plain.params, 2 * 8 * 64 * 512);
 }
+
+/// A checkpoint's skip list names the modules it stores, the engine's fused modules are looked
+/// up through them (vLLM `should_ignore_layer` with the model's `packed_modules_mapping`;
+/// Sehyo/Qwen3.5-35B-A3B-NVFP4 lists its Gated DeltaNet projections so). The tiny Qwen3.5 of
+/// the test above, compressed-tensors NVFP4 (0.5 + 1/16 = 0.5625 B a weight) against bf16 (2 B):
+/// - layer 0 (linear attention, key 4 × 32 = 128, value 8 × 32 = 256, hidden 512):
+///   `in_proj_qkvz` 512 × (2 × 128 + 2 × 256) = 393,216, `in_proj_ba` 512 × 2 × 8 = 8,192,
+///   `out_proj` 256 × 512 = 131,072: 532,480 weights × 1.4375 B = 765,440 more bytes;
+/// - layer 3 (full attention), q, k and v but not o, gate and up but not down: `qkv_proj`
+///   512 × (8 × 64 × 2 + 2 × 2 × 64) = 655,360 and `gate_up_proj` 2 × 512 × 1,024 = 1,048,576,
+///   1,703,936 weights × 1.4375 B = 2,449,408 more bytes.
+#[test]
+fn skip_lists_reach_fused_modules_through_their_shards() {
+    let v = serde_json::json!({"architectures": ["Qwen3_5ForCausalLM"],
+        "model_type": "qwen3_5_text", "num_hidden_layers": 8, "full_attention_interval": 4,
+        "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
+        "linear_num_key_heads": 4, "linear_num_value_heads": 8, "linear_key_head_dim": 32,
+        "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4, "intermediate_size": 1024,
+        "vocab_size": 1000, "torch_dtype": "bfloat16"});
+    let weights = |ignore: &[&str]| {
+        let mut c = v.clone();
+        c["quantization_config"] = serde_json::json!({"quant_method": "compressed-tensors",
+            "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4,
+                "type": "float", "strategy": "tensor_group", "group_size": 16}}},
+            "ignore": ignore});
+        let g = Geometry::from_config_json("t", "config.json", &c).unwrap();
+        g.weight_bytes
+    };
+    let all = weights(&[]);
+    let gdn = [
+        "model.layers.0.linear_attn.in_proj_qkv",
+        "model.layers.0.linear_attn.in_proj_z",
+        "model.layers.0.linear_attn.in_proj_b",
+        "model.layers.0.linear_attn.in_proj_a",
+        "model.layers.0.linear_attn.out_proj",
+    ];
+    assert_eq!(weights(&gdn) - all, 765_440);
+    let full = [
+        "model.layers.3.self_attn.q_proj",
+        "model.layers.3.self_attn.k_proj",
+        "model.layers.3.self_attn.v_proj",
+        "model.layers.3.mlp.gate_proj",
+        "model.layers.3.mlp.up_proj",
+    ];
+    assert_eq!(weights(&full) - all, 2_449_408);
+}

@@ -4,8 +4,9 @@
 //! dense MLP or routed + shared experts), adds embeddings and an untied `lm_head`, and, for
 //! VLMs, an approximate vision tower. MTP / NextN layers are counted apart: engines load them
 //! only with speculative decoding. Each quantizable matrix is priced by the checkpoint's
-//! quantization, with its skip lists applied to the module's Hugging Face name; embeddings,
-//! norms, routers and vision towers stay in the checkpoint dtype.
+//! quantization under the module's name as the engines build it (`qkv_proj`, `o_proj`; a fused
+//! module is matched through its checkpoint shards, see `weight_format`); embeddings, norms,
+//! routers and vision towers stay in the checkpoint dtype.
 
 use serde_json::Value;
 
@@ -102,6 +103,11 @@ impl<'f> Tally<'f> {
     fn linear(&mut self, module: &str, n: u64) {
         self.params += n;
         self.bytes += n as f64 * self.fmt.bytes_per_weight(module);
+    }
+    /// A gated MLP under `prefix`: the fused `gate_up_proj` (h → 2 × inter) and `down_proj`.
+    fn gated_mlp(&mut self, prefix: &str, h: u64, inter: u64) {
+        self.linear(&format!("{prefix}.gate_up_proj"), 2 * h * inter);
+        self.linear(&format!("{prefix}.down_proj"), h * inter);
     }
 }
 
@@ -346,14 +352,15 @@ impl Shape {
                 t.dense(h); // input_layernorm
                 let (q, kv) = (self.heads * self.head_dim, u64::from(kv) * self.head_dim);
                 let attn = t.measure(|t| {
-                    t.linear(&format!("{p}.self_attn.q_proj"), 2 * h * q + 2 * h * kv);
+                    t.linear(&format!("{p}.self_attn.qkv_proj"), h * q + 2 * h * kv);
+                    t.linear(&format!("{p}.self_attn.o_proj"), q * h);
                     t.dense(if self.attn_bias { q + 2 * kv } else { 0 });
                 });
                 t.attention += attn;
             }
             if let Some(inter) = b.ffn {
                 t.dense(h); // post_attention_layernorm
-                t.linear(&format!("{p}.mlp.gate_proj"), 3 * h * inter);
+                t.gated_mlp(&format!("{p}.mlp"), h, inter);
             }
         });
         t.layers += bytes;
@@ -459,38 +466,37 @@ impl Shape {
         } else {
             0
         };
-        t.linear(
-            &format!("{p}.self_attn.q_proj"),
-            self.h * q_out + self.h * kv * hd + v + self.heads * vhd * self.h,
-        );
+        let name = |module: &str| format!("{p}.self_attn.{module}");
+        t.linear(&name("qkv_proj"), self.h * (q_out + kv * hd) + v);
+        t.linear(&name("o_proj"), self.heads * vhd * self.h);
         t.dense(bias);
     }
 
-    /// DeepSeek MLA. The down-projections to the latent (`fused_qkv_a_proj_with_mqa`, or
-    /// `kv_a_proj_with_mqa` without a q LoRA) are ReplicatedLinear in SGLang
-    /// (models/deepseek_v2.py :: DeepseekV2AttentionMLA.__init__) and vLLM
-    /// (`MergedColumnParallelLinear(disable_tp=True)`); the up-projections and `o_proj` split.
+    /// DeepSeek MLA. The down-projections to the latent (vLLM's `fused_qkv_a_proj` of `q_a_proj`
+    /// and `kv_a_proj_with_mqa`, or the latter alone without a q LoRA) are ReplicatedLinear in
+    /// SGLang (models/deepseek_v2.py :: DeepseekV2AttentionMLA.__init__) and vLLM
+    /// (`MergedColumnParallelLinear(disable_tp=True)`); `q_b_proj`, `kv_b_proj` and `o_proj` split.
     fn mla_attn(&self, p: &str, m: &MlaDims, t: &mut Tally) {
         let (h, heads) = (self.h, self.heads);
-        let module = if m.q_lora > 0 { "q_a_proj" } else { "q_proj" };
-        let name = format!("{p}.self_attn.{module}");
-        let q_up = if m.q_lora > 0 {
-            m.q_lora * heads * (m.nope + m.rope)
+        let name = |module: &str| format!("{p}.self_attn.{module}");
+        let (down, q_up, q_in) = if m.q_lora > 0 {
+            ("fused_qkv_a_proj", "q_b_proj", m.q_lora)
         } else {
-            h * heads * (m.nope + m.rope)
+            ("kv_a_proj_with_mqa", "q_proj", h)
         };
         t.replicated(|t| {
             t.dense(m.q_lora + m.kv_lora); // q_a_layernorm, kv_a_layernorm
-            t.linear(&name, h * (m.q_lora + m.kv_lora + m.rope));
+            t.linear(&name(down), h * (m.q_lora + m.kv_lora + m.rope));
         });
-        t.linear(
-            &name,
-            q_up + m.kv_lora * heads * (m.nope + m.v) + heads * m.v * h,
-        );
+        t.linear(&name(q_up), q_in * heads * (m.nope + m.rope));
+        t.linear(&name("kv_b_proj"), m.kv_lora * heads * (m.nope + m.v));
+        t.linear(&name("o_proj"), heads * m.v * h);
     }
 
-    /// Gated DeltaNet (Qwen3-Next `Qwen3NextGatedDeltaNet`): qkvz and ba projections, a
-    /// depthwise conv over q, k, v, per-head `A_log` and `dt_bias`, a norm, and `out_proj`.
+    /// Gated DeltaNet (Qwen3-Next `Qwen3NextGatedDeltaNet`, vLLM 0.23.0
+    /// `layers/mamba/gdn/qwen_gdn_linear_attn.py :: QwenGatedDeltaNetAttention`): the fused
+    /// `in_proj_qkvz` and `in_proj_ba` projections, a depthwise conv over q, k, v, per-head
+    /// `A_log` and `dt_bias`, a norm, and `out_proj`.
     fn linear_attn(
         &self,
         p: &str,
@@ -498,10 +504,10 @@ impl Shape {
         t: &mut Tally,
     ) {
         let (key, value) = (nk * dk, nv * dv);
-        t.linear(
-            &format!("{p}.linear_attn.in_proj_qkvz"),
-            self.h * (2 * key + 2 * value) + self.h * 2 * nv + value * self.h,
-        );
+        let p = format!("{p}.linear_attn");
+        t.linear(&format!("{p}.in_proj_qkvz"), self.h * (2 * key + 2 * value));
+        t.linear(&format!("{p}.in_proj_ba"), self.h * 2 * nv);
+        t.linear(&format!("{p}.out_proj"), value * self.h);
         t.dense((2 * key + value) * kernel + 2 * nv + dv);
     }
 
@@ -600,14 +606,11 @@ impl Mlp {
 
     fn layer(&self, p: &str, i: u64, h: u64, t: &mut Tally) {
         if !self.is_moe(i) {
-            t.linear(
-                &format!("{p}.mlp.gate_proj"),
-                3 * h * self.dense_inter_nonmoe,
-            );
+            t.gated_mlp(&format!("{p}.mlp"), h, self.dense_inter_nonmoe);
             return;
         }
         if self.dense_with_moe {
-            t.linear(&format!("{p}.mlp.gate_proj"), 3 * h * self.dense_inter);
+            t.gated_mlp(&format!("{p}.mlp"), h, self.dense_inter);
         }
         // The router is replicated (SGLang deepseek_v2.py :: MoEGate, ReplicatedLinear elsewhere).
         t.replicated(|t| t.dense(h * self.experts));
@@ -622,9 +625,10 @@ impl Mlp {
         let routed = t.measure(|t| t.linear(&experts, self.experts * 3 * h * self.expert_inter));
         t.routed_experts += routed;
         if self.shared_inter > 0 {
-            t.linear(
-                &format!("{p}.mlp.{}.gate_proj", self.shared_name),
-                3 * h * self.shared_inter,
+            t.gated_mlp(
+                &format!("{p}.mlp.{}", self.shared_name),
+                h,
+                self.shared_inter,
             );
             t.dense(if self.shared_gate { h } else { 0 });
         }

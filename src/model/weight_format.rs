@@ -143,18 +143,84 @@ impl WeightFormat {
         Ok(f)
     }
 
+    /// Bytes per weight of `module`, a module as the engines build it: a fused one
+    /// (`qkv_proj`, see `FUSED`) is looked up through the checkpoint modules it loads from.
     pub(super) fn bytes_per_weight(&self, module: &str) -> f64 {
         if module == "lm_head" && !self.lm_head_quantized {
             return self.dense;
         }
-        if self.skip.iter().any(|p| p.matches(module)) {
+        let shards = shards(module);
+        if self.skipped(module, &shards) {
             return self.dense;
         }
-        self.rules
-            .iter()
-            .find(|(targets, _)| targets.iter().any(|p| p.matches(module)))
-            .map_or(self.dense, |(_, b)| *b)
+        self.scheme(module, &shards).unwrap_or(self.dense)
     }
+
+    /// vLLM 0.23.0 `compressed_tensors/utils.py :: should_ignore_layer` (compressed-tensors
+    /// `ignore`) and `utils/quant_utils.py :: is_layer_skipped` (ModelOpt `exclude_modules`, FP8
+    /// `ignored_layers`, AWQ and MXFP4 `modules_to_not_convert`), both given the model's
+    /// `packed_modules_mapping`: a fused module is skipped when it is listed itself or when its
+    /// shards are. Its shards must agree, and vLLM refuses a mix ("requires all to use the same
+    /// scheme"); a mix is priced unquantized here, the larger figure.
+    fn skipped(&self, module: &str, shards: &[String]) -> bool {
+        let listed = |name: &str| self.skip.iter().any(|p| p.matches(name));
+        listed(module) || shards.iter().any(|s| listed(s))
+    }
+
+    /// The weight scheme `module` falls under, as vLLM 0.23.0 `compressed_tensors/utils.py ::
+    /// find_matched_target` picks a config group: the first target naming the module, else the
+    /// `Linear` class, else, when every shard of a fused module is named, its first shard's
+    /// target (`_match_fused_layer`).
+    fn scheme(&self, module: &str, shards: &[String]) -> Option<f64> {
+        let group = |hit: &dyn Fn(&Pattern) -> bool| {
+            let rule = self
+                .rules
+                .iter()
+                .find(|(targets, _)| targets.iter().any(hit));
+            rule.map(|(_, b)| *b)
+        };
+        let named = |name: &str| group(&|p| !matches!(p, Pattern::Any) && p.matches(name));
+        named(module)
+            .or_else(|| group(&|p| matches!(p, Pattern::Any)))
+            .or_else(|| {
+                let each = shards
+                    .iter()
+                    .map(|s| named(s))
+                    .collect::<Option<Vec<_>>>()?;
+                each.first().copied()
+            })
+    }
+}
+
+/// The fused modules kvlint prices and the checkpoint modules each is loaded from: the models'
+/// `packed_modules_mapping` in vLLM 0.23.0 (`models/llama.py :: LlamaForCausalLM` and most
+/// others: `qkv_proj`, `gate_up_proj`; `models/qwen3_5.py :: Qwen3_5ForCausalLMBase` and
+/// `Qwen3_5ForConditionalGeneration`: the Gated DeltaNet's `in_proj_qkvz` and `in_proj_ba`;
+/// `models/deepseek_v2.py :: DeepseekV2ForCausalLM.__init__`: `fused_qkv_a_proj` with a q LoRA).
+/// A checkpoint that stores the fused module itself (Qwen3-Next's `in_proj_qkvz`, Phi-3's
+/// `qkv_proj`: those models map the name to itself) is matched by that name.
+const FUSED: [(&str, &[&str]); 5] = [
+    ("qkv_proj", &["q_proj", "k_proj", "v_proj"]),
+    ("gate_up_proj", &["gate_proj", "up_proj"]),
+    ("in_proj_qkvz", &["in_proj_qkv", "in_proj_z"]),
+    ("in_proj_ba", &["in_proj_b", "in_proj_a"]),
+    ("fused_qkv_a_proj", &["q_a_proj", "kv_a_proj_with_mqa"]),
+];
+
+/// The checkpoint names of a fused module's shards (`model.layers.0.self_attn.qkv_proj` →
+/// its `q_proj`, `k_proj`, `v_proj`); none for a module that is not fused.
+fn shards(module: &str) -> Vec<String> {
+    let (parent, last) = module.rsplit_once('.').unwrap_or(("", module));
+    let Some((_, parts)) = FUSED.iter().find(|(fused, _)| *fused == last) else {
+        return Vec::new();
+    };
+    parts
+        .iter()
+        .map(|s| match parent {
+            "" => s.to_string(),
+            _ => format!("{parent}.{s}"),
+        })
+        .collect()
 }
 
 /// compressed-tensors `config_groups`: each group's `targets` and its weight scheme
@@ -287,9 +353,9 @@ enum Pattern {
     /// the wrapped model's module name, `language_model.` + the text model's name.
     WrappedRe(Regex),
     /// A ModelOpt layer: the module itself, a parent of it (`mlp.experts` for each expert), or a
-    /// sibling projection, since kvlint prices a block's projections under one name
-    /// (`self_attn.q_proj` for q, k, v and o; vLLM fuses them and requires one algorithm
-    /// across the shards: `_resolve_quant_algo`).
+    /// sibling projection, since kvlint prices some blocks' projections under one name (a
+    /// Mamba mixer's `in_proj` for in and out) and vLLM requires one algorithm across a fused
+    /// module's shards (`_resolve_quant_algo`).
     Block(String),
 }
 
@@ -513,6 +579,111 @@ mod tests {
             f.bytes_per_weight("model.layers.0.mlp.experts.0.gate_proj"),
             2.0
         );
+    }
+
+    /// `prefix.m` for each module `m`.
+    fn under(prefix: &str, modules: &[&str]) -> Vec<String> {
+        modules.iter().map(|m| format!("{prefix}.{m}")).collect()
+    }
+
+    /// Sehyo/Qwen3.5-35B-A3B-NVFP4 lists a Gated DeltaNet's checkpoint modules (`in_proj_qkv`,
+    /// `in_proj_z`, `in_proj_b`, `in_proj_a`, `out_proj`) where vLLM builds the fused
+    /// `in_proj_qkvz` and `in_proj_ba` (`models/qwen3_5.py` `packed_modules_mapping`): each fused
+    /// module is skipped with its shards. Qwen3-Next's checkpoint stores the fused module itself.
+    #[test]
+    fn fused_modules_are_skipped_through_their_shards() {
+        let gdn = "model.layers.0.linear_attn";
+        let mut ignore = under(
+            gdn,
+            &[
+                "in_proj_qkv",
+                "in_proj_z",
+                "in_proj_b",
+                "in_proj_a",
+                "out_proj",
+            ],
+        );
+        ignore.push("model.layers.1.linear_attn.in_proj_qkvz".to_string());
+        ignore.push("model.layers.2.linear_attn.in_proj_qkv".to_string());
+        let f = format(json!({"quant_method": "compressed-tensors",
+            "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4,
+                "type": "float", "strategy": "tensor_group", "group_size": 16}}},
+            "ignore": ignore}));
+        for m in under(gdn, &["in_proj_qkvz", "in_proj_ba", "out_proj"]) {
+            assert_eq!(f.bytes_per_weight(&m), 2.0, "{m}");
+        }
+        // Layer 1 lists Qwen3-Next's own `in_proj_qkvz`, not its `in_proj_ba`: that one is
+        // NVFP4, e2m1 pairs and one e4m3 scale per 16, 0.5 + 1/16.
+        let one = "model.layers.1.linear_attn";
+        assert_eq!(f.bytes_per_weight(&format!("{one}.in_proj_qkvz")), 2.0);
+        assert_eq!(f.bytes_per_weight(&format!("{one}.in_proj_ba")), 0.5625);
+        // `in_proj_qkv` without `in_proj_z`: vLLM refuses the mix; kvlint prices it bf16.
+        let two = "model.layers.2.linear_attn.in_proj_qkvz";
+        assert_eq!(f.bytes_per_weight(two), 2.0);
+    }
+
+    /// The same rule for every fused module and skip list: ModelOpt `exclude_modules`
+    /// (nvidia/DeepSeek-V3.1-NVFP4 keeps MLA's q_a, kv_a, q_b and kv_b in bf16, not `o_proj`),
+    /// FP8 `ignored_layers` (XiaomiMiMo/MiMo-V2.5 keeps `o_proj` alone), AWQ
+    /// `modules_to_not_convert`.
+    #[test]
+    fn qkv_gate_up_and_mla_follow_their_shards() {
+        let attn = "model.layers.0.self_attn";
+        let shards = ["q_a_proj", "kv_a_proj_with_mqa", "q_b_proj", "kv_b_proj"];
+        let exclude = [
+            under(attn, &shards),
+            under(attn, &["q_proj", "k_proj", "v_proj"]),
+        ];
+        let f = format(
+            json!({"quantization": {"quant_algo": "NVFP4", "group_size": 16,
+            "exclude_modules": exclude.concat()}}),
+        );
+        for m in under(
+            attn,
+            &["fused_qkv_a_proj", "q_b_proj", "kv_b_proj", "qkv_proj"],
+        ) {
+            assert_eq!(f.bytes_per_weight(&m), 2.0, "{m}");
+        }
+        assert_eq!(f.bytes_per_weight(&format!("{attn}.o_proj")), 0.5625);
+        let fp8 =
+            format(json!({"quant_method": "fp8", "ignored_layers": under(attn, &["o_proj"])}));
+        assert_eq!(fp8.bytes_per_weight(&format!("{attn}.o_proj")), 2.0);
+        assert_eq!(fp8.bytes_per_weight(&format!("{attn}.qkv_proj")), 1.0);
+        // AWQ 4-bit, group 128: 0.5 + (2 + 0.5) / 128 per weight.
+        let awq = format(json!({"quant_method": "awq", "bits": 4, "group_size": 128,
+            "modules_to_not_convert": ["gate_proj", "up_proj"]}));
+        let mlp = "model.layers.3.mlp";
+        assert_eq!(awq.bytes_per_weight(&format!("{mlp}.gate_up_proj")), 2.0);
+        assert_eq!(
+            awq.bytes_per_weight(&format!("{mlp}.down_proj")),
+            0.5 + 2.5 / 128.0
+        );
+    }
+
+    /// compressed-tensors targets: a name beats the `Linear` class, and a fused module takes the
+    /// group of its shards when every shard is named (vLLM `find_matched_target`).
+    #[test]
+    fn compressed_tensors_targets_name_fused_modules_by_their_shards() {
+        let f = format(
+            json!({"quant_method": "compressed-tensors", "config_groups": {
+            "group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "float",
+                "strategy": "tensor_group", "group_size": 16}},
+            "group_1": {"targets": ["model.layers.0.mlp.down_proj"],
+                "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}}),
+        );
+        assert_eq!(f.bytes_per_weight("model.layers.0.mlp.down_proj"), 1.0);
+        assert_eq!(
+            f.bytes_per_weight("model.layers.0.mlp.gate_up_proj"),
+            0.5625
+        );
+        let f = format(
+            json!({"quant_method": "compressed-tensors", "config_groups": {
+            "group_0": {"targets": ["re:.*self_attn\\.(q|k|v|o)_proj$"],
+                "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}}),
+        );
+        assert_eq!(f.bytes_per_weight("model.layers.0.self_attn.qkv_proj"), 1.0);
+        assert_eq!(f.bytes_per_weight("model.layers.0.self_attn.o_proj"), 1.0);
+        assert_eq!(f.bytes_per_weight("model.layers.0.mlp.gate_up_proj"), 2.0);
     }
 
     /// nvidia/Gemma-4-26B-A4B-NVFP4 names its text layers `model.language_model.layers.N`,
