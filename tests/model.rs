@@ -432,18 +432,23 @@ fn per_layer_lists_of_mimo_v2() {
     assert_eq!(g.params + moe - dense, all_moe.params);
 }
 
+/// A tiny Qwen3.5 text config: 8 layers, full attention every 4th (layers 3 and 7).
+fn tiny_qwen3_5() -> serde_json::Value {
+    serde_json::json!({"architectures": ["Qwen3_5ForCausalLM"],
+        "model_type": "qwen3_5_text", "num_hidden_layers": 8, "full_attention_interval": 4,
+        "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
+        "linear_num_key_heads": 4, "linear_num_value_heads": 8, "linear_key_head_dim": 32,
+        "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4, "intermediate_size": 1024,
+        "vocab_size": 1000, "torch_dtype": "bfloat16"})
+}
+
 /// Qwen3.5/3.6 full-attention layers are vLLM's and SGLang's `Qwen3NextAttention`, whose q
 /// projection also emits the output gate (`qkv_proj` of `num_heads × (1 + attn_output_gate)`
 /// heads, `attn_output_gate` defaulting to true). By hand: 2 full layers × 8 heads × 64 ×
 /// 512 hidden = 524,288 gate parameters, gone when the config turns the gate off.
 #[test]
 fn qwen3_5_full_attention_counts_its_output_gate() {
-    let v = serde_json::json!({"architectures": ["Qwen3_5ForCausalLM"],
-        "model_type": "qwen3_5_text", "num_hidden_layers": 8, "full_attention_interval": 4,
-        "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
-        "linear_num_key_heads": 4, "linear_num_value_heads": 8, "linear_key_head_dim": 32,
-        "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4, "intermediate_size": 1024,
-        "vocab_size": 1000, "torch_dtype": "bfloat16"});
+    let v = tiny_qwen3_5();
     let gated = Geometry::from_config_json("t", "config.json", &v).unwrap();
     let mut off = v.clone();
     off["attn_output_gate"] = serde_json::json!(false);
@@ -464,12 +469,7 @@ fn qwen3_5_full_attention_counts_its_output_gate() {
 ///   1,703,936 weights × 1.4375 B = 2,449,408 more bytes.
 #[test]
 fn skip_lists_reach_fused_modules_through_their_shards() {
-    let v = serde_json::json!({"architectures": ["Qwen3_5ForCausalLM"],
-        "model_type": "qwen3_5_text", "num_hidden_layers": 8, "full_attention_interval": 4,
-        "hidden_size": 512, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
-        "linear_num_key_heads": 4, "linear_num_value_heads": 8, "linear_key_head_dim": 32,
-        "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4, "intermediate_size": 1024,
-        "vocab_size": 1000, "torch_dtype": "bfloat16"});
+    let v = tiny_qwen3_5();
     let weights = |ignore: &[&str]| {
         let mut c = v.clone();
         c["quantization_config"] = serde_json::json!({"quant_method": "compressed-tensors",
