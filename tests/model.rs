@@ -497,3 +497,85 @@ fn skip_lists_reach_fused_modules_through_their_shards() {
     ];
     assert_eq!(weights(&full) - all, 2_449_408);
 }
+
+/// A tiny Nemotron-H, one Mamba2 layer and one attention layer ("M*"), hidden 256.
+fn tiny_nemotron_h(quantization: serde_json::Value) -> Geometry {
+    let v = serde_json::json!({"architectures": ["NemotronHForCausalLM"],
+        "model_type": "nemotron_h", "num_hidden_layers": 2, "hybrid_override_pattern": "M*",
+        "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+        "mamba_num_heads": 8, "mamba_head_dim": 32, "n_groups": 2, "ssm_state_size": 16,
+        "conv_kernel": 4, "intermediate_size": 512, "vocab_size": 1000,
+        "torch_dtype": "bfloat16", "quantization_config": quantization});
+    Geometry::from_config_json("t", "config.json", &v).unwrap()
+}
+
+/// Nemotron-H checkpoints list their modules as `backbone.layers.N.mixer.*`
+/// (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4's `exclude_modules`), which vLLM maps to
+/// `model.layers.N.mixer.*` (`nemotron_h.py :: hf_to_vllm_mapper`), the names it builds for
+/// both the Mamba2 mixer and the attention. The tiny model above, NVFP4 (0.5 + 1/16 = 0.5625 B a
+/// weight) against bf16 (2 B), 1.4375 B more a weight kept bf16:
+/// - layer 0: Mamba2 of 8 heads × 32 = 256 inner, conv 256 + 2 × 2 groups × 16 = 320 wide;
+///   `in_proj` 256 × (256 + 320 + 8) = 149,504, `out_proj` 256 × 256 = 65,536: 215,040
+///   weights, 309,120 more bytes;
+/// - layer 1: `qkv_proj` 256 × (4 + 2 × 2) × 64 = 131,072, `o_proj` 256 × 256 = 65,536:
+///   196,608 weights, 282,624 more bytes.
+#[test]
+fn nemotron_h_skip_lists_use_the_checkpoint_s_backbone_names() {
+    let weights = |exclude: &[&str]| {
+        let q = serde_json::json!({"producer": {"name": "modelopt"}, "quantization":
+            {"quant_algo": "NVFP4", "group_size": 16, "exclude_modules": exclude}});
+        tiny_nemotron_h(q).weight_bytes
+    };
+    let all = weights(&["lm_head"]);
+    let mamba = [
+        "backbone.layers.0.mixer.in_proj",
+        "backbone.layers.0.mixer.out_proj",
+    ];
+    assert_eq!(weights(&mamba) - all, 309_120);
+    let attention = [
+        "backbone.layers.1.mixer.q_proj",
+        "backbone.layers.1.mixer.k_proj",
+        "backbone.layers.1.mixer.v_proj",
+        "backbone.layers.1.mixer.o_proj",
+    ];
+    assert_eq!(weights(&attention) - all, 282_624);
+    // `out_proj` alone: the in projection stays NVFP4, 65,536 × 1.4375 = 94,208 more bytes.
+    assert_eq!(weights(&mamba[1..]) - all, 94_208);
+}
+
+/// nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4 is MIXED_PRECISION with its
+/// `quantized_layers` in the checkpoint's spelling too (vLLM maps them with the same
+/// `hf_to_vllm_mapper`, `ModelOptMixedPrecisionConfig.apply_vllm_mapper`): the tiny model's
+/// Mamba2 projections in FP8 (1 B a weight) save 215,040 B against layers it does not name.
+#[test]
+fn nemotron_h_mixed_precision_reads_backbone_layer_names() {
+    let weights = |layers: serde_json::Value| {
+        let q = serde_json::json!({"producer": {"name": "modelopt"}, "quantization":
+            {"quant_algo": "MIXED_PRECISION", "quantized_layers": layers}});
+        tiny_nemotron_h(q).weight_bytes
+    };
+    let fp8 = serde_json::json!({"quant_algo": "FP8"});
+    let none = weights(serde_json::json!({"backbone.layers.5.mixer.in_proj": fp8}));
+    let mamba = weights(serde_json::json!({"backbone.layers.0.mixer.in_proj": fp8,
+        "backbone.layers.0.mixer.out_proj": fp8}));
+    assert_eq!(none - mamba, 215_040);
+}
+
+/// Gemma 4's `attention_k_eq_v` full layers store no `v_proj`, but vLLM, SGLang and
+/// TensorRT-LLM build the whole `qkv_proj` and load K into its V part: the flag leaves the
+/// count alone. Without V the full layer would count 512 × 1 KV head × 128 = 65,536 fewer.
+#[test]
+fn gemma4_k_eq_v_layers_count_the_v_part_the_engines_allocate() {
+    let v = serde_json::json!({"architectures": ["Gemma4ForCausalLM"], "model_type": "gemma4",
+        "num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8,
+        "num_key_value_heads": 4, "head_dim": 64, "global_head_dim": 128,
+        "num_global_key_value_heads": 1, "sliding_window": 512, "intermediate_size": 1024,
+        "layer_types": ["sliding_attention", "full_attention"], "vocab_size": 100,
+        "attention_k_eq_v": true});
+    let k_eq_v = Geometry::from_config_json("t", "config.json", &v).unwrap();
+    let mut own_v = v.clone();
+    own_v["attention_k_eq_v"] = serde_json::json!(false);
+    let own_v = Geometry::from_config_json("t", "config.json", &own_v).unwrap();
+    assert_eq!(k_eq_v.params, own_v.params);
+    assert_eq!(k_eq_v.weight_bytes, own_v.weight_bytes);
+}

@@ -3,9 +3,25 @@
 
 use super::{Recurrent, StateShape};
 
-/// Weights of one recurrent mixer of hidden width `h` (linear projections, then the small
-/// per-channel or per-head vectors and norms).
-pub(super) fn mixer(r: &Recurrent, h: u64) -> (u64, u64) {
+/// Weights of one recurrent mixer, split as the skip lists name them.
+pub(super) struct MixerWeights {
+    /// Every projection but the output one (`in_proj`; Mamba1's `x_proj` and `dt_proj`; KDA's
+    /// and Lightning's q, k, v and gates).
+    pub input: u64,
+    /// The projection back to the hidden width (`out_proj`), which a checkpoint may list
+    /// apart from `in_proj`.
+    pub output: u64,
+    /// The small per-channel or per-head vectors and norms, never quantized.
+    pub small: u64,
+}
+
+/// Weights of one recurrent mixer of hidden width `h`.
+pub(super) fn mixer(r: &Recurrent, h: u64) -> MixerWeights {
+    let w = |input, output, small| MixerWeights {
+        input,
+        output,
+        small,
+    };
     match r.shape {
         // transformers `Mamba2Mixer`: in_proj to (2·inter + 2·groups·state + heads), a
         // depthwise conv over inter + 2·groups·state channels, A/D/dt_bias per head, a gated
@@ -19,8 +35,9 @@ pub(super) fn mixer(r: &Recurrent, h: u64) -> (u64, u64) {
             ..
         } => {
             let conv_dim = intermediate + 2 * groups * state;
-            (
-                h * (intermediate + conv_dim + heads) + intermediate * h,
+            w(
+                h * (intermediate + conv_dim + heads),
+                intermediate * h,
                 conv_dim * conv_kernel + 3 * heads + intermediate,
             )
         }
@@ -32,11 +49,11 @@ pub(super) fn mixer(r: &Recurrent, h: u64) -> (u64, u64) {
             conv_kernel,
         } => {
             let dt_rank = h.div_ceil(16);
-            (
+            w(
                 2 * h * intermediate
                     + intermediate * (dt_rank + 2 * state)
-                    + dt_rank * intermediate
-                    + intermediate * h,
+                    + dt_rank * intermediate,
+                intermediate * h,
                 intermediate * (conv_kernel + state + 2),
             )
         }
@@ -45,7 +62,7 @@ pub(super) fn mixer(r: &Recurrent, h: u64) -> (u64, u64) {
             conv_dim,
             conv_kernel,
             ..
-        } => (3 * h * conv_dim + conv_dim * h, conv_dim * conv_kernel),
+        } => w(3 * h * conv_dim, conv_dim * h, conv_dim * conv_kernel),
         // KDA: q/k/v/o and gate projections of heads × head_dim, short convs on q, k and v.
         StateShape::Kda {
             heads,
@@ -53,10 +70,16 @@ pub(super) fn mixer(r: &Recurrent, h: u64) -> (u64, u64) {
             conv_kernel,
         } => {
             let d = heads * head_dim;
-            (5 * h * d + h * heads, 3 * d * conv_kernel + 2 * heads)
+            w(
+                4 * h * d + h * heads,
+                d * h,
+                3 * d * conv_kernel + 2 * heads,
+            )
         }
         // Lightning attention: q, k, v, a gate and the output, each h × heads·head_dim.
-        StateShape::Lightning { heads, head_dim } => (5 * h * heads * head_dim, h),
+        StateShape::Lightning { heads, head_dim } => {
+            w(4 * h * heads * head_dim, heads * head_dim * h, h)
+        }
     }
 }
 
@@ -64,7 +87,7 @@ pub(super) fn mixer(r: &Recurrent, h: u64) -> (u64, u64) {
 /// h → 2·inter, `bcdt_proj` inter → rank + 2·state, `dt_proj` rank → heads, `out_proj` inter →
 /// h (rank = max(64, h / 16)); a depthwise conv over inter, A, D and dt_bias per head, and the
 /// dt, B and C norms.
-pub(super) fn plamo2(r: &Recurrent, h: u64) -> (u64, u64) {
+pub(super) fn plamo2(r: &Recurrent, h: u64) -> MixerWeights {
     let StateShape::Mamba2 {
         intermediate,
         heads,
@@ -76,8 +99,9 @@ pub(super) fn plamo2(r: &Recurrent, h: u64) -> (u64, u64) {
         return mixer(r, h);
     };
     let rank = (h / 16).max(64);
-    (
-        2 * h * intermediate + intermediate * (rank + 2 * state) + rank * heads + intermediate * h,
-        intermediate * conv_kernel + 3 * heads + rank + 2 * state,
-    )
+    MixerWeights {
+        input: 2 * h * intermediate + intermediate * (rank + 2 * state) + rank * heads,
+        output: intermediate * h,
+        small: intermediate * conv_kernel + 3 * heads + rank + 2 * state,
+    }
 }

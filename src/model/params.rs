@@ -124,8 +124,6 @@ struct Shape {
     linear: Option<(u64, u64, u64, u64, u64)>,
     /// Qwen3-Next gated attention doubles `q_proj`.
     gated_q: bool,
-    /// Gemma 4 full-attention layers reuse K as V (`attention_k_eq_v`): no `v_proj`.
-    k_eq_v: bool,
     attn_bias: bool,
     mlp: Mlp,
     recurrent: Option<Recurrent>,
@@ -256,7 +254,6 @@ impl Shape {
             indexer,
             linear,
             gated_q: gated_q(c, model_type),
-            k_eq_v: c.flag("attention_k_eq_v") == Some(true),
             attn_bias: c.flag("attention_bias") == Some(true),
             mlp: Mlp::read(c, model_type)?,
             recurrent: g.recurrent.clone(),
@@ -326,12 +323,12 @@ impl Shape {
             t.dense(if self.plamo2 { 4 } else { 2 } * self.h);
             let attn = t.measure(|t| match (kind, &self.linear, &self.mla, &self.recurrent) {
                 (LayerKind::Linear, Some(l), _, _) => self.linear_attn(&p, *l, t),
-                (LayerKind::Linear, None, _, Some(r)) => self.mixer(&p, r, t),
+                (LayerKind::Linear, None, _, Some(r)) => self.mixer(&format!("{p}.mamba"), r, t),
                 (_, _, Some(m), _) => self.mla_attn(&p, m, t),
                 (_, _, _, r) => {
-                    self.attn(&p, kind, t);
+                    self.attn(&format!("{p}.self_attn"), kind, t);
                     if let Some(r) = r.as_ref().filter(|_| self.mixer_everywhere) {
-                        self.mixer(&p, r, t);
+                        self.mixer(&format!("{p}.mamba"), r, t);
                     }
                 }
             });
@@ -367,45 +364,49 @@ impl Shape {
         bytes
     }
 
-    fn mixer(&self, p: &str, r: &Recurrent, t: &mut Tally) {
-        let (linear, small) = if self.plamo2 {
+    /// A recurrent mixer under `block` (`model.layers.N.mamba`).
+    fn mixer(&self, block: &str, r: &Recurrent, t: &mut Tally) {
+        let w = if self.plamo2 {
             super::mixers::plamo2(r, self.h)
         } else {
             super::mixers::mixer(r, self.h)
         };
-        t.linear(&format!("{p}.mamba.in_proj"), linear);
-        t.dense(small);
+        t.linear(&format!("{block}.in_proj"), w.input);
+        t.linear(&format!("{block}.out_proj"), w.output);
+        t.dense(w.small);
     }
 
     /// One Nemotron-H block with its norm (vLLM / SGLang `nemotron_h.py`: a layer holds one
     /// mixer or one MLP): Mamba2, attention, relu² MoE (router, routed and shared experts, up
-    /// and down only) or relu² MLP.
+    /// and down only) or relu² MLP, each named `model.layers.N.mixer` as vLLM 0.23.0 builds it
+    /// (`NemotronHMambaDecoderLayer`, `NemotronHAttentionDecoderLayer`: `mixer.in_proj`,
+    /// `mixer.qkv_proj`), where the checkpoint's `backbone.layers.N.mixer.*` lists land.
     fn nemotron_layer(&self, p: &str, block: char, t: &mut Tally) {
-        let h = self.h;
+        let (h, mixer) = (self.h, format!("{p}.mixer"));
         t.dense(h);
         match (block, &self.recurrent) {
-            ('M', Some(r)) => self.mixer(p, r, t),
-            ('*', _) => t.attention += t.measure(|t| self.attn(p, LayerKind::Full, t)),
+            ('M', Some(r)) => self.mixer(&mixer, r, t),
+            ('*', _) => t.attention += t.measure(|t| self.attn(&mixer, LayerKind::Full, t)),
             ('E', _) => {
                 let m = &self.mlp;
                 t.replicated(|t| t.dense(h * m.experts + m.experts));
                 let width = self.moe_latent.unwrap_or(h);
                 if let Some(latent) = self.moe_latent {
-                    let name = format!("{p}.mixer.fc1_latent_proj");
+                    let name = format!("{mixer}.fc1_latent_proj");
                     t.replicated(|t| t.linear(&name, 2 * h * latent));
                 }
                 t.routed_experts += t.measure(|t| {
                     t.linear(
-                        &format!("{p}.mixer.experts.0.up_proj"),
+                        &format!("{mixer}.experts.0.up_proj"),
                         m.experts * 2 * width * m.expert_inter,
                     )
                 });
                 t.linear(
-                    &format!("{p}.mixer.shared_experts.up_proj"),
+                    &format!("{mixer}.shared_experts.up_proj"),
                     2 * h * self.nemotron_inter.1,
                 );
             }
-            _ => t.linear(&format!("{p}.mixer.up_proj"), 2 * h * self.nemotron_inter.0),
+            _ => t.linear(&format!("{mixer}.up_proj"), 2 * h * self.nemotron_inter.0),
         }
     }
 
@@ -424,7 +425,7 @@ impl Shape {
     ) {
         let h = self.h;
         t.dense(h);
-        self.mixer(p, r, t);
+        self.mixer(&format!("{p}.mamba"), r, t);
         if kind != LayerKind::Full {
             return;
         }
@@ -449,25 +450,25 @@ impl Shape {
         }
     }
 
-    fn attn(&self, p: &str, kind: LayerKind, t: &mut Tally) {
+    /// Attention under `block`. Gemma 4's `attention_k_eq_v` layers store no `v_proj`, but every
+    /// engine builds the whole `qkv_proj` and loads K into its V part too, so V is priced: vLLM
+    /// 0.23.0 `models/gemma4.py :: Gemma4Attention.__init__` and `Gemma4ForCausalLM.load_weights`,
+    /// SGLang 0.5.23 `models/gemma4_causal.py :: load_weights` (`should_dup_k_to_v`), TensorRT-LLM
+    /// `_torch/models/modeling_gemma4.py :: Gemma4Attention` ("duplicates k_proj→v_proj").
+    fn attn(&self, block: &str, kind: LayerKind, t: &mut Tally) {
         let sliding = matches!(kind, LayerKind::Sliding { .. } | LayerKind::Chunked { .. });
         let (kv, hd, vhd) = match self.swa {
             Some(s) if sliding => s,
             _ => (self.kv, self.head_dim, self.v_head_dim),
         };
         let q_out = self.heads * hd * if self.gated_q { 2 } else { 1 };
-        let v = if self.k_eq_v && !sliding {
-            0
-        } else {
-            self.h * kv * vhd
-        };
         let bias = if self.attn_bias {
             q_out + kv * (hd + vhd)
         } else {
             0
         };
-        let name = |module: &str| format!("{p}.self_attn.{module}");
-        t.linear(&name("qkv_proj"), self.h * (q_out + kv * hd) + v);
+        let name = |module: &str| format!("{block}.{module}");
+        t.linear(&name("qkv_proj"), self.h * (q_out + kv * (hd + vhd)));
         t.linear(&name("o_proj"), self.heads * vhd * self.h);
         t.dense(bias);
     }

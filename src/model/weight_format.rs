@@ -329,15 +329,23 @@ fn block(name: &str) -> Pattern {
 }
 
 /// A module name or pattern with a multimodal wrapper's `model.language_model.` /
-/// `language_model.model.` prefix taken to the text model's `model.`, the spelling kvlint prices
-/// (vLLM `ModelOptMixedPrecisionConfig._quantized_layer_prefix_candidates` tries both
-/// spellings; `ModelOptQuantConfigBase.apply_vllm_mapper` maps `exclude_modules` through the
-/// model's `hf_to_vllm_mapper`, Gemma 4's `model.language_model.` → `language_model.model.`).
+/// `language_model.model.` prefix, or Nemotron-H's `backbone.`, taken to the text model's
+/// `model.`, the spelling kvlint prices (vLLM `ModelOptMixedPrecisionConfig.
+/// _quantized_layer_prefix_candidates` tries both wrapper spellings;
+/// `ModelOptQuantConfigBase.apply_vllm_mapper` maps `exclude_modules`, and the mixed config
+/// its `quantized_layers`, through the model's `hf_to_vllm_mapper`: Gemma 4's
+/// `model.language_model.` → `language_model.model.`, `models/nemotron_h.py ::
+/// NemotronHForCausalLM`'s `backbone` → `model`). Mamba's and Mamba2's `backbone.` is vLLM's
+/// module name as well (`models/mamba2.py`), which kvlint spells `model.` all the same.
 fn text_model_name(name: &str) -> String {
-    ["model.language_model.", "language_model.model."]
-        .iter()
-        .find_map(|p| name.strip_prefix(p))
-        .map_or_else(|| name.to_string(), |rest| format!("model.{rest}"))
+    [
+        "model.language_model.",
+        "language_model.model.",
+        "backbone.",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p))
+    .map_or_else(|| name.to_string(), |rest| format!("model.{rest}"))
 }
 
 /// A module-name pattern from a quantization config.
@@ -354,7 +362,7 @@ enum Pattern {
     WrappedRe(Regex),
     /// A ModelOpt layer: the module itself, a parent of it (`mlp.experts` for each expert), or a
     /// sibling projection, since kvlint prices some blocks' projections under one name (a
-    /// Mamba mixer's `in_proj` for in and out) and vLLM requires one algorithm across a fused
+    /// relu² MLP's `up_proj` for up and down) and vLLM requires one algorithm across a fused
     /// module's shards (`_resolve_quant_algo`).
     Block(String),
 }
@@ -723,8 +731,8 @@ mod tests {
         // Experts: 30 layers × 128 × 3 × 2,816 × 704 = 22,837,985,280 weights × (0.5 + 1/16) B.
         assert_eq!(g.weight_parts.routed_experts, 12_846_366_720);
         // Attention in bf16: 25 sliding layers of (16 + 8 + 8 + 16) × 256 × 2,816 = 34,603,008
-        // and 5 full ones of (16 + 2 + 16) × 512 × 2,816 = 49,020,928 (K is V: no v_proj),
-        // 1,110,179,840 weights × 2 B.
-        assert_eq!(g.weight_parts.attention, 2_220_359_680);
+        // and 5 full ones of (16 + 2 + 2 + 16) × 512 × 2,816 = 51,904,512 (K is V, but the
+        // engines allocate V and load K into it), 1,124,597,760 weights × 2 B.
+        assert_eq!(g.weight_parts.attention, 2_249_195_520);
     }
 }
