@@ -518,7 +518,7 @@ pub const FITTED_ON: &[&str] = &[
      compressed-tensors, DeepSeek-R1 NVFP4; 0.5.8–0.5.9)",
     "vLLM weights headroom over a declared 4-bit layout its loader converts (NVFP4, \
      compressed-tensors, MXFP4), +5 % on CUDA, +10 % on ROCm (vllm::declared_headroom): logged \
-     weights +0.3 % to +3.4 % over the estimate in seven NVIDIA launches (0.19–0.23), +8.1 % for \
+     weights +0.2 % to +1.7 % over the estimate in seven NVIDIA launches (0.19–0.23), +8.1 % for \
      gpt-oss-20b on one R9700 (0.13, where ROCm counts the allocator's cached blocks)",
     "vLLM profile non-KV memory besides the NCCL buffers, 0.8–1.3× kvlint's estimate (+0.3 GiB) \
      on one GPU or a TP group, 0.6–2.0× on one PCIe-only card, 0.6–1.6× under a pipeline \

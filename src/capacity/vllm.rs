@@ -168,8 +168,9 @@ const UNIFIED_GROWTH_MOST_GIB: f64 = 31.6;
 /// took" is the allocator's peak of live tensors after emptying its cache
 /// (`platforms/cuda.py :: CudaPlatform.get_current_memory_usage`, 0.13.0 and 0.23.0), so what
 /// a conversion frees does not count: the logged weights of seven such NVIDIA launches run
-/// +0.3 % to +3.4 % over kvlint's estimate (Kimi-K2.5 NVFP4 B200, Gemma-4-26B NVFP4 RTX 5090,
-/// Qwen3.6 NVFP4 and Nemotron-3-Super NVFP4 GB10; 0.19–0.23), hence +5 %, SGLang's figure
+/// +0.2 % to +1.7 % over kvlint's estimate (Kimi-K2.5 NVFP4 B200, Gemma-4-26B NVFP4 RTX 5090,
+/// Qwen3.6 NVFP4 and Nemotron-3-Super NVFP4 GB10; 0.19–0.23), gpt-oss-20b MXFP4 +0.2 to +0.4 %
+/// on five cards (0.12), hence +5 %, SGLang's figure
 /// (`sglang::budget::WEIGHTS_HEADROOM`). ROCm measures the device's used memory without
 /// emptying the cache (`platforms/rocm.py :: RocmPlatform.get_current_memory_usage`: `total −
 /// free` from `mem_get_info`), so blocks a conversion freed count as weights (gpt-oss-20b MXFP4
