@@ -516,6 +516,12 @@ pub const FITTED_ON: &[&str] = &[
     "SGLang weights headroom over another declared 4-bit layout, +5 % (sglang::budget::\
      WEIGHTS_HEADROOM): logged weights −1.7 % to +3.3 % of the estimate (Kimi K2.5 \
      compressed-tensors, DeepSeek-R1 NVFP4; 0.5.8–0.5.9)",
+    "SGLang free-memory baseline on NVIDIA (device context and communicators below CUDA's \
+     total), 0.7 GiB (0.35–0.95) on one card or a PCIe group, 1.8 GiB (1.3–3.1) in an NVSwitch \
+     TP group (sglang::budget::baseline): public logs' 'Load weight begin. avail mem' read \
+     0.51–0.82 GiB below the total on one card (L40S, A100 40GB, RTX 5090, H100, B200, RTX 3090 \
+     under WSL2), 0.38–0.71 GiB in PCIe TP groups (A100 PCIe, L4, RTX 3090, RTX 4090), \
+     1.71–3.01 GiB in H100, H200 and B200 TP 4–16 groups",
     "vLLM weights headroom over a declared 4-bit layout its loader converts (NVFP4, \
      compressed-tensors, MXFP4), +5 % on CUDA, +10 % on ROCm (vllm::declared_headroom): logged \
      weights +0.2 % to +1.7 % over the estimate in seven NVIDIA launches (0.19–0.23), +8.1 % for \

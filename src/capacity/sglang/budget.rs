@@ -113,6 +113,28 @@ pub(super) fn mla_absorbed_copies(
     ))
 }
 
+/// NVIDIA parts sold in NVSwitch systems (HGX, DGX, NVL racks), whose TP groups build NVLink
+/// buffers. A PCIe V100 or A100 is read under these names too, which only lowers its pool.
+const NVSWITCH: &[&str] = &[
+    "V100-16GB",
+    "V100-32GB",
+    "A100-40GB",
+    "A100-80GB",
+    "A800-80GB",
+    "H100-80GB",
+    "H800",
+    "H200",
+    "H20",
+    "H20-3e",
+    "GH200-96GB",
+    "GH200-144GB",
+    "B100",
+    "B200",
+    "B300",
+    "GB200",
+    "GB300",
+];
+
 /// Free bytes per GPU when SGLang takes its memory baseline: CUDA's total less the CUDA
 /// context and the distributed set-up, which the engine measures and kvlint can only estimate,
 /// less the ROCm custom all-reduce buffers, which it can read from code.
@@ -124,21 +146,33 @@ pub(super) fn baseline(
 ) -> Estimate {
     let total = gpu.cuda_total_bytes as f64;
     let multi = lay.tp * lay.pp > 1;
-    // Observed, not derived: the device context and the RCCL/NCCL communicators, which the
-    // collective libraries size in C (channels × protocol buffers per peer). H100 TP1 0.71 GiB,
-    // RTX 3090 TP2 0.67 GiB below CUDA's total. ROCm multi-GPU, with the all-reduce buffers
-    // below taken out: MI355X TP2 5.8 GiB (0.5.10–0.5.12: 0.67 GiB context + 5.17 GiB in "Init
-    // torch distributed" beyond the aiter buffers), TP8 7.7–8.1 GiB (same releases), TP8 about
-    // 4 GiB (0.5.8, from its pool and fraction), MI300X TP4 1.65 GiB (0.5.4.post1: 190.28 GB free
-    // at weight load of 191.98 GiB, github.com/sgl-project/sglang/issues/12419). The point is the
-    // middle launch.
-    // A multi-GPU group of PCIe-only cards has no NVSwitch, so NCCL builds no NVLink SHARP
-    // buffers: its P2P/SHM channels are tens of MiB, and the range is the single GPU's (the
-    // RTX 3090 TP2 logs: 0.67 GiB in all).
-    let nvswitch = !PCIE_ONLY.contains(&gpu.name.as_str());
-    let (point, low, high) = match (gpu.vendor, multi && nvswitch) {
-        (Vendor::Nvidia, false) => (0.7, 0.4, 1.5),
-        (Vendor::Nvidia, true) => (0.7, 0.4, 2.5),
+    let name = gpu.name.as_str();
+    // A group joined by a switch fabric (NVSwitch, Infinity Fabric) builds its link buffers.
+    let fabric = match gpu.vendor {
+        Vendor::Nvidia => NVSWITCH.contains(&name),
+        Vendor::Amd => !PCIE_ONLY.contains(&name),
+    };
+    let (point, low, high) = match (gpu.vendor, multi && fabric) {
+        // Observed, not derived: the device context and, on several GPUs, the communicators,
+        // which CUDA and NCCL size in C. Public SGLang logs ("Load weight begin. avail mem"
+        // against torch's total), one card or a PCIe group: L40S 0.51, A100 40GB 0.52, RTX 5090
+        // 0.68, H100 0.71, B200 0.78, RTX 3090 under WSL2 with a desktop 0.82 GiB at TP 1; A100
+        // PCIe TP 2 0.38, L4 TP 4 0.40, RTX 3090 TP 2 0.67, RTX 4090 TP 2 0.71 GiB (custom
+        // all-reduce off or failed without P2P, "Init torch distributed" 0.13-0.19 GiB). The
+        // range holds them with 0.1 GiB to spare on the pessimistic side (ranks of one launch
+        // differ by up to 0.2 GiB, and SGLang keeps the least free rank).
+        (Vendor::Nvidia, false) => (0.7, 0.35, 0.95),
+        // An NVSwitch group adds the custom all-reduce buffers and NCCL's NVLink channels
+        // ("Init torch distributed" 1.25 GiB at H100 TP 8, 1.77-2.01 GiB at H200 TP 8): H100
+        // TP 8 1.76, H200 TP 8 2.46 and TP 16 1.71, B200 TP 4 and 8 1.79 GiB; an unnamed
+        // DeepSeek-R1 NVFP4 TP 4 log of 175.34 GiB free (sgl-project/sglang PR 9162, read as a
+        // B200) 3.01 GiB.
+        (Vendor::Nvidia, true) => (1.8, 1.3, 3.1),
+        // ROCm, with the all-reduce buffers below taken out: MI355X TP2 5.8 GiB (0.5.10-0.5.12:
+        // 0.67 GiB context + 5.17 GiB in "Init torch distributed" beyond the aiter buffers),
+        // TP8 7.7-8.1 GiB (same releases), TP8 about 4 GiB (0.5.8, from its pool and fraction),
+        // MI300X TP4 1.65 GiB (0.5.4.post1: 190.28 GB free at weight load of 191.98 GiB,
+        // github.com/sgl-project/sglang/issues/12419). The point is the middle launch.
         (Vendor::Amd, false) => (1.5, 0.5, 4.0),
         (Vendor::Amd, true) => (5.8, 1.5, 9.0),
     };
@@ -470,13 +504,13 @@ mod unified_tests {
 
     /// GB10's 121.63 GiB torch total: the pool starts from MemAvailable, 80–84 % of it as public
     /// DGX Spark launches read it (102.2 and 98.89 GiB of 121.69), up to an idle host's total
-    /// less the 0.4 GiB low-end context.
+    /// less the 0.35 GiB low-end context.
     #[test]
     fn a_unified_part_starts_from_the_hosts_available_memory() {
         let (b, total) = baseline_of("GB10");
         assert_eq!(b.point, 0.84 * total);
         assert_eq!(b.low, 0.80 * total);
-        assert_eq!(b.high, total - 0.4 * GIB);
+        assert_eq!(b.high, total - 0.35 * GIB);
         // A discrete card keeps CUDA's total less the context.
         let (h, total) = baseline_of("H100-80GB");
         assert_eq!(h.point, total - 0.7 * GIB);
