@@ -493,16 +493,19 @@ pub fn weights_per_rank_with_headroom(
     tp_pp: (u32, u32),
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
-    (declared, counted): (f64, f64),
+    headroom: Headroom,
 ) -> Estimate {
-    weights(
-        model,
-        online_quant,
-        tp_pp,
-        engine_extras,
-        notes,
-        (declared, counted),
-    )
+    weights(model, online_quant, tp_pp, engine_extras, notes, headroom)
+}
+
+/// How far the logged weights may run over an estimate (fractions over a declared 4-bit layout
+/// and over a count), and whether the launch builds every module the count holds: a multimodal
+/// count includes the vision tower, which some launches skip.
+#[derive(Clone, Copy, Debug)]
+pub struct Headroom {
+    pub declared: f64,
+    pub counted: f64,
+    pub tower_built: bool,
 }
 
 /// Terms of the math (besides TensorRT-LLM's, `trtllm::FITTED_ON`) that are sized from logged
@@ -530,7 +533,7 @@ pub const FITTED_ON: &[&str] = &[
      on one GPU or a TP group, 0.6–2.0× on one PCIe-only card, 0.6–1.6× under a pipeline \
      (vllm::non_kv_spread): utilization × total − logged weights − logged KV is 0.93–1.07× the \
      estimate on H100 SXM (17 logs, 0.16–0.19), 0.88–1.30× on one A100 PCIe/L40S/RTX 6000 Ada, \
-     within it plus the 1.8 GiB NCCL allowance at TP 4 on RTX PRO 6000, about 2× in one \
+     1.18–1.23× at TP 4 on RTX PRO 6000 (PCIe, no NCCL buffers in the point), about 2× in one \
      low-confidence L4 log, 0.55× at PP 2",
     "vLLM host-memory growth during the profile run on a unified-memory part (GB10), 3.82 GiB in \
      the point (vllm::UNIFIED_GROWTH_MEDIAN_GIB): the median excess of a public DGX Spark log's \
@@ -564,7 +567,12 @@ pub fn weights_per_rank_counted(
         tp_pp,
         engine_extras,
         notes,
-        (0.10, COUNTED_HEADROOM),
+        // TensorRT-LLM's multimodal launches are not modelled apart: the tower may be skipped.
+        Headroom {
+            declared: 0.10,
+            counted: COUNTED_HEADROOM,
+            tower_built: false,
+        },
     )
 }
 
@@ -585,7 +593,7 @@ fn weights(
     (tp, pp): (u32, u32),
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
-    (declared_headroom, counted_headroom): (f64, f64),
+    headroom: Headroom,
 ) -> Estimate {
     use crate::model::WeightsSource;
     let four_bit = model
@@ -613,13 +621,13 @@ fn weights(
             ),
             WeightsSource::ParamCount if four_bit && declared_layout && allocated_as_priced(model) => (
                 bytes,
-                counted_headroom,
+                headroom.counted,
                 true,
                 "parameter count from config.json at 4 bits in the layout its quantization_config declares, which the loader allocates as priced",
             ),
             WeightsSource::ParamCount if four_bit && declared_layout => (
                 bytes,
-                declared_headroom,
+                headroom.declared,
                 false,
                 "parameter count from config.json at 4 bits in the layout its quantization_config declares",
             ),
@@ -631,7 +639,7 @@ fn weights(
             ),
             WeightsSource::ParamCount => (
                 bytes,
-                counted_headroom,
+                headroom.counted,
                 true,
                 "parameter count from config.json × dtype/quantization",
             ),
@@ -649,11 +657,11 @@ fn weights(
         _ => 0.0,
     };
     // What the count may hold that the engine does not build: a vision tower a text-only launch
-    // skips, modules its model class drops. A text-only checkpoint counted from its config
-    // builds every counted tensor: its logged weights never run under the count (−0.02 % at
-    // worst over 30 vLLM and SGLang startups), so it keeps −1 %; the rest −2 % (a multimodal
-    // Qwen3.6 logged 0.9 % under on vLLM).
-    let under = if counted && !model.multimodal {
+    // skips, modules its model class drops. A checkpoint counted from its config whose launch
+    // builds every counted tensor (text-only, or its tower built) never logs under the count
+    // (−0.02 % at worst over 30 vLLM and SGLang startups), so it keeps −1 %; the rest −2 % (a
+    // multimodal Qwen3.6 logged 0.9 % under on vLLM).
+    let under = if counted && (!model.multimodal || headroom.tower_built) {
         0.99
     } else {
         0.98
@@ -799,6 +807,28 @@ pub(crate) const PCIE_ONLY: &[&str] = &[
     "Radeon-AI-PRO-R9700",
     "Radeon-PRO-W7900",
     "Radeon-RX-7900-XTX",
+];
+
+/// NVIDIA parts sold in NVSwitch systems (HGX, DGX, NVL racks), whose TP groups build NVLink
+/// buffers. A PCIe V100 or A100 is read under these names too, which only lowers its pool.
+pub(crate) const NVSWITCH: &[&str] = &[
+    "V100-16GB",
+    "V100-32GB",
+    "A100-40GB",
+    "A100-80GB",
+    "A800-80GB",
+    "H100-80GB",
+    "H800",
+    "H200",
+    "H20",
+    "H20-3e",
+    "GH200-96GB",
+    "GH200-144GB",
+    "B100",
+    "B200",
+    "B300",
+    "GB200",
+    "GB300",
 ];
 
 /// Builders for capacity unit tests: models and settings written out by hand from public facts.

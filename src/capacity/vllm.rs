@@ -6,7 +6,7 @@
 
 use super::{
     int_or, kv_dtype_bytes, unresolved, weights_per_rank_with_headroom, ContextSource, Estimate,
-    Inputs, Notes, Plan, Role, COUNTED_HEADROOM, PCIE_ONLY,
+    Headroom, Inputs, Notes, Plan, Role, COUNTED_HEADROOM, NVSWITCH, PCIE_ONLY,
 };
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
@@ -249,21 +249,29 @@ fn block_size(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec) -> u32 {
 }
 
 /// NCCL buffers of the TP group that the profile run counts. `gpu_worker.py :: init_device`
-/// takes the memory snapshot after `init_worker_distributed_environment`, so only buffers NCCL
-/// creates lazily at the first large collectives land in the non-torch increase
-/// (`utils/mem_utils.py :: memory_profiling`). Measured: about 1.8 GiB per rank at TP 2 and 4 on
-/// H100 SXM (NVSwitch, where NCCL sets up NVLink SHARP), none visible on PCIe-only L4 at TP 2
-/// and 4 (vLLM 0.28 logs). Parts whose links are not known keep 1.8 GiB; PCIe parts keep it
-/// only on the pessimistic side of the range.
+/// takes the memory snapshot after `init_worker_distributed_environment`, and NCCL connects
+/// lazily (`NCCL_RUNTIME_CONNECT`, default on since NCCL 2.22), so the buffers of the first
+/// large collectives land in the non-torch increase (`utils/mem_utils.py :: memory_profiling`).
+/// Measured: about 1.8 GiB per rank at TP 2 and 4 on H100 SXM (NVSwitch, where NCCL sets up
+/// NVLink SHARP); none visible on PCIe-only L4 at TP 2 and 4 (0.28), at most 0.47 GiB beyond the
+/// estimate on RTX PRO 6000 at TP 4 (0.27). Without a switch fabric NCCL keeps only its P2P/SHM
+/// channel buffers, per channel and peer its Simple (`NCCL_BUFFSIZE`, 4 MiB), LL128 (about
+/// 4.6 MiB) and LL buffers, in each direction: tens to a few hundred MiB over the channels a
+/// PCIe ring and tree open. Such a group keeps up to 0.6 GiB on the pessimistic side. Parts whose
+/// links are not known (AMD Instinct's xGMI) keep 1.8 GiB.
 fn tp_comm(gpu: &GpuSpec, tp: u32) -> Estimate {
     if tp <= 1 {
         return Estimate::exact(0.0);
     }
-    let full = 1.8 * GIB;
-    if PCIE_ONLY.contains(&gpu.name.as_str()) {
-        Estimate::range(0.0, 0.0, full)
+    let name = gpu.name.as_str();
+    let switch_fabric = match gpu.vendor {
+        crate::gpu::Vendor::Nvidia => NVSWITCH.contains(&name),
+        crate::gpu::Vendor::Amd => !PCIE_ONLY.contains(&name),
+    };
+    if switch_fabric {
+        Estimate::exact(1.8 * GIB)
     } else {
-        Estimate::exact(full)
+        Estimate::range(0.0, 0.0, 0.6 * GIB)
     }
 }
 
@@ -418,6 +426,14 @@ fn graphs_estimated(args: &EngineArgs, gpu: &GpuSpec) -> bool {
     }
 }
 
+/// Whether a multimodal model's tower is built: `--language-model-only` sets every modality's
+/// limit to 0 (`config/multimodal.py :: get_limit_per_prompt`) and `models/interfaces.py ::
+/// _mark_tower_model` then builds none; a `--limit-mm-per-prompt` may do the same, and kvlint
+/// reads it as perhaps skipping the tower.
+fn builds_tower(args: &EngineArgs) -> bool {
+    !args.flag("language_model_only") && args.get("limit_mm_per_prompt").is_none()
+}
+
 /// How far the profile's non-KV memory, NCCL buffers aside, may fall under and run over kvlint's
 /// estimate of it, as factors (the high end adds 0.3 GiB besides). Fitted to data, not derived:
 /// the engine measures this memory (`utils/mem_utils.py :: memory_profiling`: the torch peak of
@@ -425,9 +441,8 @@ fn graphs_estimated(args: &EngineArgs, gpu: &GpuSpec) -> bool {
 /// and library buffers kvlint does not model. Over the public logs that state weights and KV
 /// size (non-KV = utilization × total − weights − KV), it is 0.93–1.07× the estimate on H100 SXM
 /// at TP 1, 2 and 4 (0.16–0.19, 17 logs), 0.88–1.30× on one A100 PCIe, L40S or RTX 6000 Ada
-/// (0.19–0.28), and within the estimate plus the 1.8 GiB of NCCL buffers `tp_comm` keeps on the
-/// pessimistic side at TP 4 on RTX PRO 6000 (0.27: 1.6–1.7× the point, which counts none):
-/// 0.8–1.3×. One PCIe-only card (`PCIE_ONLY`) keeps 0.6–2.0×: a low-confidence L4 log (0.28,
+/// (0.19–0.28), and 1.18–1.23× at TP 4 on RTX PRO 6000 (0.27), where the point counts no NCCL
+/// buffers (`tp_comm`): 0.8–1.3×. One PCIe-only card (`PCIE_ONLY`) keeps 0.6–2.0×: a low-confidence L4 log (0.28,
 /// possibly another machine) implies about 2×, its replica under 0.6×. Under a pipeline the
 /// binding stage need not be the one that runs the sampler (0.55× at PP 2 on H100): 0.6–1.6×.
 /// The 2× held those PCIe pools before through +10 % on their weights, whose logs run at most
@@ -644,7 +659,11 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
                     .map(|d| (Estimate::rel(d.weights, 0.1), d.how.clone())),
             ),
         &mut notes,
-        (declared_headroom(gpu), COUNTED_HEADROOM),
+        Headroom {
+            declared: declared_headroom(gpu),
+            counted: COUNTED_HEADROOM,
+            tower_built: builds_tower(args),
+        },
     );
     let other = non_kv(args, m, gpu, (tp, pp), &mut notes);
     let other = unified_host_growth(gpu, other, &mut notes);

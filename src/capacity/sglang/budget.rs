@@ -5,7 +5,9 @@ use super::cell::stage_layers;
 use super::{
     Layout, V0_5_10, V0_5_13, V0_5_16, V0_5_17, V0_5_18, V0_5_19, V0_5_22, V0_5_6, V0_5_7,
 };
-use crate::capacity::{model_dtype_bytes, unsplit_share, Estimate, Notes, PCIE_ONLY};
+use crate::capacity::{
+    model_dtype_bytes, unsplit_share, Estimate, Headroom, Notes, NVSWITCH, PCIE_ONLY,
+};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::{Geometry, LayerKind};
@@ -30,7 +32,14 @@ use crate::version::Version;
 /// (`capacity::COUNTED_HEADROOM`). Online quantization, planned from the unquantized config,
 /// keeps +10 % (the quantized checkpoint's unquantized modules are unknown), and a 4-bit
 /// checkpoint without a declared layout +30 %.
-pub(super) const WEIGHTS_HEADROOM: (f64, f64) = (0.05, crate::capacity::COUNTED_HEADROOM);
+/// SGLang builds a multimodal checkpoint's towers whatever the launch (0.5.23 has no
+/// language-only launch; `models/gemma4_mm.py :: Gemma4ForConditionalGeneration.__init__`
+/// builds the vision and audio towers on the first pipeline rank), so the count stands.
+pub(super) const WEIGHTS_HEADROOM: Headroom = Headroom {
+    declared: 0.05,
+    counted: crate::capacity::COUNTED_HEADROOM,
+    tower_built: true,
+};
 
 /// SGLang keeps rotary tables in fp32 on CUDA and casts them to the model dtype elsewhere
 /// (layers/rotary_embedding/base.py :: RotaryEmbedding.__init__, `if not _is_cuda`).
@@ -112,28 +121,6 @@ pub(super) fn mla_absorbed_copies(
         format!("w_kc/w_vc copies of kv_b_proj at {bytes} B (post_load_weights)"),
     ))
 }
-
-/// NVIDIA parts sold in NVSwitch systems (HGX, DGX, NVL racks), whose TP groups build NVLink
-/// buffers. A PCIe V100 or A100 is read under these names too, which only lowers its pool.
-const NVSWITCH: &[&str] = &[
-    "V100-16GB",
-    "V100-32GB",
-    "A100-40GB",
-    "A100-80GB",
-    "A800-80GB",
-    "H100-80GB",
-    "H800",
-    "H200",
-    "H20",
-    "H20-3e",
-    "GH200-96GB",
-    "GH200-144GB",
-    "B100",
-    "B200",
-    "B300",
-    "GB200",
-    "GB300",
-];
 
 /// Free bytes per GPU when SGLang takes its memory baseline: CUDA's total less the CUDA
 /// context and the distributed set-up, which the engine measures and kvlint can only estimate,

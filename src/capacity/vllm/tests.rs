@@ -145,14 +145,44 @@ fn nccl_buffers_count_on_nvswitch_parts_only() {
     let l4 = crate::gpu::lookup("L4").unwrap();
     assert_eq!(tp_comm(h100, 1).high, 0.0);
     assert_eq!(tp_comm(h100, 2).point, 1.8 * GIB);
-    let pcie = tp_comm(l4, 4);
-    assert_eq!((pcie.point, pcie.high), (0.0, 1.8 * GIB));
-    for name in PCIE_ONLY {
+    // Without a switch fabric: P2P/SHM channel buffers only, up to 0.6 GiB on the pessimistic
+    // side, also for a consumer card outside `PCIE_ONLY`; AMD Instinct's xGMI keeps 1.8 GiB.
+    for name in ["L4", "RTX-5090"] {
+        let pcie = tp_comm(crate::gpu::lookup(name).unwrap(), 4);
+        assert_eq!((pcie.point, pcie.high), (0.0, 0.6 * GIB), "{name}");
+    }
+    assert_eq!(tp_comm(l4, 1).high, 0.0);
+    let mi300x = crate::gpu::lookup("MI300X").unwrap();
+    assert_eq!(tp_comm(mi300x, 2).point, 1.8 * GIB);
+    for name in PCIE_ONLY.iter().chain(NVSWITCH) {
         assert!(
             crate::gpu::lookup(name).is_some(),
             "{name} is not a catalog name"
         );
     }
+}
+
+#[test]
+fn the_tower_is_built_unless_the_launch_may_skip_it() {
+    // A counted multimodal checkpoint logs at most 1 % under the count when its tower is
+    // built; --language-model-only or a --limit-mm-per-prompt may skip it (2 %).
+    let built = args(Engine::Vllm, "0.20.1", &[]);
+    let skipped = args(
+        Engine::Vllm,
+        "0.20.1",
+        &[("language_model_only", SettingValue::Flag(true))],
+    );
+    let limited = args(
+        Engine::Vllm,
+        "0.20.1",
+        &[(
+            "limit_mm_per_prompt",
+            SettingValue::Text("{\"image\":0}".into()),
+        )],
+    );
+    assert!(builds_tower(&built));
+    assert!(!builds_tower(&skipped));
+    assert!(!builds_tower(&limited));
 }
 
 #[test]
