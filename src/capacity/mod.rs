@@ -3,6 +3,7 @@
 //! what they share: the plan, its band and assumptions, and the inputs.
 
 mod adapters;
+mod links;
 mod memo;
 mod overrides;
 pub mod releases;
@@ -19,6 +20,7 @@ use crate::source::Loc;
 use crate::units::GIB;
 use serde::Serialize;
 
+pub(crate) use links::{NVSWITCH, PCIE_ONLY};
 pub use memo::Memo;
 
 /// Which half of a deployment a launch serves.
@@ -787,49 +789,6 @@ fn online_quant_bytes(model: &Geometry, method: &str) -> Option<f64> {
     let linear = (model.params as f64 - embed).max(0.0);
     Some(linear * bits / 8.0 + embed * 2.0)
 }
-
-/// Catalog GPUs sold only as PCIe cards: no NVSwitch, so no NVLink SHARP buffers in NCCL
-/// (some pair over an NVLink bridge).
-pub(crate) const PCIE_ONLY: &[&str] = &[
-    "L4",
-    "L40S",
-    "L20",
-    "A10",
-    "A10G",
-    "T4",
-    "RTX-3090",
-    "RTX-4090",
-    "RTX-PRO-6000-Blackwell",
-    "H100-PCIe",
-    "H100-NVL",
-    // RDNA workstation and consumer cards: PCIe only, no Infinity Fabric link (the R9700 TP2
-    // vLLM logs show 0.6-0.7 GiB besides weights and KV, no collective buffers).
-    "Radeon-AI-PRO-R9700",
-    "Radeon-PRO-W7900",
-    "Radeon-RX-7900-XTX",
-];
-
-/// NVIDIA parts sold in NVSwitch systems (HGX, DGX, NVL racks), whose TP groups build NVLink
-/// buffers. A PCIe V100 or A100 is read under these names too, which only lowers its pool.
-pub(crate) const NVSWITCH: &[&str] = &[
-    "V100-16GB",
-    "V100-32GB",
-    "A100-40GB",
-    "A100-80GB",
-    "A800-80GB",
-    "H100-80GB",
-    "H800",
-    "H200",
-    "H20",
-    "H20-3e",
-    "GH200-96GB",
-    "GH200-144GB",
-    "B100",
-    "B200",
-    "B300",
-    "GB200",
-    "GB300",
-];
 
 /// Builders for capacity unit tests: models and settings written out by hand from public facts.
 #[cfg(test)]
