@@ -682,7 +682,8 @@ fn weights(
     }
     for (x, why) in engine_extras {
         e = Estimate::range(e.point + x.point, e.low + x.low, e.high + x.high);
-        how += &format!(", plus {:.2} GiB: {why}", x.point / GIB);
+        let sign = if x.point < 0.0 { "less" } else { "plus" };
+        how += &format!(", {sign} {:.2} GiB: {why}", x.point.abs() / GIB);
     }
     notes.estimate("weights_bytes_per_rank", e, how);
     e

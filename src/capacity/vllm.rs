@@ -483,7 +483,7 @@ fn non_kv(
     // Multimodal models also run the vision encoder on its token budget in the profile run;
     // `--language-model-only` sets every modality's limit to 0 (`config/multimodal.py ::
     // get_limit_per_prompt`), so the tower is never built (`models/interfaces.py ::
-    // _mark_tower_model`) and nothing is profiled. Its weights still count here (pessimistic).
+    // _mark_tower_model`) and nothing is profiled (its weights: `multimodal::skipped_tower`).
     let encoder = if m.multimodal && !args.flag("language_model_only") {
         1.0 * GIB
     } else {
@@ -653,6 +653,7 @@ pub fn plan(inp: &Inputs) -> Result<Plan, Vec<Finding>> {
             .chain(dp_expert_share(args, m, tp, pp, dp))
             .chain(moe::mxfp4_padding(args, m, gpu, (tp, pp)))
             .chain(multimodal::encoder_replicas(args, m, tp))
+            .chain(multimodal::skipped_tower(args, m, tp))
             .chain(
                 draft
                     .as_ref()

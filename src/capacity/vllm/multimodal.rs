@@ -76,6 +76,34 @@ pub(super) fn encoder_replicas(
     ))
 }
 
+/// `--language-model-only` builds no tower (`config/multimodal.py :: get_limit_per_prompt` sets
+/// every modality's limit to 0, and `models/interfaces.py :: _mark_tower_model` then builds
+/// none), so the count's tower comes off each rank's even share. The tower is sized as above
+/// (12 · hidden² per layer), at the byte the count priced it: bf16, or FP8 where kvlint counts
+/// the checkpoint online-quantized; the pessimistic end keeps a tenth of it for what that
+/// sizing misses.
+pub(super) fn skipped_tower(
+    args: &EngineArgs,
+    m: &Geometry,
+    tp: u32,
+) -> Option<(Estimate, String)> {
+    let v = m.vision.as_ref().filter(|_| m.multimodal)?;
+    if !args.flag("language_model_only") {
+        return None;
+    }
+    let online = args
+        .text("quantization")
+        .and_then(|q| crate::capacity::online_quant_bytes(m, q))
+        .is_some();
+    let bytes = if online { 1.0 } else { 2.0 };
+    let share =
+        12.0 * (v.hidden as f64).powi(2) * f64::from(v.layers) * bytes / f64::from(tp.max(1));
+    Some((
+        Estimate::range(-share, -share, -0.9 * share),
+        "the vision tower --language-model-only does not build".into(),
+    ))
+}
+
 /// The `video` object of `--media-io-kwargs`, when it parses.
 fn video_kwargs(args: &EngineArgs) -> Option<serde_json::Value> {
     let Some(SettingValue::Text(t)) = args.get("media_io_kwargs").map(|s| &s.value) else {
@@ -194,5 +222,27 @@ mod tests {
         assert!(extra(&data, 1).is_none());
         assert!(extra(&[("mm_encoder_tp_mode", Text("weights".into()))], 4).is_none());
         assert!(extra(&[], 4).is_none());
+    }
+
+    /// `--language-model-only` builds no tower: the same 859,963,392 B tower comes off a TP 2
+    /// rank's share (429,981,696 B), at half that where the count priced it online FP8.
+    #[test]
+    fn a_language_only_launch_drops_the_towers_share() {
+        let mut m = dense(32, 32, 8, 128);
+        m.multimodal = true;
+        m.vision = Some(crate::model::VisionTower {
+            layers: 27,
+            hidden: 1152,
+        });
+        let off = |pairs: &[(&str, SettingValue)]| {
+            skipped_tower(&args(Engine::Vllm, "0.30.0", pairs), &m, 2).map(|(e, _)| e)
+        };
+        let only = ("language_model_only", SettingValue::Flag(true));
+        let e = off(std::slice::from_ref(&only)).unwrap();
+        assert_eq!((e.point, e.low), (-429_981_696.0, -429_981_696.0));
+        assert!((e.high + 0.9 * 429_981_696.0).abs() < 1.0);
+        let fp8 = off(&[only, ("quantization", Text("fp8".into()))]).unwrap();
+        assert_eq!(fp8.point, -214_990_848.0);
+        assert!(off(&[]).is_none());
     }
 }
