@@ -20,7 +20,7 @@ use crate::source::Loc;
 use crate::units::GIB;
 use serde::Serialize;
 
-pub(crate) use links::{NVSWITCH, PCIE_ONLY};
+pub(crate) use links::{switch_fabric, PCIE_ONLY};
 pub use memo::Memo;
 
 /// Which half of a deployment a launch serves.

@@ -5,8 +5,8 @@
 //! 0.11–0.27 differences. Reference: `vllm-trtllm-capacity.md`.
 
 use super::{
-    int_or, kv_dtype_bytes, unresolved, weights_per_rank_with_headroom, ContextSource, Estimate,
-    Headroom, Inputs, Notes, Plan, Role, COUNTED_HEADROOM, NVSWITCH, PCIE_ONLY,
+    int_or, kv_dtype_bytes, switch_fabric, unresolved, weights_per_rank_with_headroom,
+    ContextSource, Estimate, Headroom, Inputs, Notes, Plan, Role, COUNTED_HEADROOM, PCIE_ONLY,
 };
 use crate::engine::{EngineArgs, SettingValue};
 use crate::finding::Finding;
@@ -257,21 +257,16 @@ fn block_size(args: &EngineArgs, m: &Geometry, gpu: &GpuSpec) -> u32 {
 /// estimate on RTX PRO 6000 at TP 4 (0.27). Without a switch fabric NCCL keeps only its P2P/SHM
 /// channel buffers, per channel and peer its Simple (`NCCL_BUFFSIZE`, 4 MiB), LL128 (about
 /// 4.6 MiB) and LL buffers, in each direction: tens to a few hundred MiB over the channels a
-/// PCIe ring and tree open. Such a group keeps up to 0.6 GiB on the pessimistic side. Parts whose
-/// links are not known (AMD Instinct's xGMI) keep 1.8 GiB.
+/// PCIe ring and tree open. Such a group keeps up to 0.6 GiB on the pessimistic side; AMD
+/// Instinct's xGMI and parts kvlint cannot place keep 1.8 GiB.
 fn tp_comm(gpu: &GpuSpec, tp: u32) -> Estimate {
     if tp <= 1 {
         return Estimate::exact(0.0);
     }
-    let name = gpu.name.as_str();
-    let switch_fabric = match gpu.vendor {
-        crate::gpu::Vendor::Nvidia => NVSWITCH.contains(&name),
-        crate::gpu::Vendor::Amd => !PCIE_ONLY.contains(&name),
-    };
-    if switch_fabric {
-        Estimate::exact(1.8 * GIB)
-    } else {
+    if switch_fabric(gpu) == Some(false) {
         Estimate::range(0.0, 0.0, 0.6 * GIB)
+    } else {
+        Estimate::exact(1.8 * GIB)
     }
 }
 

@@ -5,9 +5,7 @@ use super::cell::stage_layers;
 use super::{
     Layout, V0_5_10, V0_5_13, V0_5_16, V0_5_17, V0_5_18, V0_5_19, V0_5_22, V0_5_6, V0_5_7,
 };
-use crate::capacity::{
-    model_dtype_bytes, unsplit_share, Estimate, Headroom, Notes, NVSWITCH, PCIE_ONLY,
-};
+use crate::capacity::{model_dtype_bytes, switch_fabric, unsplit_share, Estimate, Headroom, Notes};
 use crate::engine::EngineArgs;
 use crate::gpu::{GpuSpec, Vendor};
 use crate::model::{Geometry, LayerKind};
@@ -133,12 +131,9 @@ pub(super) fn baseline(
 ) -> Estimate {
     let total = gpu.cuda_total_bytes as f64;
     let multi = lay.tp * lay.pp > 1;
-    let name = gpu.name.as_str();
-    // A group joined by a switch fabric (NVSwitch, Infinity Fabric) builds its link buffers.
-    let fabric = match gpu.vendor {
-        Vendor::Nvidia => NVSWITCH.contains(&name),
-        Vendor::Amd => !PCIE_ONLY.contains(&name),
-    };
+    // A group joined by a switch fabric builds its link buffers; a part kvlint cannot place
+    // is read as one (the larger baseline).
+    let fabric = switch_fabric(gpu) != Some(false);
     let (point, low, high) = match (gpu.vendor, multi && fabric) {
         // Observed, not derived: the device context and, on several GPUs, the communicators,
         // which CUDA and NCCL size in C. Public SGLang logs ("Load weight begin. avail mem"
