@@ -200,16 +200,22 @@ mod tests {
         assert_eq!(reserve("0.33.0", true, &[software]), 0.0);
     }
 
-    /// A 27-layer, 1152-wide tower (MoonViT, SigLIP-so400m) is 12 × 1152² × 27 × 2 B =
-    /// 859,963,392 B; at TP 4 a rank holds 3/4 of it beyond its share: 644,972,544 B.
-    #[test]
-    fn data_parallel_encoders_keep_the_whole_tower_on_every_rank() {
+    /// A model with a 27-layer, 1152-wide vision tower.
+    fn vlm() -> Geometry {
         let mut m = dense(32, 32, 8, 128);
         m.multimodal = true;
         m.vision = Some(crate::model::VisionTower {
             layers: 27,
             hidden: 1152,
         });
+        m
+    }
+
+    /// A 27-layer, 1152-wide tower (MoonViT, SigLIP-so400m) is 12 × 1152² × 27 × 2 B =
+    /// 859,963,392 B; at TP 4 a rank holds 3/4 of it beyond its share: 644,972,544 B.
+    #[test]
+    fn data_parallel_encoders_keep_the_whole_tower_on_every_rank() {
+        let m = vlm();
         let data = [("mm_encoder_tp_mode", Text("data".into()))];
         let extra = |pairs: &[(&str, SettingValue)], tp| {
             encoder_replicas(&args(Engine::Vllm, "0.21.0", pairs), &m, tp).map(|(e, _)| e)
@@ -228,12 +234,7 @@ mod tests {
     /// rank's share (429,981,696 B), at half that where the count priced it online FP8.
     #[test]
     fn a_language_only_launch_drops_the_towers_share() {
-        let mut m = dense(32, 32, 8, 128);
-        m.multimodal = true;
-        m.vision = Some(crate::model::VisionTower {
-            layers: 27,
-            hidden: 1152,
-        });
+        let m = vlm();
         let off = |pairs: &[(&str, SettingValue)]| {
             skipped_tower(&args(Engine::Vllm, "0.30.0", pairs), &m, 2).map(|(e, _)| e)
         };
