@@ -10,6 +10,7 @@ pub mod releases;
 pub mod sglang;
 pub mod trtllm;
 pub mod vllm;
+mod weights;
 
 use crate::engine::EngineArgs;
 use crate::finding::Finding;
@@ -17,11 +18,15 @@ use crate::gpu::GpuSpec;
 use crate::launch::Engine;
 use crate::model::Geometry;
 use crate::source::Loc;
-use crate::units::GIB;
 use serde::Serialize;
 
 pub(crate) use links::{switch_fabric, PCIE_ONLY};
 pub use memo::Memo;
+use weights::online_quant_bytes;
+pub use weights::{
+    dtype_weights, part_scale, rope_tables, unsplit_share, weights_per_rank_counted,
+    weights_per_rank_with_headroom, Headroom, COUNTED_EXCESS, COUNTED_HEADROOM,
+};
 
 /// Which half of a deployment a launch serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -460,56 +465,6 @@ pub fn model_dtype_bytes(args: &EngineArgs, m: &Geometry) -> f64 {
     }
 }
 
-/// The weight bytes per rank `--dtype` adds (or removes) when an unquantized checkpoint is
-/// loaded at another width than it is stored in; quantized weights keep their width.
-pub fn dtype_weights(
-    args: &EngineArgs,
-    m: &Geometry,
-    online_quant: Option<&str>,
-    ranks: u32,
-) -> Option<(Estimate, String)> {
-    if m.quantization.is_some() || online_quant.is_some() {
-        return None;
-    }
-    let (stored, loaded) = (m.dtype.bytes(), model_dtype_bytes(args, m));
-    if stored == loaded || stored < 2.0 {
-        return None;
-    }
-    let extra = m.weight_bytes as f64 / f64::from(ranks.max(1)) * (loaded / stored - 1.0);
-    let why = format!(
-        "unquantized weights loaded at {loaded} bytes per parameter (stored at {stored}; --dtype {})",
-        args.text("dtype").unwrap_or("auto")
-    );
-    Some((Estimate::exact(extra), why))
-}
-
-/// Bytes of weights a rank holds (`weights`), with the headroom per class of an engine whose
-/// logged weights bound it: `declared` over a 4-bit checkpoint priced in the layout its config
-/// declares (`group_size`) that the loader converts, `counted` over a 16- or 8-bit checkpoint's
-/// parameter count and a 4-bit layout the loader allocates as priced (SGLang:
-/// `sglang::budget::WEIGHTS_HEADROOM`, both fitted to the logged weights); online quantization
-/// keeps +10 % and an undeclared 4-bit layout +30 %.
-pub fn weights_per_rank_with_headroom(
-    model: &Geometry,
-    online_quant: Option<&str>,
-    tp_pp: (u32, u32),
-    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
-    notes: &mut Notes,
-    headroom: Headroom,
-) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, headroom)
-}
-
-/// How far the logged weights may run over an estimate (fractions over a declared 4-bit layout
-/// and over a count), and whether the launch builds every module the count holds: a multimodal
-/// count includes the vision tower, which some launches skip.
-#[derive(Clone, Copy, Debug)]
-pub struct Headroom {
-    pub declared: f64,
-    pub counted: f64,
-    pub tower_built: bool,
-}
-
 /// Terms of the math (besides TensorRT-LLM's, `trtllm::FITTED_ON`) that are sized from logged
 /// data rather than from an engine's code, with the data; the accuracy report lists them.
 pub const FITTED_ON: &[&str] = &[
@@ -517,7 +472,11 @@ pub const FITTED_ON: &[&str] = &[
      4-bit one's layout, +3 % (capacity::COUNTED_HEADROOM): logged weights 0–2.4 % over the \
      count in 36 vLLM startups, 0.05–0.8 % in 4 SGLang ones, 2.9 % for TensorRT-LLM's \
      DeepSeek-R1 FP8 ranks; AWQ and Quark MXFP4 0.6–1.6 % (Gemma 4 and GLM-5.1 on SGLang, \
-     Qwen3 14B/32B on vLLM)",
+     Qwen3 14B/32B on vLLM); the low side −0.5 %, where none logs more than 0.02 % under",
+    "the same headroom on vLLM and SGLang bounded at 1 % + 0.25 GiB, tighter above 12.5 GiB a \
+     rank (capacity::COUNTED_EXCESS): counted ranks of 7.5–214 GiB log at most 0.24 GiB over \
+     at 16 or 8 bits (GLM-5 FP8 TP 8: 0.33 GiB, 0.37 %), GLM-5.1 MXFP4 0.59 GiB of 52.5 and \
+     1.26 GiB of 198; a model class whose tower the config does not describe keeps +3 %",
     "SGLang weights headroom over another declared 4-bit layout, +5 % (sglang::budget::\
      WEIGHTS_HEADROOM): logged weights −1.7 % to +3.3 % of the estimate (Kimi K2.5 \
      compressed-tensors, DeepSeek-R1 NVFP4; 0.5.8–0.5.9)",
@@ -528,9 +487,10 @@ pub const FITTED_ON: &[&str] = &[
      under WSL2), 0.38–0.71 GiB in PCIe TP groups (A100 PCIe, L4, RTX 3090, RTX 4090), \
      1.71–3.01 GiB in H100, H200 and B200 TP 4–16 groups",
     "vLLM weights headroom over a declared 4-bit layout its loader converts (NVFP4, \
-     compressed-tensors, MXFP4), +5 % on CUDA, +10 % on ROCm (vllm::declared_headroom): logged \
-     weights +0.2 % to +1.7 % over the estimate in seven NVIDIA launches (0.19–0.23), +8.1 % for \
-     gpt-oss-20b on one R9700 (0.13, where ROCm counts the allocator's cached blocks)",
+     compressed-tensors, MXFP4), +3 % on CUDA, +10 % on ROCm (vllm::declared_headroom): logged \
+     weights +0.2 % to +1.7 % over the estimate in seven NVIDIA launches (0.19–0.23) and +0.3 % \
+     for gpt-oss-20b on five cards (0.12), +8.1 % for gpt-oss-20b on one R9700 (0.13, where ROCm \
+     counts the allocator's cached blocks)",
     "vLLM profile non-KV memory besides the NCCL buffers, 0.8–1.3× kvlint's estimate (+0.3 GiB) \
      on one GPU or a TP group, 0.6–2.0× on one PCIe-only card, 0.6–1.6× under a pipeline \
      (vllm::non_kv_spread): utilization × total − logged weights − logged KV is 0.93–1.07× the \
@@ -543,253 +503,6 @@ pub const FITTED_ON: &[&str] = &[
      (1.45–8.59 GiB; they are tuned-on); the band's low end allows the largest public reading, \
      31.6 GiB",
 ];
-
-/// Headroom over a 16- or 8-bit checkpoint's parameter count, fitted to the logged weights (the
-/// accuracy report lists it): the count misses the vocabulary padding and small buffers; the
-/// logged weights of such startups run 0–2.4 % over it on vLLM (36 logs), 0.05–0.8 % on SGLang
-/// (Qwen3-8B, Qwen3-32B, GLM-5 FP8), 2.9 % on TensorRT-LLM's DeepSeek-R1 FP8 ranks.
-pub const COUNTED_HEADROOM: f64 = 0.03;
-
-/// `weights_per_rank` for engines whose logged weights match a 16- or 8-bit checkpoint's
-/// parameter count: +3 % headroom instead of +10 %. vLLM and TensorRT-LLM load such a checkpoint
-/// at the dtype config.json gives; the count misses only the embedding's padding to 64 rows per
-/// rank (vLLM `VocabParallelEmbedding`, DEFAULT_VOCAB_PADDING_SIZE) and small buffers. The logged
-/// weights of 36 such vLLM startups run 0–2.4 % over the count, TensorRT-LLM's DeepSeek-R1 FP8
-/// ranks 2.9 %. Fitted to data: `COUNTED_HEADROOM`.
-pub fn weights_per_rank_counted(
-    model: &Geometry,
-    online_quant: Option<&str>,
-    tp_pp: (u32, u32),
-    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
-    notes: &mut Notes,
-) -> Estimate {
-    weights(
-        model,
-        online_quant,
-        tp_pp,
-        engine_extras,
-        notes,
-        // TensorRT-LLM's multimodal launches are not modelled apart: the tower may be skipped.
-        Headroom {
-            declared: 0.10,
-            counted: COUNTED_HEADROOM,
-            tower_built: false,
-        },
-    )
-}
-
-/// Bytes of weights a rank holds: the checkpoint (or its online-quantized form) split over
-/// TP × PP, plus the modules every TP rank holds whole (`WeightParts::replicated`), plus what
-/// the engine's own model code adds (`engine_extras`, bytes per rank with their reasons). A
-/// 4-bit checkpoint whose config fixes the layout (`Quantization::group_size`) is priced per
-/// weight with its scales and zero points as the engines allocate them (AWQ/GPTQ packed int32
-/// values, fp16 scales and packed zeros per group; MXFP4 one e8m0 scale per 32, NVFP4 one fp8
-/// scale per 16); over every engine's 4-bit records the logged weights run at most 8.4 % over
-/// the estimate (DeepSeek-R1 NVFP4 on SGLang 0.5.9) and
-/// 9.2 % for gpt-oss-20b on vLLM, whose padding `mxfp4_padding` adds to the high end. A 4-bit
-/// checkpoint whose config leaves the layout to the loader (bitsandbytes, unknown methods)
-/// keeps +30 %.
-fn weights(
-    model: &Geometry,
-    online_quant: Option<&str>,
-    (tp, pp): (u32, u32),
-    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
-    notes: &mut Notes,
-    headroom: Headroom,
-) -> Estimate {
-    use crate::model::WeightsSource;
-    let four_bit = model
-        .quantization
-        .as_ref()
-        .is_some_and(|q| q.weight_bits <= 4);
-    let declared_layout = model
-        .quantization
-        .as_ref()
-        .is_some_and(|q| q.group_size.is_some());
-    let bytes = model.weight_bytes as f64;
-    let (total, high, counted, how) = match online_quant.and_then(|q| online_quant_bytes(model, q)) {
-        Some(bytes) => (
-            bytes,
-            0.10,
-            false,
-            "online quantization of the checkpoint's parameters",
-        ),
-        None => match model.weight_bytes_source {
-            WeightsSource::SafetensorsIndex => (
-                bytes,
-                0.03,
-                false,
-                "model.safetensors.index.json total_size",
-            ),
-            WeightsSource::ParamCount if four_bit && declared_layout && allocated_as_priced(model) => (
-                bytes,
-                headroom.counted,
-                true,
-                "parameter count from config.json at 4 bits in the layout its quantization_config declares, which the loader allocates as priced",
-            ),
-            WeightsSource::ParamCount if four_bit && declared_layout => (
-                bytes,
-                headroom.declared,
-                false,
-                "parameter count from config.json at 4 bits in the layout its quantization_config declares",
-            ),
-            WeightsSource::ParamCount if four_bit => (
-                bytes,
-                0.30,
-                false,
-                "parameter count from config.json at 4 bits",
-            ),
-            WeightsSource::ParamCount => (
-                bytes,
-                headroom.counted,
-                true,
-                "parameter count from config.json × dtype/quantization",
-            ),
-        },
-    };
-    let (tp, pp) = (f64::from(tp.max(1)), f64::from(pp.max(1)));
-    let replicated = unsplit_share(
-        model.weight_parts.replicated as f64 * part_scale(model, online_quant),
-        tp,
-        pp,
-    );
-    let per = total / (tp * pp) + replicated;
-    let pad = match online_quant {
-        None => mxfp4_padding(model, tp, pp),
-        _ => 0.0,
-    };
-    // What the count may hold that the engine does not build: a vision tower a text-only launch
-    // skips, modules its model class drops. A checkpoint counted from its config whose launch
-    // builds every counted tensor (text-only, or its tower built) never logs under the count
-    // (−0.02 % at worst over 30 vLLM and SGLang startups), so it keeps −1 %; the rest −2 % (a
-    // multimodal Qwen3.6 logged 0.9 % under on vLLM).
-    let under = if counted && (!model.multimodal || headroom.tower_built) {
-        0.99
-    } else {
-        0.98
-    };
-    let mut e = Estimate::range(per, per * under, per * (1.0 + high) + pad);
-    let ranks = tp * pp;
-    let mut how = match ranks as u64 {
-        1 => format!("{how}, on one rank"),
-        n => format!("{how}, split over {n} ranks"),
-    };
-    if replicated >= GIB / 100.0 {
-        how += &format!(
-            ", plus {:.2} GiB of modules every TP rank holds whole (MLA down-projections, indexers, routers)",
-            replicated / GIB
-        );
-    }
-    for (x, why) in engine_extras {
-        e = Estimate::range(e.point + x.point, e.low + x.low, e.high + x.high);
-        let sign = if x.point < 0.0 { "less" } else { "plus" };
-        how += &format!(", {sign} {:.2} GiB: {why}", x.point.abs() / GIB);
-    }
-    notes.estimate("weights_bytes_per_rank", e, how);
-    e
-}
-
-/// A 4-bit checkpoint whose weights the loaders allocate exactly as kvlint prices them
-/// (`model::weight_format`), with nothing of a conversion left when the free memory is read:
-/// - AWQ/GPTQ: packed int32 values, an fp16 scale and a packed zero point per group and column
-///   (SGLang `layers/quantization/awq/schemes/awq_marlin.py :: AWQMarlinLinearScheme.
-///   create_weights`, vLLM `quantization/awq_marlin.py :: AWQMarlinLinearMethod.create_weights`);
-///   the Marlin repack replaces each with a tensor of the same size and adds a per-layer
-///   workspace of a few KiB (SGLang `hardware_backend/gpu/quantization/awq_kernels.py ::
-///   AWQMarlinLinearKernel.process_weights_after_loading`);
-/// - Quark MXFP4: packed uint8 values and one e8m0 scale per 32 (`quark/schemes/
-///   quark_w4a4_mxfp4.py :: QuarkW4A4MXFP4.create_weights`); the MoE's ROCm shuffle of values
-///   and scales swaps in tensors of the same shape (`quark_w4a4_mxfp4_moe.py ::
-///   QuarkW4A4MXFp4MoE.process_weights_after_loading`).
-///
-/// SGLang reads the free memory after emptying the allocator's cache (`utils/common.py ::
-/// get_available_gpu_memory`), so the replaced tensors do not count. Such a checkpoint gets the
-/// headroom of a counted 16- or 8-bit one: its logged weights run 0.6–1.6 % over the estimate
-/// (Gemma 4 AWQ and GLM-5.1 MXFP4 on SGLang 0.5.10–0.5.12, Qwen3-14B/32B AWQ on vLLM). The
-/// other 4-bit formats keep the engine's own headroom: their loaders convert (NVFP4 scale
-/// swizzling, compressed-tensors' MoE repacks) and their logs run up to 3.3 % over.
-fn allocated_as_priced(model: &Geometry) -> bool {
-    model.quantization.as_ref().is_some_and(|q| {
-        matches!(
-            q.method.as_str(),
-            "awq" | "awq_marlin" | "gptq" | "gptq_marlin" | "quark"
-        )
-    })
-}
-
-/// Bytes per rank an MXFP4 (`quant_method: mxfp4`, gpt-oss) MoE may gain from the kernels'
-/// tile padding, for the band's high end: vLLM `fused_moe/layer.py ::
-/// maybe_roundup_hidden_size` rounds the hidden size up to 128 or 256 and `mxfp4.py ::
-/// Mxfp4MoEMethod.create_weights` the per-rank intermediate size to 64, 128 or 256, by backend
-/// (SGLang `layers/quantization/mxfp4.py` likewise); the bound takes 256 for both.
-fn mxfp4_padding(model: &Geometry, tp: f64, pp: f64) -> f64 {
-    let (Some(q), Some(ex)) = (&model.quantization, &model.experts) else {
-        return 0.0;
-    };
-    let per_rank = (ex.intermediate as f64 / tp).ceil();
-    if q.method != "mxfp4" || per_rank <= 0.0 || model.hidden_size == 0 {
-        return 0.0;
-    }
-    let up = |x: f64| (x / 256.0).ceil() * 256.0 / x;
-    let grow = up(model.hidden_size as f64) * up(per_rank) - 1.0;
-    model.weight_parts.routed_experts as f64 / (tp * pp) * grow
-}
-
-/// What a rank holds beyond its even share of `bytes` when the module is whole on every TP rank
-/// of its pipeline stage.
-pub fn unsplit_share(bytes: f64, tp: f64, pp: f64) -> f64 {
-    bytes / pp * (1.0 - 1.0 / tp)
-}
-
-/// The rotary tables every rank builds at load, at `elem` bytes per value, as a weights term:
-/// both engines measure them with the weights. Negligible for most models; gigabytes for a
-/// model that allows millions of positions (Llama 4 Scout: 10M × 128).
-pub fn rope_tables(model: &Geometry, elem: f64) -> Option<(Estimate, String)> {
-    let values: u64 = model
-        .rope_tables
-        .iter()
-        .map(|t| t.positions * t.width)
-        .sum();
-    let bytes = values as f64 * elem;
-    (bytes >= GIB / 100.0).then(|| {
-        (
-            Estimate::exact(bytes),
-            format!(
-                "rotary cos/sin tables for {} positions",
-                model
-                    .rope_tables
-                    .iter()
-                    .map(|t| t.positions)
-                    .max()
-                    .unwrap_or(0)
-            ),
-        )
-    })
-}
-
-/// Factor from the checkpoint's bytes of a `WeightParts` entry to its bytes once loaded:
-/// online quantization shrinks the linear layers along with the whole model.
-pub fn part_scale(model: &Geometry, online_quant: Option<&str>) -> f64 {
-    match online_quant.and_then(|q| online_quant_bytes(model, q)) {
-        Some(bytes) if model.weight_bytes > 0 => bytes / model.weight_bytes as f64,
-        _ => 1.0,
-    }
-}
-
-/// Weight bytes after `--quantization fp8`-style online quantization of a 16-bit checkpoint:
-/// linear layers go to 8 bits, embeddings and the LM head stay in 16 bits.
-fn online_quant_bytes(model: &Geometry, method: &str) -> Option<f64> {
-    let bits = match method {
-        "fp8" | "fbgemm_fp8" | "modelopt" | "ptpc_fp8" => 8.0,
-        _ => return None,
-    };
-    if model.quantization.is_some() {
-        return None; // already quantized: the checkpoint's bytes stand
-    }
-    let embed = (model.vocab_size * model.hidden_size) as f64 * 2.0;
-    let linear = (model.params as f64 - embed).max(0.0);
-    Some(linear * bits / 8.0 + embed * 2.0)
-}
 
 /// Builders for capacity unit tests: models and settings written out by hand from public facts.
 #[cfg(test)]

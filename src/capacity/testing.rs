@@ -1,6 +1,8 @@
 use crate::engine::{EngineArgs, Setting, SettingValue};
 use crate::launch::Engine;
-use crate::model::{Dsa, Dtype, Geometry, LayerKind, Mla, RoutedExperts, WeightsSource};
+use crate::model::{
+    Dsa, Dtype, Geometry, LayerKind, Mla, Quantization, RoutedExperts, WeightsSource,
+};
 use crate::source::{FileId, Loc};
 use crate::version::Version;
 
@@ -98,4 +100,23 @@ pub fn args(engine: Engine, version: &str, pairs: &[(&str, SettingValue)]) -> En
         settings,
         could_run: Vec::new(),
     }
+}
+
+/// gpt-oss-20b's MoE shape: hidden 2880, 32 experts of width 2880, 4 per token, MXFP4.
+pub fn gpt_oss(routed_bytes: u64) -> Geometry {
+    let mut m = dense(24, 64, 8, 45);
+    m.moe = true;
+    m.experts = Some(RoutedExperts {
+        count: 32,
+        intermediate: 2880,
+        top_k: Some(4),
+    });
+    m.quantization = Some(Quantization {
+        method: "mxfp4".into(),
+        weight_bits: 4,
+        kv_cache_fp8: false,
+        group_size: Some(32),
+    });
+    m.weight_parts.routed_experts = routed_bytes;
+    m
 }

@@ -37,6 +37,8 @@ pub(super) const WEIGHTS_HEADROOM: Headroom = Headroom {
     declared: 0.05,
     counted: crate::capacity::COUNTED_HEADROOM,
     tower_built: true,
+    padding_known: false,
+    counted_excess: Some(crate::capacity::COUNTED_EXCESS),
 };
 
 /// SGLang keeps rotary tables in fp32 on CUDA and casts them to the model dtype elsewhere

@@ -56,9 +56,10 @@ pub(super) fn workspace(args: &EngineArgs, m: &Geometry, tokens: f64, tp: u32) -
 /// - ROCm pads both to `mxfp4_utils.py :: get_padding_alignment`: 256 on gfx950 (MI350X,
 ///   MI355X), else 128.
 ///
-/// From 0.16 the choice moved into a backend oracle with more kernels, so later releases keep
-/// the padding in the high end only (`capacity::mxfp4_padding`, 256 on both sides, which covers
-/// these).
+/// The kernel's tile sizes are in its code, so the padding is exact: it adds to every end and
+/// the high end takes no 256-wide bound besides (`Headroom::padding_known`). From 0.16 the choice
+/// moved into a backend oracle with more kernels, so later releases keep the padding in the high
+/// end only (`capacity::mxfp4_padding`, 256 on both sides, which covers these).
 pub(super) fn mxfp4_padding(
     args: &EngineArgs,
     m: &Geometry,
@@ -81,15 +82,8 @@ pub(super) fn mxfp4_padding(
     let up = |x: f64, to: f64| (x / to).ceil() * to / x;
     let grow = up(m.hidden_size as f64, hidden_to) * up(width, width_to) - 1.0;
     let bytes = m.weight_parts.routed_experts as f64 / f64::from(tp.max(1) * pp.max(1)) * grow;
-    // The high end's 256-wide bound already holds this padding: add it to the point and the
-    // low end only.
-    let e = Estimate {
-        point: bytes,
-        low: bytes,
-        high: 0.0,
-    };
     Some((
-        e,
+        Estimate::exact(bytes),
         format!("the {kernel} MXFP4 MoE kernel's padding of the experts"),
     ))
 }
@@ -97,29 +91,10 @@ pub(super) fn mxfp4_padding(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::testing::{args, dense};
+    use crate::capacity::testing::{args, dense, gpt_oss};
     use crate::engine::SettingValue;
     use crate::launch::Engine;
     use crate::model::{Quantization, RoutedExperts};
-
-    /// gpt-oss-20b's MoE shape: hidden 2880, 32 experts of width 2880, 4 per token, MXFP4.
-    fn gpt_oss(routed_bytes: u64) -> Geometry {
-        let mut m = dense(24, 64, 8, 45);
-        m.moe = true;
-        m.experts = Some(RoutedExperts {
-            count: 32,
-            intermediate: 2880,
-            top_k: Some(4),
-        });
-        m.quantization = Some(Quantization {
-            method: "mxfp4".into(),
-            weight_bits: 4,
-            kv_cache_fp8: false,
-            group_size: Some(32),
-        });
-        m.weight_parts.routed_experts = routed_bytes;
-        m
-    }
 
     #[test]
     fn the_moe_workspace_is_the_triton_experts_buffers_per_batched_token() {

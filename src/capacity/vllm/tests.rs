@@ -748,7 +748,7 @@ fn data_parallel_ranks_split_the_routed_experts() {
     assert!(dp_expert_share(&dp4, &m, 2, 1, 4).is_none());
 }
 
-/// A declared 4-bit layout that the loader converts (NVFP4) keeps +5 % over its priced weights on
+/// A declared 4-bit layout that the loader converts (NVFP4) keeps +3 % over its priced weights on
 /// CUDA, where the logged figure is the allocator's live peak, and +10 % on ROCm, where the
 /// device's used memory also counts the blocks a conversion freed.
 #[test]
@@ -778,6 +778,6 @@ fn declared_4_bit_headroom_is_wider_on_rocm() {
             .expect("weights term");
         w.high.expect("a range") / w.value
     };
-    assert!((high_over_point("H100-80GB") - 1.05).abs() < 1e-9);
+    assert!((high_over_point("H100-80GB") - 1.03).abs() < 1e-9);
     assert!((high_over_point("MI300X") - 1.10).abs() < 1e-9);
 }
