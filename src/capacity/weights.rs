@@ -79,16 +79,11 @@ pub const COUNTED_HEADROOM: f64 = 0.03;
 /// data; the accuracy report lists it.
 pub const COUNTED_EXCESS: (f64, f64) = (0.01, 0.25 * GIB);
 
-/// A multimodal model class whose config gives no tower kvlint can count: a
-/// `…ForConditionalGeneration` without `vision_config` (Gemma 3, Llama 4 in the catalog), or
-/// one with only an audio tower.
+/// A multimodal model whose config gives no tower kvlint can count: a class the engines register
+/// as multimodal (`model::architectures::multimodal_class`) without `vision_config` (Gemma 3 and
+/// Llama 4 in the catalog), or one with only an audio tower.
 fn tower_uncounted(model: &Geometry) -> bool {
-    model.vision.is_none()
-        && (model.multimodal
-            || model
-                .architectures
-                .iter()
-                .any(|a| a.ends_with("ForConditionalGeneration")))
+    model.multimodal && model.vision.is_none()
 }
 
 /// `weights_per_rank` for engines whose logged weights match a 16- or 8-bit checkpoint's
@@ -378,11 +373,10 @@ mod tests {
     fn a_tower_the_count_cannot_see_keeps_three_percent() {
         let mut m = dense(4, 8, 8, 128);
         m.weight_bytes = (100.0 * GIB) as u64;
-        // Gemma 3 in the catalog: a conditional-generation class with no vision_config.
-        m.architectures = vec!["Gemma3ForConditionalGeneration".into()];
+        // Gemma 3 in the catalog: a multimodal class with no vision_config.
+        m.multimodal = true;
         assert!((high(&m, HEADROOM) - 103.0 * GIB).abs() < 1.0);
         // Its tower counted from vision_config: the bound applies again.
-        m.multimodal = true;
         m.vision = Some(VisionTower {
             layers: 27,
             hidden: 1152,
