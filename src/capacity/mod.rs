@@ -474,8 +474,8 @@ pub const FITTED_ON: &[&str] = &[
      DeepSeek-R1 FP8 ranks; AWQ and Quark MXFP4 0.6–1.6 % (Gemma 4 and GLM-5.1 on SGLang, \
      Qwen3 14B/32B on vLLM); the low side −0.5 %, where none logs more than 0.02 % under",
     "the same headroom on vLLM and SGLang bounded at 1 % + 0.25 GiB, tighter above 12.5 GiB a \
-     rank (capacity::COUNTED_EXCESS): counted ranks of 7.5–214 GiB log at most 0.24 GiB over \
-     at 16 or 8 bits (GLM-5 FP8 TP 8: 0.33 GiB, 0.37 %), GLM-5.1 MXFP4 0.59 GiB of 52.5 and \
+     rank (capacity::COUNTED_EXCESS): counted 16- or 8-bit ranks of 7.5–214 GiB log at most \
+     0.33 GiB over (GLM-5 FP8 TP 8 on SGLang, 0.37 %), GLM-5.1 MXFP4 0.59 GiB of 52.5 and \
      1.26 GiB of 198; a model class whose tower the config does not describe keeps +3 %",
     "SGLang weights headroom over another declared 4-bit layout, +5 % (sglang::budget::\
      WEIGHTS_HEADROOM): logged weights −1.7 % to +3.3 % of the estimate (Kimi K2.5 \

@@ -70,10 +70,10 @@ pub struct Headroom {
 pub const COUNTED_HEADROOM: f64 = 0.03;
 
 /// The same excess bounded for a large rank: what the count misses is mostly a few buffers of
-/// fixed size, not a share of the weights. Over the vLLM and SGLang logs of counted ranks the
-/// excess is at most 0.24 GiB for 16- or 8-bit ones from 7.5 to 214 GiB (0.07 GiB on Qwen3-235B
-/// FP8 TP 4, 0.20 on Gemma-4-31B, 0.24 on MiniMax-M2.5 FP8 TP 1, 0.33 GiB or 0.37 % on GLM-5
-/// FP8 TP 8) and 0.59–1.26 GiB for GLM-5.1 MXFP4 (1.1 % of 52.5 GiB, 0.6 % of 198 GiB): 1 % +
+/// fixed size, not a share of the weights. Over the vLLM and SGLang logs of counted 16- or
+/// 8-bit ranks from 7.5 to 214 GiB the excess is at most 0.33 GiB (0.07 GiB on Qwen3-235B FP8
+/// TP 4, 0.20 on Gemma-4-31B, 0.24 on MiniMax-M2.5 FP8 TP 1, 0.33 or 0.37 % on GLM-5 FP8 TP 8),
+/// and 0.59–1.26 GiB for GLM-5.1 MXFP4 (1.1 % of 52.5 GiB, 0.6 % of 198 GiB): 1 % +
 /// 0.25 GiB holds each, and is tighter than `COUNTED_HEADROOM` above 12.5 GiB a rank. A
 /// checkpoint whose tower the count cannot see (`tower_uncounted`) keeps the 3 %. Fitted to
 /// data; the accuracy report lists it.
