@@ -30,23 +30,6 @@ pub fn dtype_weights(
     Some((Estimate::exact(extra), why))
 }
 
-/// Bytes of weights a rank holds (`weights`), with the headroom per class of an engine whose
-/// logged weights bound it: `declared` over a 4-bit checkpoint priced in the layout its config
-/// declares (`group_size`) that the loader converts, `counted` over a 16- or 8-bit checkpoint's
-/// parameter count and a 4-bit layout the loader allocates as priced (SGLang:
-/// `sglang::budget::WEIGHTS_HEADROOM`, both fitted to the logged weights); online quantization
-/// keeps +10 % and an undeclared 4-bit layout +30 %.
-pub fn weights_per_rank_with_headroom(
-    model: &Geometry,
-    online_quant: Option<&str>,
-    tp_pp: (u32, u32),
-    engine_extras: impl IntoIterator<Item = (Estimate, String)>,
-    notes: &mut Notes,
-    headroom: Headroom,
-) -> Estimate {
-    weights(model, online_quant, tp_pp, engine_extras, notes, headroom)
-}
-
 /// How far the logged weights may run over an estimate (fractions over a declared 4-bit layout
 /// and over a count), whether the launch builds every module the count holds (a multimodal
 /// count includes the vision tower, which some launches skip), and whether the engine's extras
@@ -86,9 +69,9 @@ fn tower_uncounted(model: &Geometry) -> bool {
     model.multimodal && model.vision.is_none()
 }
 
-/// `weights_per_rank` for engines whose logged weights match a 16- or 8-bit checkpoint's
-/// parameter count: +3 % headroom instead of +10 %. vLLM and TensorRT-LLM load such a checkpoint
-/// at the dtype config.json gives; the count misses only the embedding's padding to 64 rows per
+/// `weights_per_rank_with_headroom` for TensorRT-LLM, whose logged weights match a 16- or 8-bit
+/// checkpoint's parameter count: +3 % headroom instead of +10 % (vLLM and SGLang pass their own
+/// `Headroom`). Such a checkpoint is loaded at the dtype config.json gives; the count misses only the embedding's padding to 64 rows per
 /// rank (vLLM `VocabParallelEmbedding`, DEFAULT_VOCAB_PADDING_SIZE) and small buffers. The logged
 /// weights of 36 such vLLM startups run 0–2.4 % over the count, TensorRT-LLM's DeepSeek-R1 FP8
 /// ranks 2.9 %. Fitted to data: `COUNTED_HEADROOM`.
@@ -99,7 +82,7 @@ pub fn weights_per_rank_counted(
     engine_extras: impl IntoIterator<Item = (Estimate, String)>,
     notes: &mut Notes,
 ) -> Estimate {
-    weights(
+    weights_per_rank_with_headroom(
         model,
         online_quant,
         tp_pp,
@@ -127,7 +110,13 @@ pub fn weights_per_rank_counted(
 /// 9.2 % for gpt-oss-20b on vLLM, whose padding `mxfp4_padding` adds to the high end. A 4-bit
 /// checkpoint whose config leaves the layout to the loader (bitsandbytes, unknown methods)
 /// keeps +30 %.
-fn weights(
+///
+/// The headroom is per class, for an engine whose logged weights bound it: `declared` over a 4-bit checkpoint priced in the layout its config
+/// declares (`group_size`) that the loader converts, `counted` over a 16- or 8-bit checkpoint's
+/// parameter count and a 4-bit layout the loader allocates as priced (SGLang:
+/// `sglang::budget::WEIGHTS_HEADROOM`, both fitted to the logged weights); online quantization
+/// keeps +10 % and an undeclared 4-bit layout +30 %.
+pub fn weights_per_rank_with_headroom(
     model: &Geometry,
     online_quant: Option<&str>,
     (tp, pp): (u32, u32),
@@ -350,7 +339,7 @@ mod tests {
     };
 
     fn high(m: &Geometry, headroom: Headroom) -> f64 {
-        weights(m, None, (1, 1), [], &mut Notes(Vec::new()), headroom).high
+        weights_per_rank_with_headroom(m, None, (1, 1), [], &mut Notes(Vec::new()), headroom).high
     }
 
     #[test]
